@@ -1,0 +1,3 @@
+# modelfile/ — libmodelfile.a: Modelfile parser, parameters, names, store, create, templates (issue [modelfile]).
+noinst_LIBRARIES += libmodelfile.a
+libmodelfile_a_SOURCES =

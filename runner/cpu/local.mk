@@ -1,0 +1,1 @@
+# runner/cpu/ — the CPU backend, orun's reference (issue [engine]).

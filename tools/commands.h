@@ -1,0 +1,21 @@
+/* tools/commands.h — the subcommands of the orun executable.
+ *
+ * Each command is `int cmd_<name>(int argc, char **argv)` where argv[0] is the subcommand's own name; it
+ * returns the process exit status (0 ok, 1 failure, 2 usage error). Commands print; libraries never do.
+ */
+#ifndef ORUN_TOOLS_COMMANDS_H
+#define ORUN_TOOLS_COMMANDS_H
+
+struct orun_command {
+	const char *name;
+	const char *summary; /* one line for `orun help` */
+	int (*run)(int argc, char **argv);
+};
+
+/* The table, terminated by a zeroed entry (tools/orun.c). */
+extern const struct orun_command orun_commands[];
+
+int cmd_help(int argc, char **argv);
+int cmd_version(int argc, char **argv);
+
+#endif

@@ -1,0 +1,4 @@
+# tools/ — the orun executable.
+bin_PROGRAMS += orun
+orun_SOURCES = tools/orun.c tools/commands.h
+orun_LDADD = librunner.a libmodelfile.a libgguf.a $(ORUN_LIBS_ALL)

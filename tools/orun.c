@@ -1,0 +1,103 @@
+/* tools/orun.c — the orun executable: subcommand dispatch, `help` and `--version`.
+ *
+ * Every other subcommand lives in its own tools/cmd_*.c and is listed in the table below only once it
+ * works; an unknown name prints the usage on stderr and exits 2. Invoked under the name `llama-server`
+ * (Ollama's runner path) the executable behaves as `orun llama-server`.
+ */
+#include "config.h"
+
+#include <stdio.h>
+#include <string.h>
+
+#include "runner/backend.h"
+#include "tools/commands.h"
+
+const struct orun_command orun_commands[] = {
+	{"help", "show this help", cmd_help},
+	{"version", "print the version and the compiled-in backends", cmd_version},
+	{NULL, NULL, NULL},
+};
+
+static const struct orun_command *find_command(const char *name)
+{
+	for (const struct orun_command *c = orun_commands; c->name; c++)
+		if (strcmp(c->name, name) == 0)
+			return c;
+	return NULL;
+}
+
+static void print_usage(FILE *f)
+{
+	fprintf(f, "Usage: orun COMMAND [ARGS...]\n\n"
+		   "A drop-in, faster engine for Ollama's API, runner protocol and Modelfiles.\n\n"
+		   "Commands:\n");
+	for (const struct orun_command *c = orun_commands; c->name; c++)
+		fprintf(f, "  %-14s %s\n", c->name, c->summary);
+	fprintf(f, "\nFlags:\n  -h, --help     show this help\n  -v, --version  print the version\n\n"
+		   "Run 'orun COMMAND --help' for a command's own flags.\n");
+}
+
+int cmd_help(int argc, char **argv)
+{
+	if (argc > 1 && strcmp(argv[1], "--help") != 0 && strcmp(argv[1], "-h") != 0) {
+		const struct orun_command *c = find_command(argv[1]);
+		if (!c) {
+			fprintf(stderr, "orun: unknown command '%s'\n\n", argv[1]);
+			print_usage(stderr);
+			return 2;
+		}
+		char *sub[] = {argv[1], "--help", NULL};
+		return c->run(2, sub);
+	}
+	print_usage(stdout);
+	return 0;
+}
+
+int cmd_version(int argc, char **argv)
+{
+	if (argc > 1 && (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0)) {
+		printf("Usage: orun version\n\nPrints the version and the compiled-in backends.\n");
+		return 0;
+	}
+	printf("orun version %s\n", PACKAGE_VERSION);
+	printf("backends:");
+	for (int i = 0; i < rn_backend_count(); i++)
+		printf(" %s", rn_backend_name(i));
+	printf("\n");
+	return 0;
+}
+
+static const char *base_name(const char *path)
+{
+	const char *s = strrchr(path, '/');
+	return s ? s + 1 : path;
+}
+
+int main(int argc, char **argv)
+{
+	if (argc > 0 && strcmp(base_name(argv[0]), "llama-server") == 0) {
+		const struct orun_command *c = find_command("llama-server");
+		if (!c) {
+			fprintf(stderr, "orun: the llama-server runner mode is not built yet\n");
+			return 2;
+		}
+		argv[0] = "llama-server";
+		return c->run(argc, argv);
+	}
+	if (argc < 2) {
+		print_usage(stderr);
+		return 2;
+	}
+	const char *name = argv[1];
+	if (strcmp(name, "-h") == 0 || strcmp(name, "--help") == 0)
+		return cmd_help(1, argv + 1);
+	if (strcmp(name, "-v") == 0 || strcmp(name, "--version") == 0)
+		return cmd_version(1, argv + 1);
+	const struct orun_command *c = find_command(name);
+	if (!c) {
+		fprintf(stderr, "orun: unknown command '%s'\n\n", name);
+		print_usage(stderr);
+		return 2;
+	}
+	return c->run(argc - 1, argv + 1);
+}
