@@ -15,3 +15,11 @@ EXTRA_DIST += tests/cli.sh tests/models.tsv tests/README.md
 check_PROGRAMS += tests/test_backend
 tests_test_backend_LDADD = $(TEST_LDADD)
 TESTS += tests/test_backend
+
+# One fragment per module, each owned with its module.
+include tests/gguf/local.mk
+include tests/modelfile/local.mk
+include tests/template/local.mk
+include tests/runner/local.mk
+include tests/server/local.mk
+include tests/cuda/local.mk

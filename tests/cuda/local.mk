@@ -1,0 +1,1 @@
+# tests/cuda/ — tests of the cuda module (owned with the module's issue).

@@ -1,0 +1,1 @@
+# tests/modelfile/ — tests of the modelfile module (owned with the module's issue).

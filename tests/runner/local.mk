@@ -1,0 +1,1 @@
+# tests/runner/ — tests of the runner module (owned with the module's issue).

@@ -1,0 +1,1 @@
+# tests/server/ — tests of the server module (owned with the module's issue).

@@ -1,0 +1,1 @@
+# tests/template/ — tests of the template module (owned with the module's issue).
