@@ -21,5 +21,7 @@ include tests/gguf/local.mk
 include tests/modelfile/local.mk
 include tests/template/local.mk
 include tests/runner/local.mk
+include tests/tokenizer/local.mk
+include tests/cpu/local.mk
 include tests/server/local.mk
 include tests/cuda/local.mk

@@ -1,0 +1,1 @@
+# tests/tokenizer/ — tests of runner/tokenizer (owned with the tokenizer).
