@@ -1,0 +1,230 @@
+/* tests/modelfile/test_json.c — modelfile/json: what Go's decoder accepts and rejects, look-ups, escaping and
+ * number formatting as Go's encoding/json writes them. */
+#include "config.h"
+
+#include <math.h>
+#include <stdlib.h>
+
+#include "modelfile/json.h"
+#include "tests/check.h"
+
+static int parses(const char *s)
+{
+	struct mf_json_error err;
+	struct mf_json_doc *d = mf_json_parse(s, strlen(s), &err);
+	mf_json_free(d);
+	return d != NULL;
+}
+
+static void check_error(const char *s, const char *msg, size_t offset)
+{
+	struct mf_json_error err;
+	struct mf_json_doc *d = mf_json_parse(s, strlen(s), &err);
+	CHECKF(d == NULL, "accepted %s", s);
+	mf_json_free(d);
+	if (!d) {
+		CHECKF(strcmp(err.message, msg) == 0, "%s: message \"%s\", expected \"%s\"", s, err.message, msg);
+		CHECKF(err.offset == offset, "%s: offset %zu, expected %zu", s, err.offset, offset);
+	}
+}
+
+static void test_grammar(void)
+{
+	static const char *const good[] = {
+		"{}", "[]", "0", "-0", "1.5e+10", "-1.25E-3", "\"\"", "true", "false", "null", " \t\r\n{ } ",
+		"{\"a\":1,\"b\":[1,2,{\"c\":null}]}", "[[[[]]]]", "\"\\u00e9\\ud83d\\ude00\\n\\/\"", "[1 , 2 ]",
+		"{\"a\" : \"b\" }", "123456789012345678901234567890",
+	};
+	static const char *const bad[] = {
+		"", " ", "{", "[", "[1,]", "[,1]", "[1 2]", "{\"a\":1,}", "{\"a\" 1}", "{\"a\":1 \"b\":2}", "{a:1}",
+		"{1:2}", "{\"a\"}", "01", "1.", ".5", "-", "+1", "1e", "1e+", "tru", "truex", "nul", "NaN",
+		"Infinity", "'a'", "\"a", "\"\\x\"", "\"\\u12\"", "\"a\tb\"", "\"a\nb\"", "{} {}", "[] x", "1 2",
+		"[}", "{]", "]", "}", "[1]]", "{\"a\":}", "{\"a\":1}}", "[1,,2]", "\"abc\" \"def\"",
+	};
+	for (size_t i = 0; i < sizeof good / sizeof *good; i++)
+		CHECKF(parses(good[i]), "rejected valid %s", good[i]);
+	for (size_t i = 0; i < sizeof bad / sizeof *bad; i++)
+		CHECKF(!parses(bad[i]), "accepted invalid %s", bad[i]);
+	/* embedded NUL is not JSON */
+	CHECK(!mf_json_parse("[1]\0", 4, NULL));
+	/* deep nesting is bounded */
+	size_t n = MF_JSON_MAX_DEPTH + 5;
+	char *deep = malloc(2 * n + 1);
+	memset(deep, '[', n);
+	memset(deep + n, ']', n);
+	deep[2 * n] = 0;
+	CHECK(!parses(deep));
+	deep[MF_JSON_MAX_DEPTH - 1] = 0; /* exactly MAX-1 opens, no closes: incomplete */
+	CHECK(!parses(deep));
+	free(deep);
+}
+
+static void test_messages(void)
+{
+	check_error("", "unexpected end of JSON input", 0);
+	check_error("{\"model\": \"x\"", "unexpected end of JSON input", 13);
+	check_error("{\"a\":1 \"b\":2}", "invalid character '\"' after object key:value pair", 7);
+	check_error("[1 2]", "invalid character '2' after array element", 3);
+	check_error("{x}", "invalid character 'x' looking for beginning of object key string", 1);
+	check_error("{\"a\" 1}", "invalid character '1' after object key", 5);
+	check_error("{} x", "invalid character 'x' after top-level value", 3);
+	check_error("tru ", "invalid character ' ' in literal true (expecting 'e')", 3);
+	check_error("\"a\nb\"", "invalid character '\\n' in string literal", 2);
+}
+
+static void test_tree(void)
+{
+	const char *s = "{\"model\":\"qwen3\",\"stream\":false,\"n\":-42,\"f\":0.5,\"Model\":\"B\",\"arr\":[1,\"two\",[3],{}],"
+			"\"model\":\"last\",\"s\":\"caf\\u00e9 \\ud83d\\ude00 \\ud800 x\"}";
+	struct mf_json_error err;
+	struct mf_json_doc *d = mf_json_parse(s, strlen(s), &err);
+	CHECKF(d != NULL, "%s at %zu", err.message, err.offset);
+	if (!d)
+		return;
+	const struct mf_json *r = mf_json_root(d);
+	CHECK_EQ_INT(r->type, MF_JSON_OBJECT);
+	CHECK_EQ_INT(r->count, 8);
+	CHECK(mf_json_str_eq(mf_json_get(r, "model"), "last")); /* later duplicate wins */
+	CHECK(mf_json_str_eq(mf_json_get_fold(r, "MODEL"), "last"));
+	CHECK(mf_json_get(r, "MODEL") == NULL);
+	const struct mf_json *stream = mf_json_get(r, "stream");
+	CHECK(stream && stream->type == MF_JSON_BOOL && !stream->boolean);
+	int64_t n = 0;
+	CHECK(mf_json_int(mf_json_get(r, "n"), &n) && n == -42);
+	CHECK(!mf_json_int(mf_json_get(r, "f"), &n));
+	CHECK(mf_json_get(r, "f")->number == 0.5);
+	const struct mf_json *arr = mf_json_get(r, "arr");
+	CHECK_EQ_INT(arr->count, 4);
+	CHECK(mf_json_str_eq(mf_json_at(arr, 1), "two"));
+	CHECK_EQ_INT(mf_json_at(arr, 2)->type, MF_JSON_ARRAY);
+	CHECK_EQ_INT(mf_json_at(arr, 3)->type, MF_JSON_OBJECT);
+	CHECK(mf_json_at(arr, 4) == NULL);
+	int count = 0;
+	MF_JSON_FOREACH(e, arr)
+	count++;
+	CHECK_EQ_INT(count, 4);
+	count = 0;
+	MF_JSON_FOREACH_MEMBER(k, v, r)
+	{
+		CHECK(k->type == MF_JSON_STRING);
+		CHECK(v != NULL);
+		count++;
+	}
+	CHECK_EQ_INT(count, 8);
+	/* a lone surrogate becomes U+FFFD, a pair becomes one 4-byte character */
+	CHECK(mf_json_str_eq(mf_json_get(r, "s"), "caf\xc3\xa9 \xf0\x9f\x98\x80 \xef\xbf\xbd x"));
+	CHECK_STREQ(mf_json_type_name(mf_json_get(r, "arr")), "array");
+	mf_json_free(d);
+
+	/* invalid UTF-8 in a string is replaced, as Go's decoder does */
+	d = mf_json_parse("\"a\xff" "b\"", 5, &err);
+	CHECK(d && mf_json_str_eq(mf_json_root(d), "a\xef\xbf\xbd" "b"));
+	mf_json_free(d);
+
+	int64_t big;
+	d = mf_json_parse("[9223372036854775807, 9223372036854775808, 1e3]", 47, &err);
+	CHECK(d != NULL);
+	if (d) {
+		CHECK(mf_json_int(mf_json_at(mf_json_root(d), 0), &big) && big == INT64_MAX);
+		CHECK(!mf_json_int(mf_json_at(mf_json_root(d), 1), &big));
+		CHECK(!mf_json_int(mf_json_at(mf_json_root(d), 2), &big));
+	}
+	mf_json_free(d);
+}
+
+static void check_float(double v, int bits, const char *want)
+{
+	char b[48];
+	mf_json_format_float(b, v, bits);
+	CHECKF(strcmp(b, want) == 0, "%.17g (float%d): got %s, want %s", v, bits, b, want);
+}
+
+static void test_writer(void)
+{
+	struct mf_jw w;
+	mf_jw_init(&w, 0, 0);
+	mf_jw_obj(&w);
+	mf_jw_key(&w, "model");
+	mf_jw_string(&w, "a<b>&\"\\\n\t\x01\x1f\xe2\x80\xa8\xff");
+	mf_jw_key(&w, "n");
+	mf_jw_int(&w, -3);
+	mf_jw_key(&w, "list");
+	mf_jw_arr(&w);
+	mf_jw_bool(&w, true);
+	mf_jw_null(&w);
+	mf_jw_float64(&w, 0.1);
+	mf_jw_arr_end(&w);
+	mf_jw_obj_end(&w);
+	CHECK_STREQ(mf_jw_str(&w), "{\"model\":\"a\\u003cb\\u003e\\u0026\\\"\\\\\\n\\t\\u0001\\u001f\\u2028\\ufffd\","
+				   "\"n\":-3,\"list\":[true,null,0.1]}");
+	mf_jw_free(&w);
+
+	mf_jw_init(&w, 0, MF_JW_NO_HTML_ESCAPE);
+	mf_jw_string(&w, "<&>");
+	CHECK_STREQ(mf_jw_str(&w), "\"<&>\"");
+	mf_jw_int(&w, 1); /* a second top-level value is a misuse */
+	CHECK_EQ_INT(mf_jw_status(&w), MF_JW_INVALID);
+	mf_jw_free(&w);
+
+	mf_jw_init(&w, 0, 0);
+	mf_jw_obj(&w);
+	mf_jw_int(&w, 1); /* value without key */
+	CHECK_EQ_INT(mf_jw_status(&w), MF_JW_INVALID);
+	mf_jw_free(&w);
+
+	mf_jw_init(&w, 16, 0); /* ceiling */
+	mf_jw_string(&w, "this is longer than sixteen bytes");
+	CHECK_EQ_INT(mf_jw_status(&w), MF_JW_TOO_LARGE);
+	CHECK(mf_jw_str(&w) == NULL);
+	mf_jw_free(&w);
+
+	mf_jw_init(&w, 0, 0);
+	mf_jw_float64(&w, NAN);
+	CHECK_EQ_INT(mf_jw_status(&w), MF_JW_INVALID);
+	mf_jw_free(&w);
+
+	/* re-encoding: document order, or sorted as Go marshals a map (last duplicate wins) */
+	const char *s = "{ \"b\": [1, 2.50, {\"z\":1, \"a\":2}], \"a\": \"x\", \"b\": true }";
+	struct mf_json_doc *d = mf_json_parse(s, strlen(s), NULL);
+	CHECK(d != NULL);
+	mf_jw_init(&w, 0, 0);
+	mf_jw_value(&w, mf_json_root(d), false);
+	CHECK_STREQ(mf_jw_str(&w), "{\"b\":[1,2.50,{\"z\":1,\"a\":2}],\"a\":\"x\",\"b\":true}");
+	mf_jw_reset(&w);
+	mf_jw_value(&w, mf_json_root(d), true);
+	CHECK_STREQ(mf_jw_str(&w), "{\"a\":\"x\",\"b\":true}");
+	size_t len = 0;
+	char *taken = mf_jw_take(&w, &len);
+	CHECK(taken && len == strlen("{\"a\":\"x\",\"b\":true}"));
+	free(taken);
+	mf_jw_free(&w);
+	mf_json_free(d);
+
+	/* Go's float formatting (strconv 'f'/-1, 'e' below 1e-6 and from 1e21, "e-07" trimmed to "e-7") */
+	check_float(0, 64, "0");
+	check_float(1, 64, "1");
+	check_float(-2.5, 64, "-2.5");
+	check_float(0.1, 64, "0.1");
+	check_float(100, 64, "100");
+	check_float(1e20, 64, "100000000000000000000");
+	check_float(1e21, 64, "1e+21");
+	check_float(1.5e300, 64, "1.5e+300");
+	check_float(0.000001, 64, "0.000001");
+	check_float(0.0000001, 64, "1e-7");
+	check_float(1.2345e-10, 64, "1.2345e-10");
+	check_float(123456789.125, 64, "123456789.125");
+	check_float(0.7, 32, "0.7");
+	check_float(0.1f, 32, "0.1");
+	check_float(0.1f, 64, "0.10000000149011612");
+	check_float(3.4028234663852886e38, 32, "3.4028235e+38");
+	check_float(1.0 / 3.0, 64, "0.3333333333333333");
+}
+
+int main(void)
+{
+	test_grammar();
+	test_messages();
+	test_tree();
+	test_writer();
+	return check_done();
+}
