@@ -1,4 +1,8 @@
-# tests/modelfile/ — tests of the modelfile module (owned with the module's issue).
-check_PROGRAMS += tests/modelfile/test_json
-tests_modelfile_test_json_LDADD = $(TEST_LDADD)
-TESTS += tests/modelfile/test_json
+# tests/modelfile/ — tests of the modelfile module (owned with the module's issue). They link only the
+# libraries the module depends on, so they build and run whatever state the runner is in.
+MF_TEST_LDADD = libtestutil.a libmodelfile.a libgguf.a $(CRYPTO_LIBS) -lm
+
+check_PROGRAMS += tests/modelfile/test_parser
+tests_modelfile_test_parser_SOURCES = tests/modelfile/test_parser.c tests/modelfile/mftest.h
+tests_modelfile_test_parser_LDADD = $(MF_TEST_LDADD)
+TESTS += tests/modelfile/test_parser
