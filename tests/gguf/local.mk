@@ -1,1 +1,7 @@
-# tests/gguf/ — tests of the gguf module (owned with the module's issue).
+# tests/gguf/ — tests of the gguf module (owned with the module's issue). They link only libgguf.a (which
+# depends on libc alone) and the test helpers, so they build whatever state the other libraries are in.
+GGUF_TEST_LDADD = libtestutil.a libgguf.a -lm
+
+check_PROGRAMS += tests/gguf/test_reader
+tests_gguf_test_reader_LDADD = $(GGUF_TEST_LDADD)
+TESTS += tests/gguf/test_reader
