@@ -217,6 +217,8 @@ struct gguf_kv {
 	uint64_t key_len;
 	uint64_t offset;       /* file offset of the key's length field */
 	struct gguf_value val;
+	uint64_t val_offset;   /* file offset of the encoded value (after its u32 type field) */
+	uint64_t val_size;     /* bytes of the encoded value: [val_offset, val_offset + val_size) */
 };
 
 /* Element accessors. They assert on i >= a->n or on the wrong element type (programmer errors); values come

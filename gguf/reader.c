@@ -313,8 +313,10 @@ static int parse_kv(struct gguf_file *f, struct rd *r)
 		if (vt >= GGUF_VT__COUNT)
 			return gg_fail(r->err, GGUF_ERR_VALUE_TYPE, tat, "%s: value type %u is not a GGUF value type (0..%d)",
 				       ctx, vt, GGUF_VT__COUNT - 1);
+		kv->val_offset = r->pos;
 		if ((e = rd_value(r, vt, &kv->val, ctx)))
 			return e;
+		kv->val_size = r->pos - kv->val_offset;
 	}
 	return 0;
 }

@@ -5,3 +5,8 @@ GGUF_TEST_LDADD = libtestutil.a libgguf.a -lm
 check_PROGRAMS += tests/gguf/test_reader
 tests_gguf_test_reader_LDADD = $(GGUF_TEST_LDADD)
 TESTS += tests/gguf/test_reader
+
+check_PROGRAMS += tests/gguf/test_dequant
+tests_gguf_test_dequant_LDADD = $(GGUF_TEST_LDADD)
+TESTS += tests/gguf/test_dequant
+EXTRA_DIST += tests/gguf/make_golden.py tests/data/gguf/dequant-blocks.bin tests/data/gguf/dequant-models.tsv
