@@ -6,3 +6,8 @@ check_PROGRAMS += tests/modelfile/test_parser
 tests_modelfile_test_parser_SOURCES = tests/modelfile/test_parser.c tests/modelfile/mftest.h
 tests_modelfile_test_parser_LDADD = $(MF_TEST_LDADD)
 TESTS += tests/modelfile/test_parser
+
+check_PROGRAMS += tests/modelfile/test_params
+tests_modelfile_test_params_SOURCES = tests/modelfile/test_params.c tests/modelfile/mftest.h tests/modelfile/gofmt_floats.inc
+tests_modelfile_test_params_LDADD = $(MF_TEST_LDADD)
+TESTS += tests/modelfile/test_params
