@@ -1,7 +1,8 @@
 # gguf/ — libgguf.a: GGUF and safetensors reading, writing, tensor types, dequantization (issue [gguf]).
 noinst_LIBRARIES += libgguf.a
 libgguf_a_SOURCES = gguf/gguf.h gguf/internal.h gguf/file.h gguf/util.c gguf/types.c gguf/reader.c gguf/meta.c \
-	gguf/model.h gguf/model.c gguf/dequant.c
+	gguf/model.h gguf/model.c gguf/dequant.c \
+	gguf/writer.h gguf/writer.c
 # bit-exact dequantization needs separate f32 multiplies and adds (no fused multiply-add)
 libgguf_a_CFLAGS = $(AM_CFLAGS) -ffp-contract=off
 EXTRA_DIST += gguf/README.md

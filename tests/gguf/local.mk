@@ -10,3 +10,7 @@ check_PROGRAMS += tests/gguf/test_dequant
 tests_gguf_test_dequant_LDADD = $(GGUF_TEST_LDADD)
 TESTS += tests/gguf/test_dequant
 EXTRA_DIST += tests/gguf/make_golden.py tests/data/gguf/dequant-blocks.bin tests/data/gguf/dequant-models.tsv
+
+check_PROGRAMS += tests/gguf/test_writer
+tests_gguf_test_writer_LDADD = $(GGUF_TEST_LDADD)
+TESTS += tests/gguf/test_writer
