@@ -11,3 +11,7 @@ check_PROGRAMS += tests/modelfile/test_params
 tests_modelfile_test_params_SOURCES = tests/modelfile/test_params.c tests/modelfile/mftest.h tests/modelfile/gofmt_floats.inc
 tests_modelfile_test_params_LDADD = $(MF_TEST_LDADD)
 TESTS += tests/modelfile/test_params
+
+check_PROGRAMS += tests/modelfile/test_names
+tests_modelfile_test_names_LDADD = $(MF_TEST_LDADD)
+TESTS += tests/modelfile/test_names
