@@ -2,3 +2,8 @@
 noinst_LIBRARIES += librunner.a
 librunner_a_SOURCES = runner/backend.c runner/backend.h
 librunner_a_CPPFLAGS = $(AM_CPPFLAGS) $(PCRE2_CFLAGS) $(MHD_CFLAGS) $(CURL_CFLAGS)
+if WITH_SERVER
+# The HTTP servers (issue [server]): transport, Go-style request decoding, Ollama's environment.
+librunner_a_SOURCES += runner/http.c runner/http.h runner/http_decode.c runner/http_decode.h \
+	runner/server_config.c runner/server_config.h
+endif

@@ -1,1 +1,6 @@
 # tests/server/ — tests of the server module (owned with the module's issue).
+if WITH_SERVER
+check_PROGRAMS += tests/server/test_http
+tests_server_test_http_LDADD = $(TEST_LDADD)
+TESTS += tests/server/test_http
+endif
