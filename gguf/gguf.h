@@ -231,6 +231,7 @@ double gguf_arr_float(const struct gguf_array *a, uint64_t i);
 float gguf_arr_f32(const struct gguf_array *a, uint64_t i);     /* element type F32 only */
 int32_t gguf_arr_i32(const struct gguf_array *a, uint64_t i);   /* element type I32 only */
 uint32_t gguf_arr_u32(const struct gguf_array *a, uint64_t i);  /* element type U32 only */
+uint64_t gguf_arr_u64(const struct gguf_array *a, uint64_t i);  /* element type U64 only */
 uint8_t gguf_arr_u8(const struct gguf_array *a, uint64_t i);    /* element types U8, I8 (raw byte) and BOOL */
 
 /* Size in bytes of a fixed-size value type (u8 1 ... f64 8), 0 for string/array/unknown. */

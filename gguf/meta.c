@@ -302,6 +302,12 @@ uint32_t gguf_arr_u32(const struct gguf_array *a, uint64_t i)
 	return gg_ld32(a->data + i * 4);
 }
 
+uint64_t gguf_arr_u64(const struct gguf_array *a, uint64_t i)
+{
+	GG_ASSERT(a->type == GGUF_VT_U64 && i < a->n);
+	return gg_ld64(a->data + i * 8);
+}
+
 uint8_t gguf_arr_u8(const struct gguf_array *a, uint64_t i)
 {
 	GG_ASSERT((a->type == GGUF_VT_U8 || a->type == GGUF_VT_I8 || a->type == GGUF_VT_BOOL) && i < a->n);

@@ -1,4 +1,5 @@
 # tools/ — the orun executable.
 bin_PROGRAMS += orun
 orun_SOURCES = tools/orun.c tools/commands.h
+orun_SOURCES += tools/cmd_gguf.c
 orun_LDADD = librunner.a libmodelfile.a libgguf.a $(ORUN_LIBS_ALL)

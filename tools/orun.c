@@ -15,6 +15,7 @@
 const struct orun_command orun_commands[] = {
 	{"help", "show this help", cmd_help},
 	{"version", "print the version and the compiled-in backends", cmd_version},
+	{"gguf", "validate a GGUF file and show its metadata and tensors", cmd_gguf},
 	{NULL, NULL, NULL},
 };
 
