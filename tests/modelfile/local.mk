@@ -15,3 +15,7 @@ TESTS += tests/modelfile/test_params
 check_PROGRAMS += tests/modelfile/test_names
 tests_modelfile_test_names_LDADD = $(MF_TEST_LDADD)
 TESTS += tests/modelfile/test_names
+
+check_PROGRAMS += tests/modelfile/test_store
+tests_modelfile_test_store_LDADD = $(MF_TEST_LDADD)
+TESTS += tests/modelfile/test_store

@@ -4,6 +4,7 @@
 #define ORUN_TESTS_MODELFILE_MFTEST_H
 
 #include <dirent.h>
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -158,6 +159,48 @@ static inline void mft_rmrf(const char *path)
 	} else {
 		unlink(path);
 	}
+}
+
+/* Copies the tree at src into dst (dst created); regular files and folders only. 0 on success. */
+static inline int mft_copy_tree(const char *src, const char *dst)
+{
+	struct stat st;
+	if (lstat(src, &st) != 0)
+		return -1;
+	if (S_ISDIR(st.st_mode)) {
+		if (mkdir(dst, 0755) != 0 && errno != EEXIST)
+			return -1;
+		DIR *d = opendir(src);
+		if (!d)
+			return -1;
+		struct dirent *e;
+		int rc = 0;
+		while (rc == 0 && (e = readdir(d))) {
+			if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, ".."))
+				continue;
+			char *a = malloc(strlen(src) + strlen(e->d_name) + 2), *b = malloc(strlen(dst) + strlen(e->d_name) + 2);
+			sprintf(a, "%s/%s", src, e->d_name);
+			sprintf(b, "%s/%s", dst, e->d_name);
+			rc = mft_copy_tree(a, b);
+			free(a);
+			free(b);
+		}
+		closedir(d);
+		return rc;
+	}
+	size_t n;
+	char *data = mft_read(src, &n);
+	if (!data)
+		return -1;
+	int rc = mft_write(dst, data, n);
+	free(data);
+	return rc;
+}
+
+static inline int mft_exists(const char *path)
+{
+	struct stat st;
+	return lstat(path, &st) == 0;
 }
 
 #endif

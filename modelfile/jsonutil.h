@@ -1,0 +1,20 @@
+/* modelfile/jsonutil.h — small helpers over modelfile/json.h used by the store and create: the output of
+ * Go's json.Encoder (a trailing newline) and re-encoding decoded JSON as Go re-encodes a map[string]any.
+ */
+#ifndef ORUN_MODELFILE_JSONUTIL_H
+#define ORUN_MODELFILE_JSONUTIL_H
+
+#include <stddef.h>
+
+#include "modelfile/json.h"
+
+/* Takes the writer's output and appends "\n" (json.Encoder.Encode); frees the writer's buffer. NULL when the
+ * writer failed or memory ran out. */
+char *mf_jw_take_line(struct mf_jw *w, size_t *len);
+
+/* Writes v as Go writes the value it decoded into `any`: numbers as float64 (Go's formatting), object keys
+ * sorted and de-duplicated (the last duplicate wins), strings with Go's escaping. Returns false for a number
+ * out of float64 range (Go could not have decoded it). */
+bool mf_jw_go_value(struct mf_jw *w, const struct mf_json *v);
+
+#endif

@@ -1,0 +1,186 @@
+/* modelfile/store.h — Ollama's model store on disk: blobs, manifests, listing, copy, delete and prune.
+ *
+ * Layout (OLLAMA_MODELS, default $HOME/.ollama/models):
+ *     blobs/sha256-<64 hex>                         content-addressed layers (the colon of a digest -> dash)
+ *     manifests/<host>/<namespace>/<model>/<tag>    a Docker v2 manifest, JSON + "\n", as Go's json.Encoder
+ * Blobs are written to a temporary file in blobs/, hashed while written (OpenSSL SHA-256), fsynced and
+ * renamed into place; a manifest is written to a temporary file beside it and renamed, so neither is ever
+ * seen half-written. A store is a path, not a lock: several processes may share it, as with Ollama.
+ */
+#ifndef ORUN_MODELFILE_STORE_H
+#define ORUN_MODELFILE_STORE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "modelfile/error.h"
+#include "modelfile/name.h"
+
+#define MF_DIGEST_LEN 71              /* "sha256:" + 64 hex */
+#define MF_MAX_MANIFEST_SIZE (4u << 20) /* bytes: larger manifests are refused */
+#define MF_MAX_LAYERS 100000          /* layers in one manifest */
+#define MF_PRUNE_GRACE_SECONDS 3600   /* blobs younger than this are never pruned (another writer's) */
+
+#define MF_MEDIA_MANIFEST "application/vnd.docker.distribution.manifest.v2+json"
+#define MF_MEDIA_CONFIG "application/vnd.docker.container.image.v1+json"
+#define MF_MEDIA_MODEL "application/vnd.ollama.image.model"
+#define MF_MEDIA_PROJECTOR "application/vnd.ollama.image.projector"
+#define MF_MEDIA_ADAPTER "application/vnd.ollama.image.adapter"
+#define MF_MEDIA_DRAFT "application/vnd.ollama.image.draft"
+#define MF_MEDIA_TEMPLATE "application/vnd.ollama.image.template"
+#define MF_MEDIA_PROMPT "application/vnd.ollama.image.prompt" /* legacy alias of template, still read */
+#define MF_MEDIA_SYSTEM "application/vnd.ollama.image.system"
+#define MF_MEDIA_PARAMS "application/vnd.ollama.image.params"
+#define MF_MEDIA_MESSAGES "application/vnd.ollama.image.messages"
+#define MF_MEDIA_LICENSE "application/vnd.ollama.image.license"
+#define MF_MEDIA_TENSOR "application/vnd.ollama.image.tensor"
+#define MF_MEDIA_JSON "application/vnd.ollama.image.json"
+#define MF_MEDIA_EMBED "application/vnd.ollama.image.embed" /* obsolete, ignored */
+
+/* ---------------------------------------------------------------------------------------------------- */
+/* Environment (envconfig semantics: values trimmed of spaces and quotes) */
+
+/* The models directory: $OLLAMA_MODELS, else $HOME/.ollama/models. New string (free it) or NULL. */
+char *mf_models_dir_default(void) MF_WUR;
+
+/* envconfig.Bool: unset/empty → false; a ParseBool value → it; anything else → true. */
+bool mf_env_bool(const char *name);
+
+/* ---------------------------------------------------------------------------------------------------- */
+/* Digests */
+
+/* True for "sha256:<64 hex>" or "sha256-<64 hex>" (either case of hex), Ollama's accepted forms. */
+bool mf_digest_valid(const char *digest);
+
+/* SHA-256 of a buffer as "sha256:<hex>" into out (MF_DIGEST_LEN + 1 bytes). */
+void mf_sha256_buf(const void *data, size_t n, char out[MF_DIGEST_LEN + 1]);
+
+/* SHA-256 of a file (streamed) as "sha256:<hex>", and its size. MF_OK, MF_ERR_IO, MF_ERR_NOMEM. */
+int mf_sha256_file(const char *path, char out[MF_DIGEST_LEN + 1], uint64_t *size, struct mf_error *err) MF_WUR;
+
+/* ---------------------------------------------------------------------------------------------------- */
+/* The store */
+
+struct mf_store;
+
+/* Opens (and creates the folders of) the store at dir (NULL = mf_models_dir_default()). */
+int mf_store_open(const char *dir, struct mf_store **out, struct mf_error *err) MF_WUR;
+void mf_store_close(struct mf_store *s);
+const char *mf_store_root(const struct mf_store *s);
+
+/* Path of a blob (valid digest, either form) into buf (cap bytes). MF_OK, or MF_ERR_PARSE "invalid digest
+ * format" (HTTP 400), MF_ERR_LIMIT when the path does not fit. The blob need not exist. */
+int mf_store_blob_path(const struct mf_store *s, const char *digest, char *buf, size_t cap, struct mf_error *err) MF_WUR;
+
+/* True when the blob exists (as a regular file). */
+bool mf_store_blob_exists(const struct mf_store *s, const char *digest);
+
+/* Incremental blob writer: a temporary file in blobs/ hashed as it is written. */
+struct mf_blob_writer;
+int mf_blob_writer_open(struct mf_store *s, struct mf_blob_writer **out, struct mf_error *err) MF_WUR;
+int mf_blob_writer_write(struct mf_blob_writer *w, const void *data, size_t n, struct mf_error *err) MF_WUR;
+/* Bytes written so far. */
+uint64_t mf_blob_writer_size(const struct mf_blob_writer *w);
+/* Finishes: fsync, digest, and (when expect is not NULL) verification against expect in either form —
+ * a mismatch fails with `digest mismatch, expected "<expect>", got "<actual>"` (MF_ERR_DIGEST, HTTP 400)
+ * and leaves nothing behind. Otherwise the file is renamed to its blob path (an existing blob with the same
+ * digest is kept and the temporary file dropped; *created tells which), chmod 0644 and its mtime touched.
+ * The actual digest goes to digest_out. The writer is freed in every case. */
+int mf_blob_writer_commit(struct mf_blob_writer *w, const char *expect, char digest_out[MF_DIGEST_LEN + 1],
+			  bool *created, struct mf_error *err) MF_WUR;
+/* Drops the temporary file and frees the writer; NULL is fine. */
+void mf_blob_writer_abort(struct mf_blob_writer *w);
+
+/* Stores a buffer as a blob (NewLayer): digest_out gets its digest, *created whether it was new. */
+int mf_store_put_blob(struct mf_store *s, const void *data, size_t n, char digest_out[MF_DIGEST_LEN + 1],
+		      bool *created, struct mf_error *err) MF_WUR;
+
+/* Copies a local file into the store (hashing it); digest_out, *size, *created as above. */
+int mf_store_put_file(struct mf_store *s, const char *path, char digest_out[MF_DIGEST_LEN + 1], uint64_t *size,
+		      bool *created, struct mf_error *err) MF_WUR;
+
+/* Reads a whole blob into memory (max bytes at most: MF_ERR_LIMIT beyond). NUL-terminated; free() it. */
+int mf_store_read_blob(const struct mf_store *s, const char *digest, size_t max, char **data, size_t *len,
+		       struct mf_error *err) MF_WUR;
+
+/* Sets the blob's mtime to now (touchLayer). */
+void mf_store_touch_blob(const struct mf_store *s, const char *digest);
+
+/* ---------------------------------------------------------------------------------------------------- */
+/* Manifests */
+
+struct mf_layer {
+	char *media_type;
+	char *digest; /* "sha256:<hex>" */
+	int64_t size;
+	char *from; /* NULL or "" = absent */
+	char *name; /* NULL or "" = absent (tensor layers) */
+};
+
+struct mf_manifest {
+	int64_t schema_version;
+	char *media_type;
+	struct mf_layer config;
+	struct mf_layer *layers;
+	size_t n_layers;
+	bool layers_null; /* "layers": null in the file */
+	/* set when read from the store: */
+	struct mf_name name;
+	char digest[65];  /* hex sha256 of the manifest file's bytes (what /api/tags calls digest) */
+	int64_t mtime_sec, mtime_nsec;
+	int64_t file_size;
+};
+
+/* Parses manifest JSON (Go decoding rules: field names case-insensitive, unknown fields ignored). */
+int mf_manifest_parse(const char *data, size_t n, struct mf_manifest **out, struct mf_error *err) MF_WUR;
+
+/* The exact bytes Ollama writes for a manifest (json.Encoder: compact, HTML-escaped, trailing "\n").
+ * n_layers 0 with layers NULL writes "layers":null as Go does for a nil slice. New string or NULL. */
+char *mf_manifest_encode(const struct mf_layer *config, const struct mf_layer *layers, size_t n_layers,
+			 size_t *len) MF_WUR;
+
+void mf_manifest_free(struct mf_manifest *m);
+
+/* Size as /api/tags reports it: the layers plus the config. */
+int64_t mf_manifest_total_size(const struct mf_manifest *m);
+
+/* Reads the manifest of a valid name (exact path, no case folding). MF_ERR_NOT_FOUND when absent. */
+int mf_store_read_manifest(const struct mf_store *s, const struct mf_name *n, struct mf_manifest **out,
+			   struct mf_error *err) MF_WUR;
+
+/* Writes a manifest atomically (temporary file, fsync, rename). */
+int mf_store_write_manifest(struct mf_store *s, const struct mf_name *n, const struct mf_layer *config,
+			    const struct mf_layer *layers, size_t n_layers, struct mf_error *err) MF_WUR;
+
+/* All manifests under manifests/<host>/<ns>/<model>/<tag> with valid names; unreadable or corrupt ones are
+ * skipped (Manifests(true)). Sorted by modification time, newest first (as /api/tags lists them). */
+int mf_store_list(const struct mf_store *s, struct mf_manifest ***out, size_t *n, struct mf_error *err) MF_WUR;
+void mf_manifest_list_free(struct mf_manifest **list, size_t n);
+
+/* getExistingName: each part of n replaced by the spelling of an existing manifest that matches it
+ * case-insensitively (part by part, as Ollama does). n must be valid. */
+int mf_store_resolve_name(const struct mf_store *s, const struct mf_name *n, struct mf_name *out,
+			  struct mf_error *err) MF_WUR;
+
+/* Deletes the layers of m that no manifest in the store uses any more (RemoveLayers). */
+int mf_store_remove_unused_layers(struct mf_store *s, const struct mf_manifest *m, struct mf_error *err) MF_WUR;
+
+/* Removes a blob unless a manifest references it (Layer.Remove). */
+int mf_store_remove_blob_if_unused(struct mf_store *s, const char *digest, struct mf_error *err) MF_WUR;
+
+/* /api/delete: resolves the name case-insensitively, removes the manifest, prunes empty manifest folders,
+ * then the layers no other manifest uses. MF_ERR_NOT_FOUND ("model '<name>' not found", 404). */
+int mf_store_delete(struct mf_store *s, const char *name, struct mf_error *err) MF_WUR;
+
+/* /api/copy: copies the manifest bytes of src to dst (names resolved case-insensitively). Errors with
+ * Ollama's texts: `source "<x>" is invalid`, `destination "<x>" is invalid` (400),
+ * `model "<src>" not found` (404). */
+int mf_store_copy(struct mf_store *s, const char *src, const char *dst, struct mf_error *err) MF_WUR;
+
+/* PruneLayers + PruneDirectory: removes blobs older than MF_PRUNE_GRACE_SECONDS that no manifest uses (and
+ * files in blobs/ whose names are not digests), then empty folders under manifests/. Counts go to the
+ * optional outputs. */
+int mf_store_prune(struct mf_store *s, size_t *n_blobs, size_t *n_removed, struct mf_error *err) MF_WUR;
+
+#endif
