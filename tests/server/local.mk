@@ -3,4 +3,7 @@ if WITH_SERVER
 check_PROGRAMS += tests/server/test_http
 tests_server_test_http_LDADD = $(TEST_LDADD)
 TESTS += tests/server/test_http
+check_PROGRAMS += tests/server/test_parsers
+tests_server_test_parsers_LDADD = $(TEST_LDADD)
+TESTS += tests/server/test_parsers
 endif
