@@ -93,6 +93,14 @@ static int add_kv(struct gguf_writer *w, const char *key, uint32_t vtype, uint8_
 			w->cap_kv = cap;
 		}
 	}
+	if (!e && strcmp(key, "general.alignment") == 0) {
+		/* the key decides the layout: keep the writer's alignment in step with it */
+		uint32_t a = vtype == GGUF_VT_U32 && n == 4 ? gg_ld32(enc) : 0;
+		if (a == 0 || (a & (a - 1)) || a > (1u << 30))
+			e = GGUF_ERR_ALIGNMENT;
+		else
+			w->alignment = a;
+	}
 	char *k = e ? NULL : strdup(key);
 	if (!e && !k)
 		e = GGUF_ERR_NOMEM;
@@ -266,6 +274,8 @@ int gguf_writer_remove(struct gguf_writer *w, const char *key)
 	int i = find_key(w, key);
 	if (i < 0)
 		return GGUF_OK;
+	if (strcmp(key, "general.alignment") == 0)
+		w->alignment = GGUF_DEFAULT_ALIGNMENT;
 	free(w->kv[i].key);
 	free(w->kv[i].enc);
 	memmove(&w->kv[i], &w->kv[i + 1], (w->n_kv - (uint64_t)i - 1) * sizeof *w->kv);
@@ -278,10 +288,7 @@ int gguf_writer_set_alignment(struct gguf_writer *w, uint32_t a)
 	if (a == 0 || (a & (a - 1)) || a > (1u << 30))
 		return GGUF_ERR_ALIGNMENT;
 	(void)gguf_writer_remove(w, "general.alignment");
-	int e = gguf_w_u32(w, "general.alignment", a);
-	if (!e)
-		w->alignment = a;
-	return e;
+	return gguf_w_u32(w, "general.alignment", a);
 }
 
 int gguf_w_tensor(struct gguf_writer *w, const char *name, uint32_t type, uint32_t n_dims, const int64_t *ne,

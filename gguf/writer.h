@@ -54,7 +54,9 @@ int gguf_w_copy_kv(struct gguf_writer *w, const struct gguf_file *src, const str
 /* Remove a key if present (returns GGUF_OK either way). */
 int gguf_writer_remove(struct gguf_writer *w, const char *key);
 /* Set the data alignment (a power of two, 1..2^30): also writes general.alignment as a u32 key (replacing
- * any earlier one). Default GGUF_DEFAULT_ALIGNMENT with no key. */
+ * any earlier one). Default GGUF_DEFAULT_ALIGNMENT with no key. Setting general.alignment through any other
+ * setter (or copying it) sets the alignment the same way; a value that is not a u32 power of two up to
+ * 2^30 is refused with GGUF_ERR_ALIGNMENT. */
 int gguf_writer_set_alignment(struct gguf_writer *w, uint32_t alignment) GGUF_WUR;
 
 /* Add a tensor (in file order). n_dims 1..4, ne[i] for i < n_dims (the rest are taken as 1). data may be:

@@ -14,3 +14,25 @@ EXTRA_DIST += tests/gguf/make_golden.py tests/data/gguf/dequant-blocks.bin tests
 check_PROGRAMS += tests/gguf/test_writer
 tests_gguf_test_writer_LDADD = $(GGUF_TEST_LDADD)
 TESTS += tests/gguf/test_writer
+
+check_PROGRAMS += tests/gguf/test_badfiles
+tests_gguf_test_badfiles_LDADD = $(GGUF_TEST_LDADD)
+TESTS += tests/gguf/test_badfiles
+
+# Fuzz targets (tests/fuzz/): `make check` replays each corpus through the target without libFuzzer; with
+# `./configure CC=clang --enable-fuzzing` the real libFuzzer binaries are built as well (see tests/fuzz/README.md).
+check_PROGRAMS += tests/fuzz/replay_gguf
+tests_fuzz_replay_gguf_SOURCES = tests/fuzz/replay.c tests/fuzz/fuzz_gguf.c
+tests_fuzz_replay_gguf_CPPFLAGS = $(AM_CPPFLAGS) -DFUZZ_CORPUS='"tests/fuzz/corpus/gguf"'
+tests_fuzz_replay_gguf_LDADD = $(GGUF_TEST_LDADD)
+TESTS += tests/fuzz/replay_gguf
+EXTRA_DIST += tests/fuzz/corpus tests/fuzz/README.md
+
+if ENABLE_FUZZING
+libgguf_a_CFLAGS += -fsanitize=fuzzer-no-link
+noinst_PROGRAMS += tests/fuzz/fuzz_gguf
+tests_fuzz_fuzz_gguf_SOURCES = tests/fuzz/fuzz_gguf.c
+tests_fuzz_fuzz_gguf_CFLAGS = $(AM_CFLAGS) -fsanitize=fuzzer
+tests_fuzz_fuzz_gguf_LDFLAGS = $(AM_LDFLAGS) -fsanitize=fuzzer
+tests_fuzz_fuzz_gguf_LDADD = libgguf.a -lm
+endif

@@ -11,6 +11,7 @@
 #include "tests/check.h"
 #include "tests/testmodel.h"
 
+static const char *corpus_dir; /* argv[1]: save the in-memory random files there (fuzzer seeds) */
 static uint64_t rng_state;
 static uint64_t rnd(void)
 {
@@ -203,6 +204,15 @@ static void one_random_file(uint64_t seed, int to_disk)
 	} else {
 		e = gguf_writer_write_mem(w, &mem, &size, &err);
 		CHECKF(e == GGUF_OK, "write_mem: %s", err.msg);
+		if (corpus_dir && seed <= 40 && size < 16384) {
+			char cp[512];
+			snprintf(cp, sizeof cp, "%s/writer-%03llu.gguf", corpus_dir, (unsigned long long)seed);
+			FILE *fp = fopen(cp, "wb");
+			if (fp) {
+				fwrite(mem, 1, size, fp);
+				fclose(fp);
+			}
+		}
 		f = gguf_parse(mem, size, &err);
 	}
 	CHECKF(f != NULL, "seed %llu: read back: offset %llu: %s", (unsigned long long)seed,
@@ -340,6 +350,8 @@ static void test_errors(void)
 	CHECK_EQ_INT(gguf_writer_remove(w, "a"), GGUF_OK);
 	CHECK_EQ_INT(gguf_w_u32(w, "a", 2), GGUF_OK);
 	CHECK_EQ_INT(gguf_writer_set_alignment(w, 48), GGUF_ERR_ALIGNMENT);
+	CHECK_EQ_INT(gguf_w_u32(w, "general.alignment", 48), GGUF_ERR_ALIGNMENT);
+	CHECK_EQ_INT(gguf_w_i32(w, "general.alignment", 64), GGUF_ERR_ALIGNMENT);
 	CHECK_EQ_INT(gguf_w_arr(w, "s", GGUF_VT_STRING, NULL, 0), GGUF_ERR_INVALID_ARG);
 	uint8_t bad[] = {9, 0, 0, 0, 1, 0, 0, 0, 0, 0, 0, 0}; /* array of 1 array with nothing after it */
 	CHECK_EQ_INT(gguf_w_raw(w, "r", GGUF_VT_ARRAY, bad, sizeof bad), GGUF_ERR_ARRAY);
@@ -360,8 +372,9 @@ static void test_errors(void)
 	gguf_writer_free(NULL);
 }
 
-int main(void)
+int main(int argc, char **argv)
 {
+	corpus_dir = argc > 1 ? argv[1] : NULL;
 	test_errors();
 	for (uint64_t s = 1; s <= 300; s++)
 		one_random_file(s, s % 10 == 0);
