@@ -36,3 +36,7 @@ tests_fuzz_fuzz_gguf_CFLAGS = $(AM_CFLAGS) -fsanitize=fuzzer
 tests_fuzz_fuzz_gguf_LDFLAGS = $(AM_LDFLAGS) -fsanitize=fuzzer
 tests_fuzz_fuzz_gguf_LDADD = libgguf.a -lm
 endif
+
+check_PROGRAMS += tests/gguf/test_bigfile
+tests_gguf_test_bigfile_LDADD = $(GGUF_TEST_LDADD)
+TESTS += tests/gguf/test_bigfile
