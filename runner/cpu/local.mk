@@ -1,1 +1,5 @@
 # runner/cpu/ — the CPU backend, orun's reference (issue [engine]).
+# kernels and thread pool (matmul.h and pool.h are the engine's interface to them)
+librunner_a_SOURCES += runner/cpu/pool.c runner/cpu/pool.h runner/cpu/matmul.c runner/cpu/matmul.h \
+	runner/cpu/kernels.h runner/cpu/kernels_x86.h runner/cpu/kernels_scalar.c runner/cpu/kernels_avx2.c \
+	runner/cpu/kernels_avxvnni.c runner/cpu/kernels_avx512.c
