@@ -19,3 +19,7 @@ TESTS += tests/modelfile/test_names
 check_PROGRAMS += tests/modelfile/test_store
 tests_modelfile_test_store_LDADD = $(MF_TEST_LDADD)
 TESTS += tests/modelfile/test_store
+
+check_PROGRAMS += tests/modelfile/test_request
+tests_modelfile_test_request_LDADD = $(MF_TEST_LDADD)
+TESTS += tests/modelfile/test_request
