@@ -73,6 +73,10 @@ struct gg_arena {
 void *gg_arena_alloc(struct gg_arena *a, size_t n);
 void gg_arena_free(struct gg_arena *a);
 
+/* Read a whole (small) file into a malloc'ed NUL-terminated buffer of *len bytes; NULL with *err (GGUF_ERR_IO,
+ * GGUF_ERR_FORMAT when larger than max, GGUF_ERR_NOMEM). Defined in safetensors.c. */
+char *gg_read_file(const char *path, size_t max, size_t *len, struct gguf_error *err);
+
 /* Hash of a byte string (FNV-1a 64). */
 uint64_t gg_hash(const void *p, size_t n);
 

@@ -26,6 +26,11 @@ tests_fuzz_replay_gguf_SOURCES = tests/fuzz/replay.c tests/fuzz/fuzz_gguf.c
 tests_fuzz_replay_gguf_CPPFLAGS = $(AM_CPPFLAGS) -DFUZZ_CORPUS='"tests/fuzz/corpus/gguf"'
 tests_fuzz_replay_gguf_LDADD = $(GGUF_TEST_LDADD)
 TESTS += tests/fuzz/replay_gguf
+check_PROGRAMS += tests/fuzz/replay_safetensors
+tests_fuzz_replay_safetensors_SOURCES = tests/fuzz/replay.c tests/fuzz/fuzz_safetensors.c
+tests_fuzz_replay_safetensors_CPPFLAGS = $(AM_CPPFLAGS) -DFUZZ_CORPUS='"tests/fuzz/corpus/safetensors"'
+tests_fuzz_replay_safetensors_LDADD = $(GGUF_TEST_LDADD)
+TESTS += tests/fuzz/replay_safetensors
 EXTRA_DIST += tests/fuzz/corpus tests/fuzz/README.md
 
 if ENABLE_FUZZING
@@ -35,8 +40,22 @@ tests_fuzz_fuzz_gguf_SOURCES = tests/fuzz/fuzz_gguf.c
 tests_fuzz_fuzz_gguf_CFLAGS = $(AM_CFLAGS) -fsanitize=fuzzer
 tests_fuzz_fuzz_gguf_LDFLAGS = $(AM_LDFLAGS) -fsanitize=fuzzer
 tests_fuzz_fuzz_gguf_LDADD = libgguf.a -lm
+noinst_PROGRAMS += tests/fuzz/fuzz_safetensors
+tests_fuzz_fuzz_safetensors_SOURCES = tests/fuzz/fuzz_safetensors.c
+tests_fuzz_fuzz_safetensors_CFLAGS = $(AM_CFLAGS) -fsanitize=fuzzer
+tests_fuzz_fuzz_safetensors_LDFLAGS = $(AM_LDFLAGS) -fsanitize=fuzzer
+tests_fuzz_fuzz_safetensors_LDADD = libgguf.a -lm
 endif
 
 check_PROGRAMS += tests/gguf/test_bigfile
 tests_gguf_test_bigfile_LDADD = $(GGUF_TEST_LDADD)
 TESTS += tests/gguf/test_bigfile
+
+# a driver for the Python integration tests (tests/integration/test_gguf_*.py)
+check_PROGRAMS += tests/gguf/gguf_tool
+tests_gguf_gguf_tool_LDADD = $(GGUF_TEST_LDADD)
+
+check_PROGRAMS += tests/gguf/test_safetensors
+tests_gguf_test_safetensors_LDADD = $(GGUF_TEST_LDADD)
+TESTS += tests/gguf/test_safetensors
+EXTRA_DIST += tests/integration/test_gguf_cli.py tests/integration/test_gguf_import.py
