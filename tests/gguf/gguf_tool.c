@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "gguf/gguf.h"
+#include "gguf/quantize.h"
 #include "gguf/safetensors.h"
 
 static int fail(const char *what, const struct gguf_error *err)
@@ -47,6 +48,16 @@ int main(int argc, char **argv)
 		gguf_close(f);
 		return 0;
 	}
+	if (argc == 5 && strcmp(argv[1], "quantize") == 0) {
+		enum gguf_qmix mix;
+		if (gguf_qmix_from_name(argv[4], &mix)) {
+			fprintf(stderr, "unknown mixture %s\n", argv[4]);
+			return 2;
+		}
+		if (gguf_quantize_file(argv[2], argv[3], mix, NULL, NULL, &err))
+			return fail(argv[2], &err);
+		return 0;
+	}
 	if (argc == 3 && strcmp(argv[1], "stlist") == 0) {
 		struct gguf_st_file *f = gguf_st_open(argv[2], &err);
 		if (!f)
@@ -61,6 +72,6 @@ int main(int argc, char **argv)
 		gguf_st_close(f);
 		return 0;
 	}
-	fprintf(stderr, "usage: gguf_tool import DIR OUT | dequant FILE TENSOR | stlist FILE\n");
+	fprintf(stderr, "usage: gguf_tool import DIR OUT | dequant FILE TENSOR | quantize IN OUT q8_0|q4_K_M | stlist FILE\n");
 	return 2;
 }

@@ -59,3 +59,8 @@ check_PROGRAMS += tests/gguf/test_safetensors
 tests_gguf_test_safetensors_LDADD = $(GGUF_TEST_LDADD)
 TESTS += tests/gguf/test_safetensors
 EXTRA_DIST += tests/integration/test_gguf_cli.py tests/integration/test_gguf_import.py
+
+check_PROGRAMS += tests/gguf/test_quantize
+tests_gguf_test_quantize_LDADD = $(GGUF_TEST_LDADD)
+TESTS += tests/gguf/test_quantize
+EXTRA_DIST += tests/gguf/make_quant_golden.sh tests/data/gguf/quantize-golden.tsv
