@@ -1,10 +1,22 @@
-/* runner/backend.h — which compute backends this build has.
+/* runner/backend.h — which compute backends this build has, and the interface every backend implements.
  *
  * Only runner/backend.c knows the list; everything else asks here. The CPU backend is always present and
  * is the reference; CUDA is present when configure built it (it may still find no device at run time).
+ *
+ * A backend instance holds a model's weights in the form its kernels read, a KV cache of n_seq sequences
+ * (slots) of n_ctx cells each, and scratch space for batches of up to n_batch tokens. One forward call
+ * takes tokens from several sequences at once (continuous batching) and returns logits for the rows the
+ * caller flagged. Instances are not thread-safe: one thread (the engine's) drives an instance.
  */
 #ifndef ORUN_RUNNER_BACKEND_H
 #define ORUN_RUNNER_BACKEND_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "runner/error.h"
+#include "runner/kvcache.h"
+#include "runner/model.h"
 
 /* Number of compiled-in backends (>= 1). */
 int rn_backend_count(void);
@@ -15,5 +27,118 @@ const char *rn_backend_name(int i);
 /* Number of usable devices for backend i: the CPU backend reports 1; CUDA reports the visible GPUs
  * (0 when the driver or a device is missing). Never fails. */
 int rn_backend_device_count(int i);
+
+/* Index of the backend with this name, or -1. */
+int rn_backend_find(const char *name);
+
+#define RN_MAX_SEQ 256      /* sequences (slots) one instance may hold */
+#define RN_MAX_BATCH 65536  /* tokens one forward call may carry */
+
+/* Load-time parameters of one instance. Zero-initialise, then set what differs from the defaults. */
+struct rn_backend_params {
+	int n_seq;              /* sequences (slots) in the KV cache; 0 = 1 */
+	int n_ctx;              /* KV cells per sequence, tokens (num_ctx); 0 = min(model's context, 4096) */
+	int n_batch;            /* most tokens per forward call (num_batch); 0 = 512 */
+	int n_threads;          /* CPU threads incl. the caller; 0 = physical cores */
+	enum rn_kv_type kv_type;/* RN_KV_F16 (default) or RN_KV_Q8_0 */
+	float rope_freq_base;   /* 0 = the file's value */
+	float rope_freq_scale;  /* 0 = the file's value */
+	int device;             /* device index for GPU backends */
+};
+
+/* One forward call's input: n_tokens rows, each a token of some sequence at some position.
+ * Within one sequence the rows must come in increasing position order and every position must be larger
+ * than the last position cached for that sequence (tokens are appended to the sequence's cells). Rows of
+ * different sequences may be interleaved in any order. */
+struct rn_batch {
+	int n_tokens;             /* 1 .. n_batch */
+	const int32_t *token;     /* [n_tokens] ids in [0, n_vocab) */
+	const int32_t *pos;       /* [n_tokens] position in its sequence, >= 0 */
+	const int32_t *seq;       /* [n_tokens] sequence id in [0, n_seq) */
+	const uint8_t *want;      /* [n_tokens] nonzero: output this row; NULL = only the last row */
+};
+
+/* What forward writes, for the flagged rows in batch order (row k = k-th flagged row). Either pointer may be
+ * NULL when not wanted. */
+struct rn_outputs {
+	float *logits;  /* [n_out][n_vocab] */
+	float *hidden;  /* [n_out][n_embd]: final hidden state after the output norm (for embeddings) */
+};
+
+/* A batch as a backend sees it: the caller's rows plus, for each row, the cell of its sequence that the
+ * row's key and value go to. Cells were validated by runner/backend.c: cell[i] is free, rows of one
+ * sequence get consecutive cells in batch order, and a row at cell c attends to cells [0, c] of its
+ * sequence (earlier cells hold earlier positions). */
+struct rn_batch_cells {
+	struct rn_batch b;
+	const int32_t *cell;    /* [n_tokens] */
+	int n_out;              /* flagged rows */
+	const int32_t *out_row; /* [n_out] batch row of each output, increasing */
+};
+
+/* The interface a backend implements (CPU: runner/cpu/cpu.h; CUDA: runner/cuda). Every call comes from
+ * runner/backend.c after its arguments were checked, so backends deal only in cells, never in positions.
+ * Errors: RN_ERR_NOMEM, RN_ERR_BACKEND (device failure), RN_ERR_INVALID_ARG (a value the backend cannot
+ * handle, e.g. a model type it has no kernel for, reported at load). */
+struct rn_backend_ops {
+	const char *name;
+	int (*device_count)(void);
+	/* Build an instance. The model (weights) must outlive it; p has its defaults resolved. */
+	int (*load)(const struct rn_model *m, const struct rn_backend_params *p, void **state, struct rn_error *err);
+	void (*free)(void *state);
+	/* Compute the batch: write K/V of every row into its cell, then the outputs of the flagged rows. */
+	int (*forward)(void *state, const struct rn_batch_cells *b, const struct rn_outputs *out, struct rn_error *err);
+	/* Move n cells of seq from cell src to cell dst (memmove semantics; used to close gaps). */
+	void (*kv_move)(void *state, int seq, int src, int dst, int n);
+	/* Re-rotate the keys in cells [c0, c1) of seq by delta positions (context shift). */
+	int (*kv_rotate)(void *state, int seq, int c0, int c1, int32_t delta, struct rn_error *err);
+	/* Copy cells [0, n) of sequence src over those of dst. */
+	void (*kv_copy)(void *state, int src, int dst, int n);
+	/* Bytes the instance allocated (KV cache, scratch) beyond the mapped weights. */
+	uint64_t (*memory)(const void *state);
+};
+
+/* An instance: the ops and their state, plus the cell bookkeeping (runner/kvcache.h) every backend shares. */
+struct rn_backend;
+
+/* Load an instance of backend `index` (see rn_backend_find; -1 = the best available: a GPU backend with a
+ * device, else the CPU). Returns NULL with *err filled. */
+struct rn_backend *rn_backend_load(int index, const struct rn_model *m, const struct rn_backend_params *p,
+				   struct rn_error *err) RN_WUR;
+
+/* Free an instance. Accepts NULL. */
+void rn_backend_free(struct rn_backend *b);
+
+/* The parameters in effect (defaults resolved); borrowed. */
+const struct rn_backend_params *rn_backend_params(const struct rn_backend *b);
+const char *rn_backend_instance_name(const struct rn_backend *b);
+const struct rn_model *rn_backend_model(const struct rn_backend *b);
+
+/* Run the model on a batch (see struct rn_batch for the position rules). out->logits receives n_vocab floats
+ * per flagged row. Returns RN_OK or an error (RN_ERR_INVALID_ARG for a bad token id, sequence, position or
+ * batch size; RN_ERR_CONTEXT when a sequence has no free cell). */
+int rn_backend_forward(struct rn_backend *b, const struct rn_batch *batch, const struct rn_outputs *out,
+		       struct rn_error *err) RN_WUR;
+
+/* Remove the cached positions [p0, p1) of sequence seq (p1 < 0: to the end). */
+int rn_backend_kv_remove(struct rn_backend *b, int seq, int32_t p0, int32_t p1, struct rn_error *err) RN_WUR;
+
+/* Add delta to the cached positions in [p0, p1) of seq and re-rotate their keys accordingly (context
+ * shift). The result must keep the sequence's positions increasing and >= 0, else RN_ERR_INVALID_ARG. */
+int rn_backend_kv_shift(struct rn_backend *b, int seq, int32_t p0, int32_t p1, int32_t delta,
+			struct rn_error *err) RN_WUR;
+
+/* Make sequence dst a copy of the cells of src with position < p1 (p1 < 0: all). */
+int rn_backend_kv_copy(struct rn_backend *b, int src, int dst, int32_t p1, struct rn_error *err) RN_WUR;
+
+/* Empty sequence seq. */
+void rn_backend_kv_clear(struct rn_backend *b, int seq);
+
+/* Number of cached cells of seq, and the position after the last one (0 when empty). */
+int rn_backend_kv_used(const struct rn_backend *b, int seq);
+int32_t rn_backend_kv_next_pos(const struct rn_backend *b, int seq);
+
+/* Bytes allocated by the instance beyond the mapped weights. */
+uint64_t rn_backend_memory(const struct rn_backend *b);
 
 #endif

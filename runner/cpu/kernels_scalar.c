@@ -114,16 +114,15 @@ static inline void dot_legacy(const struct rn_weight *w, int64_t row, const void
 		       : type == RN_MM_Q5_1 ? Q5_1_BYTES
 					    : Q8_0_BYTES;
 	const uint8_t *wr = wrow(w, row, (size_t)nb * bytes);
+	const int32_t offset = type == RN_MM_Q4_0 ? 8 : type == RN_MM_Q5_0 ? 16 : 0;
 	float acc[RN_NX_MAX] = { 0 }, accm[RN_NX_MAX] = { 0 };
 	for (int64_t b = 0; b < nb; b++) {
 		const uint8_t *blk = wr + b * bytes;
 		float d = rn_f16_to_f32(rn_load_u16(blk)), m = 0.0f;
 		uint8_t u[32];
-		int32_t offset = 0;
 		switch (type) {
 		case RN_MM_Q4_0:
 			unpack_nibbles32(blk + 2, u);
-			offset = 8;
 			break;
 		case RN_MM_Q4_1:
 			m = rn_f16_to_f32(rn_load_u16(blk + 2));
@@ -132,7 +131,6 @@ static inline void dot_legacy(const struct rn_weight *w, int64_t row, const void
 		case RN_MM_Q5_0:
 			unpack_nibbles32(blk + 6, u);
 			add_high_bits32(rn_load_u32(blk + 2), u);
-			offset = 16;
 			break;
 		case RN_MM_Q5_1:
 			m = rn_f16_to_f32(rn_load_u16(blk + 2));
@@ -150,14 +148,17 @@ static inline void dot_legacy(const struct rn_weight *w, int64_t row, const void
 			if (type == RN_MM_Q8_0)
 				isum = idot_s((const int8_t *)(blk + 2), qx, 32);
 			else
-				isum = idot(u, qx, 32) - offset * sx;
+				isum = idot(u, qx, 32);
+			/* sum_b d dx (isum - offset sx) = sum_b d dx isum - offset sum_b d dx sx, as the SIMD code */
 			acc[j] += (float)isum * (d * dx);
 			if (type == RN_MM_Q4_1 || type == RN_MM_Q5_1)
 				accm[j] += m * (dx * (float)sx);
+			else if (offset)
+				accm[j] += (d * dx) * (float)sx;
 		}
 	}
 	for (int j = 0; j < nx; j++)
-		out[j] = acc[j] + accm[j];
+		out[j] = type == RN_MM_Q4_1 || type == RN_MM_Q5_1 ? acc[j] + accm[j] : acc[j] - (float)offset * accm[j];
 }
 
 /* ---------------------------------------------------------------------------------------------- K-quants */

@@ -8,9 +8,9 @@
  *   KX_ISA       the enum rn_isa value;  KX_EXPORT  the name of the function returning the kernel set.
  *
  * Arithmetic: weights are unpacked to unsigned bytes (signed for Q8_0, with the sign trick), multiplied with the
- * int8 activations in 32-bit integer lanes, and only per block (legacy: 8 blocks at once after a horizontal
- * reduction) or per super-block (K-quants, whose integer sub-scales are applied with vpmaddwd) converted to
- * float. No intermediate exceeds int16 in vpmaddubsw (|u| <= 128, |x| <= 127 and pairs stay < 32767), so the
+ * int8 activations in 32-bit integer lanes, and only per block (legacy formats) or per super-block (K-quants,
+ * whose integer sub-scales are applied with vpmaddwd) converted to float. Horizontal adds (vphaddd: 2 cycles
+ * each on Zen 3) stay out of the inner loops. No intermediate exceeds int16 in vpmaddubsw (|u| <= 128, |x| <= 127 and pairs stay < 32767), so the
  * VNNI forms give bit-identical integer sums. Each dot function takes up to RN_NX_MAX activation rows and
  * unpacks each weight block once for all of them.
  */
@@ -73,32 +73,20 @@ KX_INL float kx_hmax_ps(__m256 v)
 	return _mm_cvtss_f32(s);
 }
 
-/* Lane k of the result is the sum of all 8 lanes of v[k]. */
-KX_INL __m256i kx_reduce8(__m256i v0, __m256i v1, __m256i v2, __m256i v3, __m256i v4, __m256i v5, __m256i v6,
-			  __m256i v7)
-{
-	__m256i ab = _mm256_hadd_epi32(_mm256_hadd_epi32(v0, v1), _mm256_hadd_epi32(v2, v3));
-	__m256i cd = _mm256_hadd_epi32(_mm256_hadd_epi32(v4, v5), _mm256_hadd_epi32(v6, v7));
-	/* ab holds, per 128-bit half, the 4-lane sums of v0..v3 (low half: lanes 0-3, high half: lanes 4-7) */
-	return _mm256_add_epi32(_mm256_permute2x128_si256(ab, cd, 0x20), _mm256_permute2x128_si256(ab, cd, 0x31));
-}
-
 /* Eight f16 values found `stride` bytes apart, as floats. */
 KX_INL __m256 kx_gather_f16x8(const uint8_t *p, size_t stride)
 {
-	uint64_t lo = 0, hi = 0;
-	for (int k = 0; k < 4; k++) {
-		lo |= (uint64_t)rn_load_u16(p + k * stride) << (16 * k);
-		hi |= (uint64_t)rn_load_u16(p + (k + 4) * stride) << (16 * k);
-	}
+	uint64_t lo = (uint64_t)rn_load_u16(p) | (uint64_t)rn_load_u16(p + stride) << 16 |
+		      (uint64_t)rn_load_u16(p + 2 * stride) << 32 | (uint64_t)rn_load_u16(p + 3 * stride) << 48;
+	uint64_t hi = (uint64_t)rn_load_u16(p + 4 * stride) | (uint64_t)rn_load_u16(p + 5 * stride) << 16 |
+		      (uint64_t)rn_load_u16(p + 6 * stride) << 32 | (uint64_t)rn_load_u16(p + 7 * stride) << 48;
 	return _mm256_cvtph_ps(_mm_set_epi64x((long long)hi, (long long)lo));
 }
 
-/* 16 packed bytes of nibbles -> 32 bytes: low nibbles first (elements 0..15), then high nibbles. */
-KX_INL __m256i kx_nibbles32(const uint8_t *qs)
+/* One f16 as float through F16C (the scalar rn_f16_to_f32 is for portable code). */
+KX_INL float kx_f16(const uint8_t *p)
 {
-	__m128i q = _mm_loadu_si128((const __m128i *)qs);
-	return _mm256_and_si256(_mm256_set_m128i(_mm_srli_epi16(q, 4), q), _mm256_set1_epi8(15));
+	return _cvtsh_ss(rn_load_u16(p));
 }
 
 /* Byte i = 0x10 when bit i of qh is set, else 0. */
@@ -180,7 +168,16 @@ KX_FN void kx_quant_q8_256(const float *x, int64_t cols, void *dst)
 
 /* ---------------------------------------------------------------------------------------------- legacy */
 
-/* Unpacked weights of one legacy block: unsigned q for Q4/Q5 (offset or min applied later), signed for Q8_0. */
+/* Unpacked weights of one legacy block: unsigned q for Q4/Q5 (offset or min applied later), signed for Q8_0.
+ * The nibbles: the 16 bytes go to both 128-bit halves (a load-port broadcast) and the high half is shifted right
+ * by 4 within each dword, so one AND keeps the low nibbles in the low half and the high nibbles in the high. */
+KX_INL __m256i kx_nibbles32(const uint8_t *qs)
+{
+	__m256i v = _mm256_broadcastsi128_si256(_mm_loadu_si128((const __m128i *)qs));
+	return _mm256_and_si256(_mm256_srlv_epi32(v, _mm256_setr_epi32(0, 0, 0, 0, 4, 4, 4, 4)),
+				_mm256_set1_epi8(15));
+}
+
 KX_INL __m256i kx_legacy_unpack(const uint8_t *blk, const int type)
 {
 	switch (type) {
@@ -197,8 +194,8 @@ KX_INL __m256i kx_legacy_unpack(const uint8_t *blk, const int type)
 	}
 }
 
-/* Integer dot of one unpacked block with 32 activation bytes; aw is |w| for Q8_0 (sign trick: |w| * sign(x, w)
- * = w * x with an unsigned left operand). */
+/* Integer dot of one unpacked block with 32 activation bytes, as 8 int32 lanes; aw is |w| for Q8_0 (sign
+ * trick: |w| * sign(x, w) = w * x with an unsigned left operand). */
 KX_INL __m256i kx_legacy_dot(__m256i wq, __m256i aw, const int8_t *xq, const int type)
 {
 	__m256i xv = _mm256_loadu_si256((const __m256i *)xq);
@@ -216,25 +213,99 @@ KX_INL int kx_legacy_bytes(const int type)
 				    : Q8_0_BYTES;
 }
 
-/* Applies the scales of 8 blocks to their integer sums s (lane k = block k): acc += s' * dw * dx, where s' has
- * the format's offset removed, and for the +m formats accm += m * dx * sx. */
-KX_INL void kx_legacy_finish(__m256i s, __m256 dw, __m256 mw, __m256i sx, __m256 dx, __m256 *acc, __m256 *accm,
-			     const int type)
+/* Legacy formats, 8 blocks at a time. Per block the integer lanes are converted to float and scaled by
+ * d_w * d_x, broadcast from a small stack array (a load, no shuffle); the 8 scaled blocks are summed in a fixed
+ * tree and added to the accumulator once per group, so the result does not depend on nx and the FMA latency
+ * chain is one per group. The offset (-8 for Q4_0, -16 for Q5_0) and the min (Q4_1, Q5_1) are applied per group
+ * with the activation block sums: sum_b d_w d_x (s_b - off * sx_b) = sum_b d_w d_x s_b - off * sum_b d_w d_x sx_b.
+ * t = number of valid blocks in the group (8 except at the end of a row). */
+KX_INL void kx_legacy_group(const uint8_t *g, int64_t b, const int t, const int8_t *const *xq,
+			    const float *const *xd, const int32_t *const *xs, __m256 *acc, __m256 *accm, const int nx,
+			    const int type)
 {
-	if (type == RN_MM_Q4_0)
-		s = _mm256_sub_epi32(s, _mm256_slli_epi32(sx, 3));
-	else if (type == RN_MM_Q5_0)
-		s = _mm256_sub_epi32(s, _mm256_slli_epi32(sx, 4));
-	*acc = _mm256_fmadd_ps(_mm256_cvtepi32_ps(s), _mm256_mul_ps(dw, dx), *acc);
-	if (type == RN_MM_Q4_1 || type == RN_MM_Q5_1)
-		*accm = _mm256_fmadd_ps(mw, _mm256_mul_ps(dx, _mm256_cvtepi32_ps(sx)), *accm);
+	const int bytes = kx_legacy_bytes(type);
+	const int has_min = type == RN_MM_Q4_1 || type == RN_MM_Q5_1;
+	const int has_off = type == RN_MM_Q4_0 || type == RN_MM_Q5_0;
+	float sc[RN_NX_MAX][8] __attribute__((aligned(32)));
+	__m256 dw, mw = _mm256_setzero_ps();
+	if (t == 8) {
+		dw = kx_gather_f16x8(g, (size_t)bytes);
+		if (has_min)
+			mw = kx_gather_f16x8(g + 2, (size_t)bytes);
+	} else {
+		uint16_t dh[8] = { 0 }, mh[8] = { 0 };
+		for (int k = 0; k < t; k++) {
+			dh[k] = rn_load_u16(g + k * bytes);
+			mh[k] = has_min ? rn_load_u16(g + k * bytes + 2) : 0;
+		}
+		dw = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)dh));
+		mw = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)mh));
+	}
+#pragma GCC unroll 4
+	for (int j = 0; j < nx; j++) {
+		__m256 dx, sxf;
+		if (t == 8) {
+			dx = _mm256_loadu_ps(xd[j] + b);
+			sxf = _mm256_cvtepi32_ps(_mm256_loadu_si256((const __m256i *)(xs[j] + b)));
+		} else {
+			float dxa[8] = { 0 };
+			int32_t sxa[8] = { 0 };
+			for (int k = 0; k < t; k++) {
+				dxa[k] = xd[j][b + k];
+				sxa[k] = xs[j][b + k];
+			}
+			dx = _mm256_loadu_ps(dxa);
+			sxf = _mm256_cvtepi32_ps(_mm256_loadu_si256((const __m256i *)sxa));
+		}
+		__m256 s = _mm256_mul_ps(dw, dx);
+		_mm256_store_ps(sc[j], s);
+		if (has_min)
+			accm[j] = _mm256_fmadd_ps(mw, _mm256_mul_ps(dx, sxf), accm[j]);
+		else if (has_off)
+			accm[j] = _mm256_fmadd_ps(s, sxf, accm[j]);
+	}
+	/* fixed tree: ((f0 s0 + f1 s1) + (f2 s2 + f3 s3)) + ((f4 s4 + f5 s5) + (f6 s6 + f7 s7)), built as the blocks
+	 * come so that only three partial sums per activation row are alive (pa, pb: the current pairs; h: the
+	 * finished half) */
+	__m256 pa[RN_NX_MAX], pb[RN_NX_MAX], h[RN_NX_MAX];
+#pragma GCC unroll 4
+	for (int j = 0; j < nx; j++)
+		pa[j] = pb[j] = h[j] = _mm256_setzero_ps();
+#pragma GCC unroll 8
+	for (int k = 0; k < 8; k++) {
+		if (k < t) {
+			__m256i wq = kx_legacy_unpack(g + k * bytes, type);
+			__m256i aw = type == RN_MM_Q8_0 ? _mm256_sign_epi8(wq, wq) : wq;
+#pragma GCC unroll 4
+			for (int j = 0; j < nx; j++) {
+				__m256 f = _mm256_cvtepi32_ps(kx_legacy_dot(wq, aw, xq[j] + (b + k) * QK_LEGACY, type));
+				__m256 bsc = _mm256_broadcast_ss(&sc[j][k]);
+				__m256 *p = k % 4 < 2 ? &pa[j] : &pb[j];
+				*p = k % 2 == 0 ? _mm256_mul_ps(f, bsc) : _mm256_fmadd_ps(f, bsc, *p);
+			}
+		} else {
+#pragma GCC unroll 4
+			for (int j = 0; j < nx; j++)
+				if (k % 2 == 0)
+					*(k % 4 < 2 ? &pa[j] : &pb[j]) = _mm256_setzero_ps();
+		}
+		if (k == 3 || k == 7) {
+#pragma GCC unroll 4
+			for (int j = 0; j < nx; j++) {
+				__m256 q = _mm256_add_ps(pa[j], pb[j]);
+				h[j] = k == 3 ? q : _mm256_add_ps(h[j], q);
+			}
+		}
+	}
+#pragma GCC unroll 4
+	for (int j = 0; j < nx; j++)
+		acc[j] = _mm256_add_ps(acc[j], h[j]);
 }
 
 KX_INL void kx_legacy(const struct rn_weight *w, int64_t row, const void *const *x, float *out, const int nx,
 		      const int type)
 {
 	const int bytes = kx_legacy_bytes(type);
-	const int has_min = type == RN_MM_Q4_1 || type == RN_MM_Q5_1;
 	const int64_t nb = w->cols / QK_LEGACY;
 	const uint8_t *wr = (const uint8_t *)w->data + (size_t)row * (size_t)nb * (size_t)bytes;
 	const int8_t *xq[RN_NX_MAX];
@@ -248,88 +319,21 @@ KX_INL void kx_legacy(const struct rn_weight *w, int64_t row, const void *const 
 		xs[j] = rn_act_q8_32_sums(x[j], w->cols);
 		acc[j] = accm[j] = _mm256_setzero_ps();
 	}
-
 	int64_t b = 0;
-	for (; b + 8 <= nb; b += 8) {
-		const uint8_t *g = wr + b * bytes;
-		__m256i h[RN_NX_MAX][4];
-		/* pairs of blocks, reduced pairwise at once to keep few vectors alive */
-#pragma GCC unroll 4
-		for (int k = 0; k < 8; k += 2) {
-			__m256i w0 = kx_legacy_unpack(g + k * bytes, type);
-			__m256i w1 = kx_legacy_unpack(g + (k + 1) * bytes, type);
-			__m256i a0 = type == RN_MM_Q8_0 ? _mm256_sign_epi8(w0, w0) : w0;
-			__m256i a1 = type == RN_MM_Q8_0 ? _mm256_sign_epi8(w1, w1) : w1;
-#pragma GCC unroll 4
-			for (int j = 0; j < nx; j++) {
-				__m256i p0 = kx_legacy_dot(w0, a0, xq[j] + (b + k) * QK_LEGACY, type);
-				__m256i p1 = kx_legacy_dot(w1, a1, xq[j] + (b + k + 1) * QK_LEGACY, type);
-				h[j][k / 2] = _mm256_hadd_epi32(p0, p1);
-			}
-		}
-		__m256 dw = kx_gather_f16x8(g, (size_t)bytes);
-		__m256 mw = has_min ? kx_gather_f16x8(g + 2, (size_t)bytes) : _mm256_setzero_ps();
-#pragma GCC unroll 4
-		for (int j = 0; j < nx; j++) {
-			__m256i ab = _mm256_hadd_epi32(h[j][0], h[j][1]);
-			__m256i cd = _mm256_hadd_epi32(h[j][2], h[j][3]);
-			__m256i s = _mm256_add_epi32(_mm256_permute2x128_si256(ab, cd, 0x20),
-						     _mm256_permute2x128_si256(ab, cd, 0x31));
-			kx_legacy_finish(s, dw, mw, _mm256_loadu_si256((const __m256i *)(xs[j] + b)),
-					 _mm256_loadu_ps(xd[j] + b), &acc[j], &accm[j], type);
-		}
-	}
-	if (b < nb) {
-		/* the last 1..7 blocks: missing lanes get zero sums and zero scales */
-		const int t = (int)(nb - b);
-		const uint8_t *g = wr + b * bytes;
-		__m256i p[RN_NX_MAX][8];
-		uint16_t dh[8] = { 0 }, mh[8] = { 0 };
-		for (int k = 0; k < 8; k++) {
-			if (k < t) {
-				__m256i wq = kx_legacy_unpack(g + k * bytes, type);
-				__m256i aw = type == RN_MM_Q8_0 ? _mm256_sign_epi8(wq, wq) : wq;
-				for (int j = 0; j < nx; j++)
-					p[j][k] = kx_legacy_dot(wq, aw, xq[j] + (b + k) * QK_LEGACY, type);
-				dh[k] = rn_load_u16(g + k * bytes);
-				mh[k] = has_min ? rn_load_u16(g + k * bytes + 2) : 0;
-			} else {
-				for (int j = 0; j < nx; j++)
-					p[j][k] = _mm256_setzero_si256();
-			}
-		}
-		__m256 dw = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)dh));
-		__m256 mw = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)mh));
-		for (int j = 0; j < nx; j++) {
-			float dxa[8] = { 0 };
-			int32_t sxa[8] = { 0 };
-			for (int k = 0; k < t; k++) {
-				dxa[k] = xd[j][b + k];
-				sxa[k] = xs[j][b + k];
-			}
-			__m256i s = kx_reduce8(p[j][0], p[j][1], p[j][2], p[j][3], p[j][4], p[j][5], p[j][6], p[j][7]);
-			kx_legacy_finish(s, dw, mw, _mm256_loadu_si256((const __m256i *)sxa), _mm256_loadu_ps(dxa),
-					 &acc[j], &accm[j], type);
-		}
-	}
+	for (; b + 8 <= nb; b += 8)
+		kx_legacy_group(wr + b * bytes, b, 8, xq, xd, xs, acc, accm, nx, type);
+	if (b < nb)
+		kx_legacy_group(wr + b * bytes, b, (int)(nb - b), xq, xd, xs, acc, accm, nx, type);
+	const float moff = type == RN_MM_Q4_0 ? -8.0f : type == RN_MM_Q5_0 ? -16.0f : 1.0f;
 #pragma GCC unroll 4
 	for (int j = 0; j < nx; j++)
-		out[j] = kx_hsum_ps(acc[j]) + kx_hsum_ps(accm[j]);
+		out[j] = kx_hsum_ps(acc[j]) + moff * kx_hsum_ps(accm[j]);
 }
 
 /* ---------------------------------------------------------------------------------------------- K-quants */
 
-/* Shuffle controls that turn 16 scale bytes (in both 128-bit halves) into one int16 scale per lane:
- * KX_SC_BYTE[s]: every lane = byte s (zero-extended). */
-#define KX_SB(s) (char)(s), (char)0x80
-#define KX_SC_ROW(s)                                                                                     \
-	{ KX_SB(s), KX_SB(s), KX_SB(s), KX_SB(s), KX_SB(s), KX_SB(s), KX_SB(s), KX_SB(s),                  \
-	  KX_SB(s), KX_SB(s), KX_SB(s), KX_SB(s), KX_SB(s), KX_SB(s), KX_SB(s), KX_SB(s) }
-static const char kx_sc_byte[8][32] __attribute__((aligned(32))) = {
-	KX_SC_ROW(0), KX_SC_ROW(1), KX_SC_ROW(2), KX_SC_ROW(3),
-	KX_SC_ROW(4), KX_SC_ROW(5), KX_SC_ROW(6), KX_SC_ROW(7),
-};
-/* KX_SC_PAIR[t]: low half lanes = int16 word 2t, high half lanes = int16 word 2t+1 (of 8 words per half). */
+/* Shuffle controls for the formats with 16 scales per super-block. kx_sc_pair[t]: low half lanes = int16
+ * word 2t, high half lanes = int16 word 2t+1 (of the 8 words in each half). */
 #define KX_W(b) (char)(b), (char)((b) + 1)
 #define KX_PAIR_ROW(t)                                                                                   \
 	{ KX_W(4 * (t)), KX_W(4 * (t)), KX_W(4 * (t)), KX_W(4 * (t)), KX_W(4 * (t)), KX_W(4 * (t)),         \
@@ -394,8 +398,8 @@ KX_INL void kx_q4k_q5k(const struct rn_weight *w, int64_t row, const void *const
 
 	for (int64_t b = 0; b < nb; b++) {
 		const uint8_t *blk = wr + b * bytes;
-		const float d = rn_f16_to_f32(rn_load_u16(blk + Q4_K_D));
-		const float dmin = rn_f16_to_f32(rn_load_u16(blk + Q4_K_DMIN));
+		const float d = kx_f16(blk + Q4_K_D);
+		const float dmin = kx_f16(blk + Q4_K_DMIN);
 		const uint32_t a0 = rn_load_u32(blk + Q4_K_SCALES), a1 = rn_load_u32(blk + Q4_K_SCALES + 4),
 			       a2 = rn_load_u32(blk + Q4_K_SCALES + 8);
 		/* 6-bit scales sc0..7 and mins m0..7 as bytes (see kernels.h) */
@@ -403,8 +407,13 @@ KX_INL void kx_q4k_q5k(const struct rn_weight *w, int64_t row, const void *const
 		const uint32_t sc_hi = (a2 & 0x0f0f0f0f) | ((a0 >> 6) & 0x03030303) << 4;
 		const uint32_t mn_hi = ((a2 >> 4) & 0x0f0f0f0f) | ((a1 >> 6) & 0x03030303) << 4;
 		const __m128i scm = _mm_setr_epi32((int)sc_lo, (int)sc_hi, (int)mn_lo, (int)mn_hi);
-		const __m256i sc2 = _mm256_broadcastsi128_si256(scm);
 		const __m256i mn16 = _mm256_cvtepu8_epi16(_mm_shuffle_epi8(scm, dup_mins));
+		/* each sub-block scale as an int16 pair in a dword, so that a broadcast load (no shuffle) makes the
+		 * vpmaddwd operand */
+		int32_t scd[8] __attribute__((aligned(16)));
+		const __m128i sc16 = _mm_cvtepu8_epi16(scm);
+		_mm_store_si128((__m128i *)scd, _mm_unpacklo_epi16(sc16, sc16));
+		_mm_store_si128((__m128i *)(scd + 4), _mm_unpackhi_epi16(sc16, sc16));
 		const uint8_t *qs = blk + (five ? Q5_K_QS : Q4_K_QS);
 		__m256i qh = five ? _mm256_loadu_si256((const __m256i *)(blk + Q5_K_QH)) : _mm256_setzero_si256();
 		__m256i isum[RN_NX_MAX];
@@ -425,8 +434,8 @@ KX_INL void kx_q4k_q5k(const struct rn_weight *w, int64_t row, const void *const
 				wl = _mm256_or_si256(wl, _mm256_and_si256(hl, h5));
 				wh = _mm256_or_si256(wh, _mm256_and_si256(hh, h5));
 			}
-			__m256i sl = _mm256_shuffle_epi8(sc2, _mm256_load_si256((const __m256i *)kx_sc_byte[2 * c]));
-			__m256i sh = _mm256_shuffle_epi8(sc2, _mm256_load_si256((const __m256i *)kx_sc_byte[2 * c + 1]));
+			__m256i sl = _mm256_castps_si256(_mm256_broadcast_ss((const float *)&scd[2 * c]));
+			__m256i sh = _mm256_castps_si256(_mm256_broadcast_ss((const float *)&scd[2 * c + 1]));
 #pragma GCC unroll 4
 			for (int j = 0; j < nx; j++) {
 				const int8_t *xq = xk[j].q + b * QK_K + 64 * c;
@@ -464,7 +473,7 @@ KX_INL void kx_q6k(const struct rn_weight *w, int64_t row, const void *const *x,
 
 	for (int64_t b = 0; b < nb; b++) {
 		const uint8_t *blk = wr + b * Q6_K_BYTES;
-		const float d = rn_f16_to_f32(rn_load_u16(blk + Q6_K_D));
+		const float d = kx_f16(blk + Q6_K_D);
 		const struct kx_sc16 sc = kx_sc16_make(_mm_loadu_si128((const __m128i *)(blk + Q6_K_SCALES)));
 		__m256i isum[RN_NX_MAX];
 #pragma GCC unroll 4
@@ -520,7 +529,7 @@ KX_INL void kx_q3k(const struct rn_weight *w, int64_t row, const void *const *x,
 
 	for (int64_t b = 0; b < nb; b++) {
 		const uint8_t *blk = wr + b * Q3_K_BYTES;
-		const float d = rn_f16_to_f32(rn_load_u16(blk + Q3_K_D));
+		const float d = kx_f16(blk + Q3_K_D);
 		/* 16 6-bit scales (see kernels.h), as int8 s - 32 */
 		const uint32_t a0 = rn_load_u32(blk + Q3_K_SCALES), a1 = rn_load_u32(blk + Q3_K_SCALES + 4),
 			       a2 = rn_load_u32(blk + Q3_K_SCALES + 8);
@@ -583,8 +592,8 @@ KX_INL void kx_q2k(const struct rn_weight *w, int64_t row, const void *const *x,
 
 	for (int64_t b = 0; b < nb; b++) {
 		const uint8_t *blk = wr + b * Q2_K_BYTES;
-		const float d = rn_f16_to_f32(rn_load_u16(blk + Q2_K_D));
-		const float dmin = rn_f16_to_f32(rn_load_u16(blk + Q2_K_DMIN));
+		const float d = kx_f16(blk + Q2_K_D);
+		const float dmin = kx_f16(blk + Q2_K_DMIN);
 		const __m128i raw = _mm_loadu_si128((const __m128i *)(blk + Q2_K_SCALES));
 		const struct kx_sc16 sc = kx_sc16_make(_mm_and_si128(raw, m4));
 		const __m256i mn16 = _mm256_cvtepu8_epi16(_mm_and_si128(_mm_srli_epi16(raw, 4), m4));

@@ -9,3 +9,7 @@ TESTS += tests/cpu/test_pool
 check_PROGRAMS += tests/cpu/test_matmul
 tests_cpu_test_matmul_LDADD = $(CPU_TEST_LDADD)
 TESTS += tests/cpu/test_matmul
+
+# Micro-benchmark of the matmul kernels (not a test): tests/cpu/bench_matmul --help
+noinst_PROGRAMS += tests/cpu/bench_matmul
+tests_cpu_bench_matmul_LDADD = $(CPU_TEST_LDADD)

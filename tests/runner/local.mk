@@ -1,1 +1,7 @@
 # tests/runner/ — tests of the runner module (owned with the module's issue).
+check_PROGRAMS += tests/runner/test_model tests/runner/test_sampler tests/runner/test_kvcache
+tests_runner_test_model_LDADD = $(TEST_LDADD)
+tests_runner_test_sampler_LDADD = $(TEST_LDADD)
+tests_runner_test_kvcache_LDADD = $(TEST_LDADD)
+TESTS += tests/runner/test_model tests/runner/test_sampler tests/runner/test_kvcache
+EXTRA_DIST += tests/runner/tinymodel.h

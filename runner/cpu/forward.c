@@ -1,0 +1,687 @@
+/* runner/cpu/forward.c — the CPU backend: the transformer forward pass for llama / qwen2 / qwen3 over a
+ * batch of tokens from several sequences, and its KV cache (f16 or q8_0 rows in host memory).
+ *
+ * One forward call is one pool job: every thread walks the same layer loop and the phases are separated by
+ * barriers, so decode pays one dispatch per token instead of one per op. Matmuls split weight rows between
+ * threads by bytes; attention splits (row, head) pairs. ORUN_CPU_REFERENCE=1 replaces the int8 matmuls with
+ * f32 dot products on dequantized weight rows (slow; a cross-check of the kernels, not a mode for users).
+ */
+#include "config.h"
+
+#include <inttypes.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+
+#include "runner/cpu/cpu.h"
+#include "runner/cpu/matmul.h"
+#include "runner/cpu/ops.h"
+#include "runner/cpu/pool.h"
+
+#define MAX_KINDS 3 /* enum rn_act_kind values */
+
+struct cpu_layer {
+	struct rn_weight wq, wk, wv, wo, gate, up, down;
+};
+
+struct cpu {
+	const struct rn_model *m;
+	struct rn_backend_params p;
+	struct rn_rope rope;
+	struct rn_pool *pool;
+	int nth;
+	bool reference;
+	struct cpu_layer *layers;
+	struct rn_weight out_w;
+	int n_embd, q_dim, kv_dim, head_dim, n_head, n_head_kv, n_ff, n_vocab, max_cols;
+	float kq_scale;
+	/* KV cache: [n_layer][K, V][n_seq][n_ctx] rows of kv_row bytes (kv_dim values each) */
+	size_t kv_row, head_bytes;
+	uint8_t *kv;
+	size_t kv_bytes;
+	/* scratch for n_batch rows */
+	float *x, *xn, *tmp, *q, *k, *v, *att, *hb, *hb2;
+	float *cs;       /* [n_batch][n_rot] cos/sin per row */
+	float *scores;   /* [nth][n_ctx] */
+	float *deq;      /* [nth][max_cols] */
+	uint8_t *act[MAX_KINDS];
+	size_t scratch_bytes;
+};
+
+/* ---------------------------------------------------------------------------------------------------- */
+/* KV layout */
+
+static uint8_t *kv_base(const struct cpu *c, int layer, int t, int seq)
+{
+	size_t idx = ((size_t)layer * 2 + (size_t)t) * (size_t)c->p.n_seq + (size_t)seq;
+	return c->kv + idx * (size_t)c->p.n_ctx * c->kv_row;
+}
+
+static void kv_store(const struct cpu *c, uint8_t *dst, const float *x, int n)
+{
+	if (c->p.kv_type == RN_KV_Q8_0)
+		rn_ops_store_q8_0(dst, x, n);
+	else
+		rn_ops_store_f16((uint16_t *)dst, x, n);
+}
+
+static void kv_load(const struct cpu *c, float *dst, const uint8_t *src, int n)
+{
+	if (c->p.kv_type == RN_KV_Q8_0)
+		rn_ops_load_q8_0(dst, src, n);
+	else
+		rn_ops_load_f16(dst, (const uint16_t *)src, n);
+}
+
+/* ---------------------------------------------------------------------------------------------------- */
+/* matmul phase helpers (called on every thread of a job) */
+
+struct mm {
+	const struct rn_weight *w;
+	const float *xf;    /* f32 input rows (stride = cols), for the reference path and F32-kind weights */
+	float *y;
+	int64_t ldy;
+};
+
+/* ggml keeps the scale of a Q8_0 activation block as f16 (the int8 values are computed with the exact
+ * 127/amax); the kernels keep it as f32. Rounding it here makes orun's products match llama.cpp's to float
+ * rounding instead of to 1e-3. Row layout (runner/cpu/matmul.h): int8 q[cols], f32 d[cols/32], sums. */
+static void round_q8_32_scales(uint8_t *act, int64_t cols, int64_t r0, int64_t r1)
+{
+	size_t rb = rn_act_row_bytes(RN_ACT_Q8_32, cols);
+	for (int64_t r = r0; r < r1; r++) {
+		float *d = (float *)(act + (size_t)r * rb + (size_t)cols);
+		for (int64_t b = 0; b < cols / 32; b++)
+			d[b] = gguf_f16_to_f32(gguf_f32_to_f16(d[b]));
+	}
+}
+
+/* Quantize rows [r0, r1) of x (cols per row) for every activation kind the weights need. */
+static void quantize_rows(struct cpu *c, const float *x, int64_t cols, int64_t r0, int64_t r1,
+			  const struct rn_weight *const *ws, int nw)
+{
+	if (c->reference)
+		return;
+	bool done[MAX_KINDS] = {false};
+	for (int i = 0; i < nw; i++) {
+		enum rn_act_kind k = rn_mm_act_kind(ws[i]->type);
+		if (k == RN_ACT_F32 || done[k])
+			continue;
+		done[k] = true;
+		rn_act_quantize_rows(k, x, cols, cols, r0, r1, c->act[k]);
+		if (k == RN_ACT_Q8_32)
+			round_q8_32_scales(c->act[k], cols, r0, r1);
+	}
+}
+
+/* The activation descriptor for weight w over n rows of x (already quantized by quantize_rows). */
+static struct rn_act act_for(struct cpu *c, const struct rn_weight *w, const float *x, int64_t n)
+{
+	enum rn_act_kind k = rn_mm_act_kind(w->type);
+	struct rn_act a = {.kind = k, .n = n, .cols = w->cols, .ld = w->cols};
+	a.data = k == RN_ACT_F32 ? (const void *)x : (const void *)c->act[k];
+	return a;
+}
+
+static void ref_rows(struct cpu *c, int ith, const struct mm *op, int64_t n, int64_t r0, int64_t r1)
+{
+	const struct rn_weight *w = op->w;
+	float *row = c->deq + (size_t)ith * (size_t)c->max_cols;
+	size_t rb = rn_mm_row_bytes(w->type, w->cols);
+	for (int64_t r = r0; r < r1; r++) {
+		if (gguf_dequantize((uint32_t)w->type, (const uint8_t *)w->data + (size_t)r * rb, row, (uint64_t)w->cols) !=
+		    GGUF_OK)
+			memset(row, 0, (size_t)w->cols * sizeof *row);
+		for (int64_t i = 0; i < n; i++)
+			op->y[i * op->ldy + r] = rn_ops_dot_f32(op->xf + i * w->cols, row, (int)w->cols);
+	}
+}
+
+/* Run several matmuls over the same n input rows; the threads split the total weight bytes evenly. */
+static void mm_phase(struct cpu *c, int ith, int nth, const struct mm *ops, int n_ops, int64_t n)
+{
+	uint64_t total = 0, rb[8];
+	for (int i = 0; i < n_ops; i++) {
+		rb[i] = rn_mm_row_bytes(ops[i].w->type, ops[i].w->cols);
+		total += rb[i] * (uint64_t)ops[i].w->rows;
+	}
+	uint64_t lo = total * (uint64_t)ith / (uint64_t)nth, hi = total * (uint64_t)(ith + 1) / (uint64_t)nth;
+	uint64_t base = 0;
+	for (int i = 0; i < n_ops; i++) {
+		const struct rn_weight *w = ops[i].w;
+		uint64_t size = rb[i] * (uint64_t)w->rows;
+		/* rows whose first byte lies in [lo, hi), rounded to 4-row groups for the kernels */
+		int64_t r0 = lo <= base ? 0 : (int64_t)((lo - base + rb[i] - 1) / rb[i]);
+		int64_t r1 = hi <= base ? 0 : (int64_t)((hi - base + rb[i] - 1) / rb[i]);
+		r0 = (r0 + 3) & ~(int64_t)3;
+		r1 = ith == nth - 1 ? w->rows : (r1 + 3) & ~(int64_t)3;
+		if (r0 > w->rows)
+			r0 = w->rows;
+		if (r1 > w->rows)
+			r1 = w->rows;
+		if (r0 < r1) {
+			if (c->reference) {
+				ref_rows(c, ith, &ops[i], n, r0, r1);
+			} else {
+				struct rn_act a = act_for(c, w, ops[i].xf, n);
+				rn_matmul_rows(w, &a, ops[i].y, ops[i].ldy, r0, r1);
+			}
+		}
+		base += size;
+	}
+}
+
+/* ---------------------------------------------------------------------------------------------------- */
+/* the forward job */
+
+struct job {
+	struct cpu *c;
+	const struct rn_batch_cells *bc;
+	const struct rn_outputs *out;
+	int n;         /* live rows (n_tokens, then n_out in the last layer) */
+};
+
+static void barrier(struct cpu *c) { rn_pool_barrier(c->pool); }
+
+static void split(int64_t n, int ith, int nth, int64_t *b, int64_t *e) { rn_pool_split(n, 1, ith, nth, b, e); }
+
+static void embed_rows(struct cpu *c, const struct rn_batch_cells *bc, int ith, int nth)
+{
+	const struct rn_tensor *te = &c->m->tok_embd;
+	size_t rb = (size_t)gguf_row_size(te->type, te->ne[0]);
+	int64_t b, e;
+	split(bc->b.n_tokens, ith, nth, &b, &e);
+	for (int64_t i = b; i < e; i++) {
+		float *x = c->x + (size_t)i * (size_t)c->n_embd;
+		const uint8_t *src = (const uint8_t *)te->data + (size_t)bc->b.token[i] * rb;
+		if (gguf_dequantize(te->type, src, x, (uint64_t)c->n_embd) != GGUF_OK)
+			memset(x, 0, (size_t)c->n_embd * sizeof *x);
+		rn_rope_cos_sin(&c->rope, bc->b.pos[i], c->cs + (size_t)i * (size_t)c->rope.n_rot);
+	}
+}
+
+/* x[i] += tmp[i] (+ bias) when add, then xn[i] = rmsnorm(x[i]) * w, then quantize xn[i] for ws. */
+static void resid_norm_quant(struct cpu *c, int n, int ith, int nth, bool add, const float *bias, const float *w,
+			     const struct rn_weight *const *ws, int nw)
+{
+	int64_t b, e;
+	split(n, ith, nth, &b, &e);
+	const int E = c->n_embd;
+	for (int64_t i = b; i < e; i++) {
+		float *x = c->x + (size_t)i * (size_t)E, *t = c->tmp + (size_t)i * (size_t)E;
+		if (add) {
+			if (bias)
+				for (int j = 0; j < E; j++)
+					x[j] += t[j] + bias[j];
+			else
+				for (int j = 0; j < E; j++)
+					x[j] += t[j];
+		}
+		rn_ops_rmsnorm(c->xn + (size_t)i * (size_t)E, x, w, E, c->m->hp.norm_eps);
+	}
+	if (b < e)
+		quantize_rows(c, c->xn, E, b, e, ws, nw);
+}
+
+/* Bias, QK-norm, RoPE and the KV-cache store for every (row, head) of the batch. */
+static void qkv_post(struct cpu *c, const struct rn_layer *ml, int layer, const struct rn_batch_cells *bc, int n,
+		     int ith, int nth)
+{
+	const int H = c->n_head, HK = c->n_head_kv, D = c->head_dim;
+	const int64_t tasks = (int64_t)n * (H + 2 * HK);
+	int64_t b, e;
+	split(tasks, ith, nth, &b, &e);
+	const float eps = c->m->hp.norm_eps;
+	for (int64_t t = b; t < e; t++) {
+		int i = (int)(t / (H + 2 * HK)), h = (int)(t % (H + 2 * HK));
+		const float *cs = c->cs + (size_t)i * (size_t)c->rope.n_rot;
+		if (h < H) {
+			float *q = c->q + (size_t)i * (size_t)c->q_dim + (size_t)h * (size_t)D;
+			if (ml->bq)
+				for (int j = 0; j < D; j++)
+					q[j] += ml->bq[h * D + j];
+			if (ml->q_norm)
+				rn_ops_rmsnorm(q, q, ml->q_norm, D, eps);
+			rn_rope_apply(&c->rope, cs, q, 1.0f);
+		} else if (h < H + HK) {
+			int g = h - H;
+			float *k = c->k + (size_t)i * (size_t)c->kv_dim + (size_t)g * (size_t)D;
+			if (ml->bk)
+				for (int j = 0; j < D; j++)
+					k[j] += ml->bk[g * D + j];
+			if (ml->k_norm)
+				rn_ops_rmsnorm(k, k, ml->k_norm, D, eps);
+			rn_rope_apply(&c->rope, cs, k, 1.0f);
+			uint8_t *dst = kv_base(c, layer, 0, bc->b.seq[i]) + (size_t)bc->cell[i] * c->kv_row +
+				       (size_t)g * c->head_bytes;
+			kv_store(c, dst, k, D);
+		} else {
+			int g = h - H - HK;
+			float *v = c->v + (size_t)i * (size_t)c->kv_dim + (size_t)g * (size_t)D;
+			if (ml->bv)
+				for (int j = 0; j < D; j++)
+					v[j] += ml->bv[g * D + j];
+			uint8_t *dst = kv_base(c, layer, 1, bc->b.seq[i]) + (size_t)bc->cell[i] * c->kv_row +
+				       (size_t)g * c->head_bytes;
+			kv_store(c, dst, v, D);
+		}
+	}
+}
+
+/* Attention of every (row, query head) over the cells [0, cell] of the row's sequence. */
+static void attention(struct cpu *c, int layer, const struct rn_batch_cells *bc, int n, int ith, int nth)
+{
+	const int H = c->n_head, D = c->head_dim, group = c->n_head / c->n_head_kv;
+	int64_t b, e;
+	split((int64_t)n * H, ith, nth, &b, &e);
+	float *sc = c->scores + (size_t)ith * (size_t)c->p.n_ctx;
+	const bool q8 = c->p.kv_type == RN_KV_Q8_0;
+	float *q = c->deq + (size_t)ith * (size_t)c->max_cols;
+	for (int64_t t = b; t < e; t++) {
+		int i = (int)(t / H), h = (int)(t % H), g = h / group;
+		/* llama.cpp multiplies f16 keys with the query rounded to f16, and f16 values with the softmax
+		 * rounded to f16 (accumulating in f32); doing the same keeps orun's logits within float rounding
+		 * of the reference's instead of within f16 rounding */
+		const float *q32 = c->q + (size_t)i * (size_t)c->q_dim + (size_t)h * (size_t)D;
+		for (int j = 0; j < D; j++)
+			q[j] = gguf_f16_to_f32(gguf_f32_to_f16(q32[j]));
+		float *o = c->att + (size_t)i * (size_t)c->q_dim + (size_t)h * (size_t)D;
+		int s = bc->b.seq[i], nc = bc->cell[i] + 1;
+		const uint8_t *kb = kv_base(c, layer, 0, s) + (size_t)g * c->head_bytes;
+		const uint8_t *vb = kv_base(c, layer, 1, s) + (size_t)g * c->head_bytes;
+		for (int j = 0; j < nc; j++) {
+			const uint8_t *kr = kb + (size_t)j * c->kv_row;
+			sc[j] = (q8 ? rn_ops_dot_q8_0(q, kr, D) : rn_ops_dot_f16(q, (const uint16_t *)kr, D)) * c->kq_scale;
+		}
+		float mx = rn_ops_max(sc, nc);
+		float sum = rn_ops_exp_sum(sc, nc, mx);
+		float inv = (float)(1.0 / (double)sum);
+		memset(o, 0, (size_t)D * sizeof *o);
+		for (int j = 0; j < nc; j++) {
+			const uint8_t *vr = vb + (size_t)j * c->kv_row;
+			float pj = gguf_f16_to_f32(gguf_f32_to_f16(sc[j] * inv));
+			if (pj == 0)
+				continue;
+			if (q8)
+				rn_ops_axpy_q8_0(o, pj, vr, D);
+			else
+				rn_ops_axpy_f16(o, pj, (const uint16_t *)vr, D);
+		}
+	}
+}
+
+static void forward_job(void *ctx, int ith, int nth)
+{
+	struct job *J = ctx;
+	struct cpu *c = J->c;
+	const struct rn_model *m = c->m;
+	const struct rn_batch_cells *bc = J->bc;
+	const int E = c->n_embd;
+	int n = bc->b.n_tokens;
+
+	embed_rows(c, bc, ith, nth);
+	barrier(c);
+	bool pending = false; /* c->tmp holds a residual still to be added to c->x */
+	for (int l = 0; l < m->hp.n_layer; l++) {
+		const struct rn_layer *ml = &m->layers[l];
+		struct cpu_layer *cl = &c->layers[l];
+		const bool last = l == m->hp.n_layer - 1;
+
+		/* attention block */
+		const struct rn_weight *qkv[3] = {&cl->wq, &cl->wk, &cl->wv};
+		resid_norm_quant(c, n, ith, nth, pending, NULL, ml->attn_norm, qkv, 3);
+		barrier(c);
+		struct mm ops[3] = {
+			{&cl->wq, c->xn, c->q, c->q_dim},
+			{&cl->wk, c->xn, c->k, c->kv_dim},
+			{&cl->wv, c->xn, c->v, c->kv_dim},
+		};
+		mm_phase(c, ith, nth, ops, 3, n);
+		barrier(c);
+		qkv_post(c, ml, l, bc, n, ith, nth);
+		barrier(c);
+		attention(c, l, bc, n, ith, nth);
+		barrier(c);
+		if (last) {
+			/* only the flagged rows matter from here on */
+			if (ith == 0) {
+				for (int k = 0; k < bc->n_out; k++) {
+					int r = bc->out_row[k];
+					if (r != k) {
+						memcpy(c->att + (size_t)k * (size_t)c->q_dim, c->att + (size_t)r * (size_t)c->q_dim,
+						       (size_t)c->q_dim * sizeof(float));
+						memcpy(c->x + (size_t)k * (size_t)E, c->x + (size_t)r * (size_t)E,
+						       (size_t)E * sizeof(float));
+					}
+				}
+				J->n = bc->n_out;
+			}
+			barrier(c);
+			n = J->n;
+			if (n == 0)
+				return;
+		}
+		{
+			int64_t b, e;
+			split(n, ith, nth, &b, &e);
+			const struct rn_weight *wo[1] = {&cl->wo};
+			if (b < e)
+				quantize_rows(c, c->att, c->q_dim, b, e, wo, 1);
+		}
+		barrier(c);
+		struct mm op_o = {&cl->wo, c->att, c->tmp, E};
+		mm_phase(c, ith, nth, &op_o, 1, n);
+		barrier(c);
+
+		/* feed-forward block */
+		const struct rn_weight *gu[2] = {&cl->gate, &cl->up};
+		resid_norm_quant(c, n, ith, nth, true, ml->bo, ml->ffn_norm, gu, 2);
+		barrier(c);
+		struct mm ops2[2] = {
+			{&cl->gate, c->xn, c->hb, c->n_ff},
+			{&cl->up, c->xn, c->hb2, c->n_ff},
+		};
+		mm_phase(c, ith, nth, ops2, 2, n);
+		barrier(c);
+		{
+			int64_t b, e;
+			split(n, ith, nth, &b, &e);
+			for (int64_t i = b; i < e; i++)
+				rn_ops_swiglu(c->hb + (size_t)i * (size_t)c->n_ff, c->hb2 + (size_t)i * (size_t)c->n_ff, c->n_ff);
+			const struct rn_weight *dn[1] = {&cl->down};
+			if (b < e)
+				quantize_rows(c, c->hb, c->n_ff, b, e, dn, 1);
+		}
+		barrier(c);
+		struct mm op_d = {&cl->down, c->hb, c->tmp, E};
+		mm_phase(c, ith, nth, &op_d, 1, n);
+		barrier(c);
+		pending = true;
+	}
+
+	/* output norm and LM head for the n (= n_out) remaining rows */
+	const struct rn_weight *ow[1] = {&c->out_w};
+	resid_norm_quant(c, n, ith, nth, pending, NULL, m->output_norm, ow, 1);
+	if (J->out->hidden) {
+		int64_t b, e;
+		split(n, ith, nth, &b, &e);
+		if (b < e)
+			memcpy(J->out->hidden + (size_t)b * (size_t)E, c->xn + (size_t)b * (size_t)E,
+			       (size_t)(e - b) * (size_t)E * sizeof(float));
+	}
+	barrier(c);
+	if (J->out->logits) {
+		struct mm op_out = {&c->out_w, c->xn, J->out->logits, c->n_vocab};
+		mm_phase(c, ith, nth, &op_out, 1, n);
+	}
+}
+
+static int cpu_forward(void *state, const struct rn_batch_cells *bc, const struct rn_outputs *out, struct rn_error *err)
+{
+	struct cpu *c = state;
+	struct rn_outputs none = {0};
+	struct job J = {.c = c, .bc = bc, .out = out ? out : &none, .n = bc->b.n_tokens};
+	rn_pool_run(c->pool, forward_job, &J);
+	return RN_OK;
+}
+
+/* ---------------------------------------------------------------------------------------------------- */
+/* KV operations */
+
+static void cpu_kv_move(void *state, int seq, int src, int dst, int n)
+{
+	struct cpu *c = state;
+	for (int l = 0; l < c->m->hp.n_layer; l++)
+		for (int t = 0; t < 2; t++) {
+			uint8_t *base = kv_base(c, l, t, seq);
+			memmove(base + (size_t)dst * c->kv_row, base + (size_t)src * c->kv_row, (size_t)n * c->kv_row);
+		}
+}
+
+static void cpu_kv_copy(void *state, int src, int dst, int n)
+{
+	struct cpu *c = state;
+	for (int l = 0; l < c->m->hp.n_layer; l++)
+		for (int t = 0; t < 2; t++)
+			memcpy(kv_base(c, l, t, dst), kv_base(c, l, t, src), (size_t)n * c->kv_row);
+}
+
+struct rot_job {
+	struct cpu *c;
+	int seq, c0, c1;
+	const float *cs;
+};
+
+static void rotate_job(void *ctx, int ith, int nth)
+{
+	struct rot_job *R = ctx;
+	struct cpu *c = R->c;
+	const int D = c->head_dim;
+	float *buf = c->deq + (size_t)ith * (size_t)c->max_cols;
+	int64_t per_layer = (int64_t)(R->c1 - R->c0) * c->n_head_kv;
+	int64_t b, e;
+	split(per_layer * c->m->hp.n_layer, ith, nth, &b, &e);
+	for (int64_t t = b; t < e; t++) {
+		int l = (int)(t / per_layer), r = (int)(t % per_layer);
+		int cell = R->c0 + r / c->n_head_kv, g = r % c->n_head_kv;
+		uint8_t *p = kv_base(c, l, 0, R->seq) + (size_t)cell * c->kv_row + (size_t)g * c->head_bytes;
+		kv_load(c, buf, p, D);
+		rn_rope_apply(&c->rope, R->cs, buf, 1.0f);
+		kv_store(c, p, buf, D);
+	}
+}
+
+static int cpu_kv_rotate(void *state, int seq, int c0, int c1, int32_t delta, struct rn_error *err)
+{
+	struct cpu *c = state;
+	/* a pure rotation by delta positions: YaRN's magnitude scale was applied when the key was stored and
+	 * must not be applied twice, so the cos/sin table is renormalised to unit length */
+	float *cs = malloc((size_t)c->rope.n_rot * sizeof *cs);
+	if (!cs)
+		return rn_error_set(err, RN_ERR_NOMEM, "out of memory");
+	rn_rope_cos_sin(&c->rope, delta, cs);
+	for (int i = 0; i < c->rope.n_rot / 2; i++) {
+		float r = sqrtf(cs[2 * i] * cs[2 * i] + cs[2 * i + 1] * cs[2 * i + 1]);
+		if (r > 0) {
+			cs[2 * i] /= r;
+			cs[2 * i + 1] /= r;
+		}
+	}
+	struct rot_job R = {.c = c, .seq = seq, .c0 = c0, .c1 = c1, .cs = cs};
+	rn_pool_run(c->pool, rotate_job, &R);
+	free(cs);
+	return RN_OK;
+}
+
+static uint64_t cpu_memory(const void *state)
+{
+	const struct cpu *c = state;
+	return (uint64_t)c->kv_bytes + (uint64_t)c->scratch_bytes;
+}
+
+/* ---------------------------------------------------------------------------------------------------- */
+/* load / free */
+
+static void cpu_free(void *state)
+{
+	struct cpu *c = state;
+	if (!c)
+		return;
+	rn_pool_free(c->pool);
+	if (c->kv)
+		munmap(c->kv, c->kv_bytes);
+	free(c->layers);
+	free(c->x);
+	free(c->xn);
+	free(c->tmp);
+	free(c->q);
+	free(c->k);
+	free(c->v);
+	free(c->att);
+	free(c->hb);
+	free(c->hb2);
+	free(c->cs);
+	free(c->scores);
+	free(c->deq);
+	for (int i = 0; i < MAX_KINDS; i++)
+		free(c->act[i]);
+	free(c);
+}
+
+static int bind_weight(const struct rn_tensor *t, struct rn_weight *w, struct rn_error *err)
+{
+	memset(w, 0, sizeof *w);
+	w->type = (int)t->type;
+	w->rows = t->ne[1];
+	w->cols = t->ne[0];
+	w->data = t->data;
+	struct rn_mm_error me = {{0}};
+	int rc = rn_mm_check(w, (size_t)t->nbytes, &me);
+	if (rc == RN_MM_EUNSUPPORTED)
+		return rn_error_set(err, RN_ERR_TYPE, "tensor '%s' has type %s, which the CPU backend cannot multiply",
+				    t->name, gguf_type_name(t->type));
+	if (rc != RN_MM_OK)
+		return rn_error_set(err, RN_ERR_TENSOR, "tensor '%s': %s", t->name, me.msg);
+	return RN_OK;
+}
+
+static void *xalloc(struct cpu *c, size_t n, size_t size)
+{
+	size_t bytes = n * size;
+	c->scratch_bytes += bytes;
+	return aligned_alloc(64, (bytes + 63) & ~(size_t)63);
+}
+
+static int cpu_load(const struct rn_model *m, const struct rn_backend_params *p, void **state, struct rn_error *err)
+{
+	const struct rn_hparams *hp = &m->hp;
+	struct cpu *c = calloc(1, sizeof *c);
+	if (!c)
+		return rn_error_set(err, RN_ERR_NOMEM, "out of memory");
+	int rc = RN_OK;
+	rn_ops_init();
+	c->m = m;
+	c->p = *p;
+	const char *ref = getenv("ORUN_CPU_REFERENCE");
+	c->reference = ref && *ref && strcmp(ref, "0") != 0;
+	rn_rope_init(&c->rope, m, p->rope_freq_base, p->rope_freq_scale);
+	c->n_embd = hp->n_embd;
+	c->n_head = hp->n_head;
+	c->n_head_kv = hp->n_head_kv;
+	c->head_dim = hp->head_dim;
+	c->q_dim = hp->n_head * hp->head_dim;
+	c->kv_dim = hp->n_head_kv * hp->head_dim;
+	c->n_ff = hp->n_ff;
+	c->n_vocab = hp->n_vocab;
+	c->kq_scale = 1.0f / sqrtf((float)hp->head_dim);
+	c->max_cols = c->n_embd;
+	if (c->q_dim > c->max_cols)
+		c->max_cols = c->q_dim;
+	if (c->n_ff > c->max_cols)
+		c->max_cols = c->n_ff;
+
+	c->layers = calloc((size_t)hp->n_layer, sizeof *c->layers);
+	if (!c->layers) {
+		rc = rn_error_set(err, RN_ERR_NOMEM, "out of memory");
+		goto fail;
+	}
+	for (int l = 0; l < hp->n_layer; l++) {
+		const struct rn_layer *ml = &m->layers[l];
+		struct cpu_layer *cl = &c->layers[l];
+		if ((rc = bind_weight(&ml->wq, &cl->wq, err)) || (rc = bind_weight(&ml->wk, &cl->wk, err)) ||
+		    (rc = bind_weight(&ml->wv, &cl->wv, err)) || (rc = bind_weight(&ml->wo, &cl->wo, err)) ||
+		    (rc = bind_weight(&ml->w_gate, &cl->gate, err)) || (rc = bind_weight(&ml->w_up, &cl->up, err)) ||
+		    (rc = bind_weight(&ml->w_down, &cl->down, err)))
+			goto fail;
+	}
+	if ((rc = bind_weight(&m->output, &c->out_w, err)))
+		goto fail;
+	{
+		const struct gguf_type_info *ti = gguf_type_get(m->tok_embd.type);
+		if (!ti || !ti->dequant || c->n_embd % (int)ti->block_elems != 0) {
+			rc = rn_error_set(err, RN_ERR_TYPE, "token_embd.weight (%s) cannot be read row by row",
+					  gguf_type_name(m->tok_embd.type));
+			goto fail;
+		}
+		if (m->tok_embd.type == GGUF_TYPE_FP8_E4M3_B128) {
+			rc = rn_error_set(err, RN_ERR_TYPE, "an FP8 token_embd.weight is not supported by the CPU backend");
+			goto fail;
+		}
+	}
+
+	int perr = rn_pool_new(p->n_threads, &c->pool);
+	if (perr != 0) {
+		rc = rn_error_set(err, RN_ERR_BACKEND, "cannot start %d CPU threads (error %d)", p->n_threads, perr);
+		goto fail;
+	}
+	c->nth = rn_pool_size(c->pool);
+
+	/* KV cache: reserved address space, committed by the kernel only where rows are written */
+	c->kv_row = rn_kv_row_bytes(p->kv_type, c->kv_dim);
+	c->head_bytes = rn_kv_row_bytes(p->kv_type, c->head_dim);
+	c->kv_bytes = (size_t)hp->n_layer * 2u * (size_t)p->n_seq * (size_t)p->n_ctx * c->kv_row;
+	void *kv = mmap(NULL, c->kv_bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+	if (kv == MAP_FAILED) {
+		rc = rn_error_set(err, RN_ERR_NOMEM, "cannot reserve %.1f MiB for the KV cache (%d sequences x %d tokens)",
+				  (double)c->kv_bytes / 1048576.0, p->n_seq, p->n_ctx);
+		goto fail;
+	}
+	c->kv = kv;
+
+	const size_t B = (size_t)p->n_batch;
+	c->x = xalloc(c, B * (size_t)c->n_embd, sizeof(float));
+	c->xn = xalloc(c, B * (size_t)c->n_embd, sizeof(float));
+	c->tmp = xalloc(c, B * (size_t)c->n_embd, sizeof(float));
+	c->q = xalloc(c, B * (size_t)c->q_dim, sizeof(float));
+	c->k = xalloc(c, B * (size_t)c->kv_dim, sizeof(float));
+	c->v = xalloc(c, B * (size_t)c->kv_dim, sizeof(float));
+	c->att = xalloc(c, B * (size_t)c->q_dim, sizeof(float));
+	c->hb = xalloc(c, B * (size_t)c->n_ff, sizeof(float));
+	c->hb2 = xalloc(c, B * (size_t)c->n_ff, sizeof(float));
+	c->cs = xalloc(c, B * (size_t)c->rope.n_rot, sizeof(float));
+	c->scores = xalloc(c, (size_t)c->nth * (size_t)p->n_ctx, sizeof(float));
+	c->deq = xalloc(c, (size_t)c->nth * (size_t)c->max_cols, sizeof(float));
+	bool ok = c->x && c->xn && c->tmp && c->q && c->k && c->v && c->att && c->hb && c->hb2 && c->cs && c->scores &&
+		  c->deq;
+	for (int k = RN_ACT_Q8_32; k <= RN_ACT_Q8_256 && ok; k++) {
+		size_t rb = rn_act_row_bytes((enum rn_act_kind)k, c->max_cols);
+		/* max_cols may not be a multiple of 256 while every matrix's cols is: size for the largest real cols */
+		size_t rb_e = rn_act_row_bytes((enum rn_act_kind)k, c->n_embd);
+		size_t rb_q = rn_act_row_bytes((enum rn_act_kind)k, c->q_dim);
+		size_t rb_f = rn_act_row_bytes((enum rn_act_kind)k, c->n_ff);
+		if (rb_e > rb)
+			rb = rb_e;
+		if (rb_q > rb)
+			rb = rb_q;
+		if (rb_f > rb)
+			rb = rb_f;
+		if (rb == 0)
+			continue;
+		c->act[k] = xalloc(c, B, rb);
+		ok = c->act[k] != NULL;
+	}
+	if (!ok) {
+		rc = rn_error_set(err, RN_ERR_NOMEM, "out of memory for the batch buffers (num_batch %d)", p->n_batch);
+		goto fail;
+	}
+	*state = c;
+	return RN_OK;
+fail:
+	cpu_free(c);
+	return rc;
+}
+
+static int cpu_device_count(void) { return 1; }
+
+const struct rn_backend_ops rn_cpu_backend_ops = {
+	.name = "cpu",
+	.device_count = cpu_device_count,
+	.load = cpu_load,
+	.free = cpu_free,
+	.forward = cpu_forward,
+	.kv_move = cpu_kv_move,
+	.kv_rotate = cpu_kv_rotate,
+	.kv_copy = cpu_kv_copy,
+	.memory = cpu_memory,
+};

@@ -1,0 +1,399 @@
+/* runner/cpu/ops.c — RMSNorm, SwiGLU, KV-row conversion and attention dot products for the CPU backend,
+ * with an AVX2+FMA+F16C path (target attributes, chosen at run time) and a portable scalar path.
+ *
+ * Deliberately not here: the weight matmuls (runner/cpu/matmul.h, the kernel engineer's) and any threading.
+ */
+#include "config.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#if defined(__x86_64__) || defined(__i386__)
+#include <immintrin.h>
+#define OPS_X86 1
+#endif
+
+#include "gguf/gguf.h"
+#include "runner/cpu/ops.h"
+
+static int use_avx2 = -1;
+
+void rn_ops_init(void)
+{
+	if (use_avx2 >= 0)
+		return;
+	int ok = 0;
+#ifdef OPS_X86
+	__builtin_cpu_init();
+	ok = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma") && __builtin_cpu_supports("f16c");
+#endif
+	const char *isa = getenv("ORUN_CPU_ISA");
+	if (isa && strcmp(isa, "scalar") == 0)
+		ok = 0;
+	use_avx2 = ok;
+}
+
+#define AVX2 (use_avx2 > 0)
+
+/* ---------------------------------------------------------------------------------------------------- */
+/* scalar */
+
+static float f16_to_f32(uint16_t h) { return gguf_f16_to_f32(h); }
+static uint16_t f32_to_f16(float f) { return gguf_f32_to_f16(f); }
+
+static void s_rmsnorm(float *y, const float *x, const float *w, int n, float eps)
+{
+	double sum = 0;
+	for (int i = 0; i < n; i++)
+		sum += (double)(x[i] * x[i]);
+	float scale = 1.0f / sqrtf((float)(sum / n) + eps);
+	for (int i = 0; i < n; i++)
+		y[i] = x[i] * scale * w[i];
+}
+
+static void s_store_q8_0(void *dst, const float *x, int n)
+{
+	uint8_t *p = dst;
+	for (int b = 0; b < n / 32; b++, p += 34, x += 32) {
+		float amax = 0;
+		for (int i = 0; i < 32; i++)
+			amax = fmaxf(amax, fabsf(x[i]));
+		float d = amax / 127.0f, id = d != 0 ? 1.0f / d : 0.0f;
+		uint16_t h = f32_to_f16(d);
+		memcpy(p, &h, 2);
+		for (int i = 0; i < 32; i++)
+			p[2 + i] = (uint8_t)(int8_t)nearbyintf(x[i] * id);
+	}
+}
+
+static void s_load_q8_0(float *dst, const void *src, int n)
+{
+	const uint8_t *p = src;
+	for (int b = 0; b < n / 32; b++, p += 34, dst += 32) {
+		uint16_t h;
+		memcpy(&h, p, 2);
+		float d = f16_to_f32(h);
+		for (int i = 0; i < 32; i++)
+			dst[i] = d * (float)(int8_t)p[2 + i];
+	}
+}
+
+static float s_dot_q8_0(const float *q, const void *k, int n)
+{
+	const uint8_t *p = k;
+	float sum = 0;
+	for (int b = 0; b < n / 32; b++, p += 34, q += 32) {
+		uint16_t h;
+		memcpy(&h, p, 2);
+		float s = 0;
+		for (int i = 0; i < 32; i++)
+			s += q[i] * (float)(int8_t)p[2 + i];
+		sum += s * f16_to_f32(h);
+	}
+	return sum;
+}
+
+static void s_axpy_q8_0(float *out, float a, const void *v, int n)
+{
+	const uint8_t *p = v;
+	for (int b = 0; b < n / 32; b++, p += 34, out += 32) {
+		uint16_t h;
+		memcpy(&h, p, 2);
+		float ad = a * f16_to_f32(h);
+		for (int i = 0; i < 32; i++)
+			out[i] += ad * (float)(int8_t)p[2 + i];
+	}
+}
+
+/* ---------------------------------------------------------------------------------------------------- */
+/* AVX2 */
+
+#ifdef OPS_X86
+#define TGT __attribute__((target("avx2,fma,f16c")))
+
+TGT static inline float hsum256(__m256 v)
+{
+	__m128 lo = _mm256_castps256_ps128(v), hi = _mm256_extractf128_ps(v, 1);
+	lo = _mm_add_ps(lo, hi);
+	lo = _mm_add_ps(lo, _mm_movehl_ps(lo, lo));
+	lo = _mm_add_ss(lo, _mm_movehdup_ps(lo));
+	return _mm_cvtss_f32(lo);
+}
+
+/* exp(x) for x <= 0-ish arguments of softmax; Cephes-style range reduction and a degree-6 polynomial,
+ * relative error about 2e-7 over [-87, 88]. */
+TGT static inline __m256 exp256(__m256 x)
+{
+	const __m256 hi = _mm256_set1_ps(88.3762626647949f), lo = _mm256_set1_ps(-87.3365478515625f);
+	x = _mm256_min_ps(_mm256_max_ps(x, lo), hi);
+	__m256 fx = _mm256_fmadd_ps(x, _mm256_set1_ps(1.44269504088896341f), _mm256_set1_ps(0.5f));
+	fx = _mm256_floor_ps(fx);
+	x = _mm256_fnmadd_ps(fx, _mm256_set1_ps(0.693359375f), x);
+	x = _mm256_fnmadd_ps(fx, _mm256_set1_ps(-2.12194440e-4f), x);
+	__m256 y = _mm256_set1_ps(1.9875691500E-4f);
+	y = _mm256_fmadd_ps(y, x, _mm256_set1_ps(1.3981999507E-3f));
+	y = _mm256_fmadd_ps(y, x, _mm256_set1_ps(8.3334519073E-3f));
+	y = _mm256_fmadd_ps(y, x, _mm256_set1_ps(4.1665795894E-2f));
+	y = _mm256_fmadd_ps(y, x, _mm256_set1_ps(1.6666665459E-1f));
+	y = _mm256_fmadd_ps(y, x, _mm256_set1_ps(5.0000001201E-1f));
+	y = _mm256_fmadd_ps(y, _mm256_mul_ps(x, x), _mm256_add_ps(x, _mm256_set1_ps(1.0f)));
+	__m256i e = _mm256_add_epi32(_mm256_cvttps_epi32(fx), _mm256_set1_epi32(127));
+	return _mm256_mul_ps(y, _mm256_castsi256_ps(_mm256_slli_epi32(e, 23)));
+}
+
+TGT static void v_rmsnorm(float *y, const float *x, const float *w, int n, float eps)
+{
+	__m256d acc0 = _mm256_setzero_pd(), acc1 = _mm256_setzero_pd();
+	int i = 0;
+	for (; i + 8 <= n; i += 8) {
+		__m256 v = _mm256_loadu_ps(x + i);
+		v = _mm256_mul_ps(v, v);
+		acc0 = _mm256_add_pd(acc0, _mm256_cvtps_pd(_mm256_castps256_ps128(v)));
+		acc1 = _mm256_add_pd(acc1, _mm256_cvtps_pd(_mm256_extractf128_ps(v, 1)));
+	}
+	double t[4];
+	_mm256_storeu_pd(t, _mm256_add_pd(acc0, acc1));
+	double sum = t[0] + t[1] + t[2] + t[3];
+	for (; i < n; i++)
+		sum += (double)(x[i] * x[i]);
+	float scale = 1.0f / sqrtf((float)(sum / n) + eps);
+	__m256 s = _mm256_set1_ps(scale);
+	for (i = 0; i + 8 <= n; i += 8)
+		_mm256_storeu_ps(y + i, _mm256_mul_ps(_mm256_mul_ps(_mm256_loadu_ps(x + i), s), _mm256_loadu_ps(w + i)));
+	for (; i < n; i++)
+		y[i] = x[i] * scale * w[i];
+}
+
+TGT static void v_swiglu(float *g, const float *u, int n)
+{
+	int i = 0;
+	const __m256 one = _mm256_set1_ps(1.0f);
+	for (; i + 8 <= n; i += 8) {
+		__m256 x = _mm256_loadu_ps(g + i);
+		__m256 e = exp256(_mm256_sub_ps(_mm256_setzero_ps(), x));
+		__m256 s = _mm256_div_ps(x, _mm256_add_ps(one, e));
+		_mm256_storeu_ps(g + i, _mm256_mul_ps(s, _mm256_loadu_ps(u + i)));
+	}
+	for (; i < n; i++)
+		g[i] = g[i] / (1.0f + expf(-g[i])) * u[i];
+}
+
+TGT static void v_store_f16(uint16_t *dst, const float *x, int n)
+{
+	int i = 0;
+	for (; i + 8 <= n; i += 8)
+		_mm_storeu_si128((__m128i *)(dst + i), _mm256_cvtps_ph(_mm256_loadu_ps(x + i), _MM_FROUND_TO_NEAREST_INT));
+	for (; i < n; i++)
+		dst[i] = f32_to_f16(x[i]);
+}
+
+TGT static void v_load_f16(float *dst, const uint16_t *src, int n)
+{
+	int i = 0;
+	for (; i + 8 <= n; i += 8)
+		_mm256_storeu_ps(dst + i, _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(src + i))));
+	for (; i < n; i++)
+		dst[i] = f16_to_f32(src[i]);
+}
+
+TGT static float v_dot_f16(const float *q, const uint16_t *k, int n)
+{
+	__m256 a0 = _mm256_setzero_ps(), a1 = _mm256_setzero_ps();
+	int i = 0;
+	for (; i + 16 <= n; i += 16) {
+		a0 = _mm256_fmadd_ps(_mm256_loadu_ps(q + i), _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(k + i))), a0);
+		a1 = _mm256_fmadd_ps(_mm256_loadu_ps(q + i + 8),
+				     _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(k + i + 8))), a1);
+	}
+	float s = hsum256(_mm256_add_ps(a0, a1));
+	for (; i < n; i++)
+		s += q[i] * f16_to_f32(k[i]);
+	return s;
+}
+
+TGT static void v_axpy_f16(float *out, float a, const uint16_t *v, int n)
+{
+	__m256 va = _mm256_set1_ps(a);
+	int i = 0;
+	for (; i + 8 <= n; i += 8)
+		_mm256_storeu_ps(out + i, _mm256_fmadd_ps(va, _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(v + i))),
+							  _mm256_loadu_ps(out + i)));
+	for (; i < n; i++)
+		out[i] += a * f16_to_f32(v[i]);
+}
+
+TGT static inline __m256 load_i8x8(const uint8_t *p)
+{
+	return _mm256_cvtepi32_ps(_mm256_cvtepi8_epi32(_mm_loadl_epi64((const __m128i *)p)));
+}
+
+TGT static float v_dot_q8_0(const float *q, const void *k, int n)
+{
+	const uint8_t *p = k;
+	__m256 acc = _mm256_setzero_ps();
+	for (int b = 0; b < n / 32; b++, p += 34, q += 32) {
+		uint16_t h;
+		memcpy(&h, p, 2);
+		__m256 s = _mm256_mul_ps(_mm256_loadu_ps(q), load_i8x8(p + 2));
+		s = _mm256_fmadd_ps(_mm256_loadu_ps(q + 8), load_i8x8(p + 10), s);
+		s = _mm256_fmadd_ps(_mm256_loadu_ps(q + 16), load_i8x8(p + 18), s);
+		s = _mm256_fmadd_ps(_mm256_loadu_ps(q + 24), load_i8x8(p + 26), s);
+		acc = _mm256_fmadd_ps(s, _mm256_set1_ps(f16_to_f32(h)), acc);
+	}
+	return hsum256(acc);
+}
+
+TGT static void v_axpy_q8_0(float *out, float a, const void *v, int n)
+{
+	const uint8_t *p = v;
+	for (int b = 0; b < n / 32; b++, p += 34, out += 32) {
+		uint16_t h;
+		memcpy(&h, p, 2);
+		__m256 ad = _mm256_set1_ps(a * f16_to_f32(h));
+		for (int j = 0; j < 4; j++)
+			_mm256_storeu_ps(out + 8 * j, _mm256_fmadd_ps(ad, load_i8x8(p + 2 + 8 * j), _mm256_loadu_ps(out + 8 * j)));
+	}
+}
+
+TGT static float v_max(const float *x, int n)
+{
+	int i = 0;
+	float m = -INFINITY;
+	if (n >= 8) {
+		__m256 vm = _mm256_loadu_ps(x);
+		for (i = 8; i + 8 <= n; i += 8)
+			vm = _mm256_max_ps(vm, _mm256_loadu_ps(x + i));
+		float t[8];
+		_mm256_storeu_ps(t, vm);
+		for (int j = 0; j < 8; j++)
+			m = fmaxf(m, t[j]);
+	}
+	for (; i < n; i++)
+		m = fmaxf(m, x[i]);
+	return m;
+}
+
+TGT static float v_exp_sum(float *x, int n, float m)
+{
+	__m256 vm = _mm256_set1_ps(m);
+	__m256d acc = _mm256_setzero_pd();
+	int i = 0;
+	for (; i + 8 <= n; i += 8) {
+		__m256 e = exp256(_mm256_sub_ps(_mm256_loadu_ps(x + i), vm));
+		_mm256_storeu_ps(x + i, e);
+		acc = _mm256_add_pd(acc, _mm256_cvtps_pd(_mm256_castps256_ps128(e)));
+		acc = _mm256_add_pd(acc, _mm256_cvtps_pd(_mm256_extractf128_ps(e, 1)));
+	}
+	double t[4];
+	_mm256_storeu_pd(t, acc);
+	double sum = t[0] + t[1] + t[2] + t[3];
+	for (; i < n; i++) {
+		x[i] = expf(x[i] - m);
+		sum += x[i];
+	}
+	return (float)sum;
+}
+
+TGT static float v_dot_f32(const float *a, const float *b, int n)
+{
+	__m256 a0 = _mm256_setzero_ps(), a1 = _mm256_setzero_ps();
+	int i = 0;
+	for (; i + 16 <= n; i += 16) {
+		a0 = _mm256_fmadd_ps(_mm256_loadu_ps(a + i), _mm256_loadu_ps(b + i), a0);
+		a1 = _mm256_fmadd_ps(_mm256_loadu_ps(a + i + 8), _mm256_loadu_ps(b + i + 8), a1);
+	}
+	float s = hsum256(_mm256_add_ps(a0, a1));
+	for (; i < n; i++)
+		s += a[i] * b[i];
+	return s;
+}
+#endif /* OPS_X86 */
+
+/* ---------------------------------------------------------------------------------------------------- */
+/* dispatch */
+
+#ifdef OPS_X86
+#define DISPATCH(vcall, scall)                                                                           \
+	do {                                                                                             \
+		if (AVX2) {                                                                              \
+			vcall;                                                                           \
+		} else {                                                                                 \
+			scall;                                                                           \
+		}                                                                                        \
+	} while (0)
+#else
+#define DISPATCH(vcall, scall) scall
+#endif
+
+void rn_ops_rmsnorm(float *y, const float *x, const float *w, int n, float eps)
+{
+	DISPATCH(v_rmsnorm(y, x, w, n, eps), s_rmsnorm(y, x, w, n, eps));
+}
+
+void rn_ops_swiglu(float *g, const float *u, int n)
+{
+	DISPATCH(v_swiglu(g, u, n), for (int i = 0; i < n; i++) g[i] = g[i] / (1.0f + expf(-g[i])) * u[i]);
+}
+
+void rn_ops_store_f16(uint16_t *dst, const float *x, int n)
+{
+	DISPATCH(v_store_f16(dst, x, n), for (int i = 0; i < n; i++) dst[i] = f32_to_f16(x[i]));
+}
+
+void rn_ops_load_f16(float *dst, const uint16_t *src, int n)
+{
+	DISPATCH(v_load_f16(dst, src, n), for (int i = 0; i < n; i++) dst[i] = f16_to_f32(src[i]));
+}
+
+void rn_ops_store_q8_0(void *dst, const float *x, int n) { s_store_q8_0(dst, x, n); }
+
+void rn_ops_load_q8_0(float *dst, const void *src, int n) { s_load_q8_0(dst, src, n); }
+
+float rn_ops_dot_f16(const float *q, const uint16_t *k, int n)
+{
+	float s = 0;
+	DISPATCH(s = v_dot_f16(q, k, n), for (int i = 0; i < n; i++) s += q[i] * f16_to_f32(k[i]));
+	return s;
+}
+
+float rn_ops_dot_q8_0(const float *q, const void *k, int n)
+{
+	float s = 0;
+	DISPATCH(s = v_dot_q8_0(q, k, n), s = s_dot_q8_0(q, k, n));
+	return s;
+}
+
+void rn_ops_axpy_f16(float *out, float a, const uint16_t *v, int n)
+{
+	DISPATCH(v_axpy_f16(out, a, v, n), for (int i = 0; i < n; i++) out[i] += a * f16_to_f32(v[i]));
+}
+
+void rn_ops_axpy_q8_0(float *out, float a, const void *v, int n)
+{
+	DISPATCH(v_axpy_q8_0(out, a, v, n), s_axpy_q8_0(out, a, v, n));
+}
+
+float rn_ops_max(const float *x, int n)
+{
+	float m = -INFINITY;
+	DISPATCH(m = v_max(x, n), for (int i = 0; i < n; i++) m = fmaxf(m, x[i]));
+	return m;
+}
+
+float rn_ops_exp_sum(float *x, int n, float m)
+{
+	double sum = 0;
+	DISPATCH(sum = v_exp_sum(x, n, m), for (int i = 0; i < n; i++) {
+		x[i] = expf(x[i] - m);
+		sum += x[i];
+	});
+	return (float)sum;
+}
+
+float rn_ops_dot_f32(const float *a, const float *b, int n)
+{
+	float s = 0;
+	DISPATCH(s = v_dot_f32(a, b, n), for (int i = 0; i < n; i++) s += a[i] * b[i]);
+	return s;
+}

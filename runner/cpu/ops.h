@@ -1,0 +1,45 @@
+/* runner/cpu/ops.h — the CPU backend's small vector operations around the matmuls: RMSNorm, SwiGLU,
+ * f16 / q8_0 rows of the KV cache, and the dot products and weighted sums of attention.
+ *
+ * Internal to runner/cpu (the forward pass). Each function has an AVX2+FMA+F16C path chosen once at run
+ * time and a portable scalar path computing the same thing (up to float summation order).
+ */
+#ifndef ORUN_RUNNER_CPU_OPS_H
+#define ORUN_RUNNER_CPU_OPS_H
+
+#include <stdint.h>
+
+/* Choose the SIMD paths (ORUN_CPU_ISA=scalar forces the portable ones). Idempotent; thread-safe after the
+ * first call returns. */
+void rn_ops_init(void);
+
+/* y = x / sqrt(mean(x^2) + eps) * w, n values (y may equal x). */
+void rn_ops_rmsnorm(float *y, const float *x, const float *w, int n, float eps);
+
+/* g[i] = silu(g[i]) * u[i], n values. */
+void rn_ops_swiglu(float *g, const float *u, int n);
+
+/* KV rows. f16: n halves. q8_0: n/32 blocks {f16 d; int8 q[32]} (n a multiple of 32). */
+void rn_ops_store_f16(uint16_t *dst, const float *x, int n);
+void rn_ops_load_f16(float *dst, const uint16_t *src, int n);
+void rn_ops_store_q8_0(void *dst, const float *x, int n);
+void rn_ops_load_q8_0(float *dst, const void *src, int n);
+
+/* sum_i q[i] * k[i] for a cached key row. */
+float rn_ops_dot_f16(const float *q, const uint16_t *k, int n);
+float rn_ops_dot_q8_0(const float *q, const void *k, int n);
+
+/* out[i] += a * v[i] for a cached value row. */
+void rn_ops_axpy_f16(float *out, float a, const uint16_t *v, int n);
+void rn_ops_axpy_q8_0(float *out, float a, const void *v, int n);
+
+/* Largest value of x[0..n). */
+float rn_ops_max(const float *x, int n);
+
+/* x[i] = exp(x[i] - m) for n values; returns their sum (accumulated in double for stability of long rows). */
+float rn_ops_exp_sum(float *x, int n, float m);
+
+/* sum of a[i] * b[i]. */
+float rn_ops_dot_f32(const float *a, const float *b, int n);
+
+#endif

@@ -1,0 +1,57 @@
+/* runner/kvcache.h — the KV cache's element types and its cell bookkeeping, shared by every backend.
+ *
+ * Each sequence (slot) owns n_ctx cells. Cells are filled in order and always hold increasing positions,
+ * so "the cells a query at cell c may attend to" is simply cells [0, c]. Positions and cells differ only
+ * after a removal without a shift. This module only does the arithmetic on positions; the backends move
+ * and re-rotate the stored rows when told which cells to touch.
+ */
+#ifndef ORUN_RUNNER_KVCACHE_H
+#define ORUN_RUNNER_KVCACHE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "runner/error.h"
+
+/* Element type of cached keys and values (OLLAMA_KV_CACHE_TYPE). */
+enum rn_kv_type {
+	RN_KV_F16 = 0, /* IEEE half, one per value (the default) */
+	RN_KV_Q8_0,    /* ggml's Q8_0 blocks: 32 int8 values and one f16 scale, 34 bytes */
+};
+
+/* "f16" / "q8_0". */
+const char *rn_kv_type_name(enum rn_kv_type t);
+
+/* Parse an OLLAMA_KV_CACHE_TYPE value ("f16", "q8_0"; "" or NULL = f16). Returns RN_OK or
+ * RN_ERR_INVALID_ARG naming the value and the accepted ones. */
+int rn_kv_type_parse(const char *s, enum rn_kv_type *out, struct rn_error *err) RN_WUR;
+
+/* Bytes of one cached row of n values (n a multiple of 32 for Q8_0). */
+size_t rn_kv_row_bytes(enum rn_kv_type t, int n);
+
+/* Cell bookkeeping of n_seq sequences of n_ctx cells. */
+struct rn_kv_cells {
+	int n_seq;
+	int n_ctx;
+	int *used;      /* [n_seq] cells in use */
+	int32_t *pos;   /* [n_seq][n_ctx] position of each used cell, increasing */
+};
+
+int rn_kv_cells_init(struct rn_kv_cells *c, int n_seq, int n_ctx, struct rn_error *err) RN_WUR;
+void rn_kv_cells_free(struct rn_kv_cells *c);
+
+/* The cells of seq whose positions lie in [p0, p1) (p1 < 0: no upper bound) are [*c0, *c1). */
+void rn_kv_cells_find(const struct rn_kv_cells *c, int seq, int32_t p0, int32_t p1, int *c0, int *c1);
+
+/* Position after the last used cell of seq (0 when empty). */
+int32_t rn_kv_cells_next_pos(const struct rn_kv_cells *c, int seq);
+
+/* Delete cells [c0, c1) of seq, moving the later ones down. */
+void rn_kv_cells_remove(struct rn_kv_cells *c, int seq, int c0, int c1);
+
+/* Check that adding delta to cells [c0, c1) of seq keeps positions increasing and >= 0 (RN_ERR_INVALID_ARG
+ * otherwise), then apply it. */
+int rn_kv_cells_shift(struct rn_kv_cells *c, int seq, int c0, int c1, int32_t delta, struct rn_error *err) RN_WUR;
+
+#endif
