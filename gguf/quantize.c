@@ -347,6 +347,22 @@ static bool quantizable(const struct gguf_tensor *t)
 	return true;
 }
 
+/* llama-quantize visits tensors ordered by layer number ("blk.N."; others first) and then by name, and counts
+ * the attn_v / ffn_down tensors in that order. */
+static int layer_of(const char *name)
+{
+	int l = -1;
+	if (strncmp(name, "blk.", 4) == 0)
+		l = atoi(name + 4);
+	return l;
+}
+
+static bool name_before(const char *a, const char *b)
+{
+	int la = layer_of(a), lb = layer_of(b);
+	return la != lb ? la < lb : strcmp(a, b) < 0;
+}
+
 static bool more_bits(int i, int n) { return i < n / 8 || i >= 7 * n / 8 || (i - n / 8) % 3 == 2; }
 
 static uint32_t fallback(const struct gguf_tensor *t, uint32_t type)
@@ -374,21 +390,12 @@ uint32_t gguf_qmix_tensor_type(const struct gguf_file *f, uint64_t i, enum gguf_
 		else if (type != GGUF_TYPE_Q8_0)
 			type = GGUF_TYPE_Q6_K;
 	} else if (mix == GGUF_QMIX_Q4_K_M) {
-		if (ends_with(n, "attn_v.weight")) {
+		if (ends_with(n, "attn_v.weight") || ends_with(n, "ffn_down.weight")) {
+			const char *suffix = ends_with(n, "attn_v.weight") ? "attn_v.weight" : "ffn_down.weight";
 			int idx = 0, count = 0;
 			for (uint64_t k = 0; k < gguf_tensor_count(f); k++)
-				if (ends_with(gguf_tensor_at(f, k)->name, "attn_v.weight")) {
-					if (k < i)
-						idx++;
-					count++;
-				}
-			if (more_bits(idx, count))
-				type = GGUF_TYPE_Q6_K;
-		} else if (ends_with(n, "ffn_down.weight")) {
-			int idx = 0, count = 0;
-			for (uint64_t k = 0; k < gguf_tensor_count(f); k++)
-				if (ends_with(gguf_tensor_at(f, k)->name, "ffn_down.weight")) {
-					if (k < i)
+				if (ends_with(gguf_tensor_at(f, k)->name, suffix)) {
+					if (name_before(gguf_tensor_at(f, k)->name, n))
 						idx++;
 					count++;
 				}

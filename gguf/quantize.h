@@ -25,8 +25,8 @@ int gguf_qmix_from_name(const char *name, enum gguf_qmix *mix) GGUF_WUR;
 /* The type llama.cpp's llama-quantize picks for tensor t of file f in mixture mix (its
  * llama_tensor_get_type rules for llama / qwen2 / qwen3-style models: 1-D tensors and norms keep their type;
  * Q4_K_M gives output.weight (or tied token_embd.weight) Q6_K, attn_v.weight and ffn_down.weight Q6_K in the
- * "more bits" layers, Q4_K elsewhere; rows not a multiple of 256 fall back to Q5_0 / Q8_0). Tensor order
- * matters for attn_v (counted in file order), so pass the index i. */
+ * "more bits" layers (counted in llama-quantize's order: by layer number, then name), Q4_K elsewhere; rows
+ * not a multiple of 256 fall back to Q5_0 / Q8_0). i is the tensor's index in f. */
 uint32_t gguf_qmix_tensor_type(const struct gguf_file *f, uint64_t i, enum gguf_qmix mix);
 
 /* progress(ctx, done, total) after each tensor; may be NULL. */

@@ -172,11 +172,56 @@ static void test_rows(void)
 	CHECK(gguf_qmix_from_name("q3_k_s", &mix) == GGUF_ERR_NOT_FOUND);
 }
 
+/* llama-quantize counts attn_v / ffn_down in (layer number, name) order, not file order: with 30 layers stored
+ * in the order 0, 1, 10, 11, ..., 19, 2, 20, ... the "more bits" layers are still 0-2, 5, 8, ..., 23, 26-29
+ * (the attn_v types llama-quantize chose for SmolLM2-135M, 30 layers, whose file has that order). */
+static void test_layer_order(void)
+{
+	struct gguf_writer *w = gguf_writer_new();
+	int e = 0;
+	char names[30][32];
+	int order[30], n = 0;
+	for (int d = 0; d < 30; d++) /* lexicographic order of the decimal layer numbers */
+		order[d] = d;
+	for (int a = 0; a < 30; a++)
+		for (int b = a + 1; b < 30; b++) {
+			char x[8], y[8];
+			snprintf(x, sizeof x, "%d", order[a]);
+			snprintf(y, sizeof y, "%d", order[b]);
+			if (strcmp(x, y) > 0) {
+				int t = order[a];
+				order[a] = order[b];
+				order[b] = t;
+			}
+		}
+	for (int k = 0; k < 30; k++) {
+		snprintf(names[n], sizeof names[n], "blk.%d.attn_v.weight", order[k]);
+		e |= gguf_w_tensor(w, names[n++], GGUF_TYPE_F16, 2, (int64_t[]){256, 64}, NULL, NULL, NULL);
+	}
+	uint8_t *mem;
+	size_t size;
+	struct gguf_error err;
+	e |= gguf_writer_write_mem(w, &mem, &size, &err);
+	CHECK_EQ_INT(e, 0);
+	struct gguf_file *f = gguf_parse(mem, size, &err);
+	CHECK(f != NULL);
+	for (uint64_t i = 0; f && i < gguf_tensor_count(f); i++) {
+		int l = atoi(gguf_tensor_at(f, i)->name + 4);
+		bool more = l < 3 || l >= 26 || (l - 3) % 3 == 2;
+		uint32_t t = gguf_qmix_tensor_type(f, i, GGUF_QMIX_Q4_K_M);
+		CHECKF(t == (more ? GGUF_TYPE_Q6_K : GGUF_TYPE_Q4_K), "layer %d: %s", l, gguf_type_name(t));
+	}
+	gguf_close(f);
+	free(mem);
+	gguf_writer_free(w);
+}
+
 int main(int argc, char **argv)
 {
 	if (argc == 3 && strcmp(argv[1], "--write-model") == 0)
 		return write_model(argv[2]) ? 1 : 0;
 	test_rows();
+	test_layer_order();
 	const char *tmp = getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp";
 	char src[512], q8[512], q4[512];
 	snprintf(src, sizeof src, "%s/orun-quant-src-%d.gguf", tmp, (int)getpid());
