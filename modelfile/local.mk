@@ -9,3 +9,19 @@ libmodelfile_a_SOURCES += modelfile/error.c modelfile/error.h modelfile/buf.c mo
 	modelfile/store.c modelfile/store.h modelfile/model.c modelfile/model.h \
 	modelfile/request.c modelfile/request.h
 EXTRA_DIST += modelfile/unicode-gen.c
+# Go text/template engine with Ollama's data model, and the bundled template corpus (issue 7, item 6).
+libmodelfile_a_SOURCES += modelfile/template.h modelfile/template_internal.h modelfile/template_util.c \
+	modelfile/template_parse.c modelfile/template_value.c modelfile/template_exec.c \
+	modelfile/template_ollama.c modelfile/template_named.c modelfile/template_corpus.h
+TEMPLATE_CORPUS_NAMES = alfred alpaca chatml chatqa codellama-70b-instruct command-r falcon-instruct \
+	gemma-instruct gemma3-instruct granite-instruct llama2-chat llama3-instruct magicoder mistral-instruct \
+	openchat phi-3 solar-instruct starcoder2-instruct vicuna zephyr
+TEMPLATE_CORPUS_FILES = modelfile/templates/index.json \
+	$(TEMPLATE_CORPUS_NAMES:%=modelfile/templates/%.gotmpl) $(TEMPLATE_CORPUS_NAMES:%=modelfile/templates/%.json)
+nodist_libmodelfile_a_SOURCES = modelfile/template_corpus.c
+CLEANFILES += modelfile/template_corpus.c
+EXTRA_DIST += modelfile/templates/embed.sh modelfile/templates/README.md $(TEMPLATE_CORPUS_FILES)
+modelfile/template_corpus.c: $(TEMPLATE_CORPUS_FILES:%=$(srcdir)/%) $(srcdir)/modelfile/templates/embed.sh
+	$(AM_V_GEN)$(MKDIR_P) modelfile && \
+	$(SHELL) $(srcdir)/modelfile/templates/embed.sh $(srcdir)/modelfile/templates $(TEMPLATE_CORPUS_NAMES) > $@-t && \
+	mv $@-t $@
