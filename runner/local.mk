@@ -7,6 +7,10 @@ if WITH_SERVER
 librunner_a_SOURCES += runner/http.c runner/http.h runner/http_decode.c runner/http_decode.h \
 	runner/server_config.c runner/server_config.h runner/server_parsers.c runner/server_parsers.h
 endif
+# The tokenizer (issue [engine], tokenizer part): BPE with PCRE2 pre-tokenizers, SentencePiece, streaming decode.
+librunner_a_SOURCES += runner/tokenizer.c runner/tokenizer.h runner/tokenizer_internal.h runner/tokenizer_bpe.c \
+	runner/tokenizer_spm.c runner/tokenizer_stream.c runner/tokenizer_unicode.c
+EXTRA_DIST += runner/tokenizer_unicode_gen.py
 # The engine (issue [engine]): model, backend interface, KV cells, sampler, sequence manager.
 librunner_a_SOURCES += runner/error.c runner/error.h runner/model.c runner/model.h runner/kvcache.c \
 	runner/kvcache.h runner/sampler.c runner/sampler.h

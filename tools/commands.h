@@ -18,5 +18,6 @@ extern const struct orun_command orun_commands[];
 int cmd_help(int argc, char **argv);
 int cmd_version(int argc, char **argv);
 int cmd_gguf(int argc, char **argv);
+int cmd_mkmodel(int argc, char **argv);
 
 #endif

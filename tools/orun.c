@@ -16,6 +16,7 @@ const struct orun_command orun_commands[] = {
 	{"help", "show this help", cmd_help},
 	{"version", "print the version and the compiled-in backends", cmd_version},
 	{"gguf", "validate a GGUF file and show its metadata and tensors", cmd_gguf},
+	{"mkmodel", "write a deterministic synthetic llama/qwen2/qwen3 GGUF of any shape", cmd_mkmodel},
 	{NULL, NULL, NULL},
 };
 

@@ -5,3 +5,5 @@ tests_runner_test_sampler_LDADD = $(TEST_LDADD)
 tests_runner_test_kvcache_LDADD = $(TEST_LDADD)
 TESTS += tests/runner/test_model tests/runner/test_sampler tests/runner/test_kvcache
 EXTRA_DIST += tests/runner/tinymodel.h
+TESTS += tests/runner/test_mkmodel.sh
+EXTRA_DIST += tests/runner/test_mkmodel.sh

@@ -1,0 +1,58 @@
+/* tools/clifmt.h — output helpers shared by the client commands, matching the ollama CLI: tables as the
+ * tablewriter package draws them (no borders, left aligned, four spaces between columns, cells wrapped at
+ * word boundaries to a column width), format.HumanBytes / HumanTime / HumanNumber, RFC 3339 timestamps,
+ * `Error: ...` reporting, and the small flag parser the commands use.
+ */
+#ifndef ORUN_TOOLS_CLIFMT_H
+#define ORUN_TOOLS_CLIFMT_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <time.h>
+
+#define TABLE_DEFAULT_WIDTH 30 /* tablewriter's MAX_ROW_WIDTH */
+
+struct table {
+	size_t ncols;
+	char **cells; /* nrows * ncols strings, row-major (owned) */
+	size_t nrows;
+	const char *const *header; /* ncols strings or NULL */
+	size_t wrap;               /* column width for wrapping (TABLE_DEFAULT_WIDTH) */
+};
+
+void table_init(struct table *t, size_t ncols, const char *const *header);
+/* Appends a row of ncols strings (copied). */
+void table_add(struct table *t, const char *const *row);
+void table_render(const struct table *t, FILE *out);
+void table_free(struct table *t);
+
+/* Display width (wide East Asian characters count 2). */
+size_t display_width(const char *s);
+
+char *human_bytes(int64_t b, char buf[32]);
+/* HumanTime against now; zero_value when sec is 0. */
+char *human_time(time_t sec, long nsec, const char *zero_value, char buf[64]);
+/* RFC 3339 with optional fractional seconds; false when malformed. */
+bool parse_rfc3339(const char *s, time_t *sec, long *nsec);
+
+/* Prints "Error: <message>" on stderr; returns 1. */
+int cli_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+/* A command-line flag. */
+struct cli_flag {
+	const char *name;  /* long name without dashes */
+	char shorthand;    /* 0 = none */
+	bool takes_value;
+	const char *value; /* set by cli_parse: the value, or "true" for a boolean flag */
+};
+
+/* Parses argv[1..] against flags (cobra semantics: flags anywhere, --name=value, --name value, -x value,
+ * -xvalue, -- ends flags); positional arguments go to pos (at most max_pos kept, *n_pos counts all). -h and
+ * --help set *help. Returns 0, or 2 after printing cobra's error ("unknown flag: --x", "unknown shorthand
+ * flag: 'x' in -x", "flag needs an argument: --x"). */
+int cli_parse(int argc, char **argv, struct cli_flag *flags, size_t n_flags, const char **pos, size_t max_pos,
+	      size_t *n_pos, bool *help);
+
+#endif

@@ -1,0 +1,52 @@
+/* tools/cmd_cp.c — `orun cp SOURCE DESTINATION`: POST /api/copy, then "copied 'a' to 'b'". */
+#include "config.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "modelfile/json.h"
+#include "tools/clifmt.h"
+#include "tools/client.h"
+#include "tools/commands.h"
+
+int cmd_cp(int argc, char **argv)
+{
+	const char *pos[2];
+	size_t n_pos;
+	bool help;
+	int rc = cli_parse(argc, argv, NULL, 0, pos, 2, &n_pos, &help);
+	if (rc)
+		return rc;
+	if (help) {
+		printf("Copy a model\n\nUsage:\n  orun cp SOURCE DESTINATION [flags]\n\nFlags:\n  -h, --help   help for cp\n\n"
+		       "Environment Variables:\n"
+		       "      OLLAMA_HOST                IP Address for the ollama server (default 127.0.0.1:11434)\n");
+		return 0;
+	}
+	if (n_pos != 2) {
+		fprintf(stderr, "Error: accepts 2 arg(s), received %zu\n", n_pos);
+		return 2;
+	}
+	struct client c;
+	if (client_init(&c) != 0)
+		return cli_error("%s", c.err);
+	struct mf_jw w;
+	mf_jw_init(&w, 0, 0);
+	mf_jw_obj(&w);
+	mf_jw_key(&w, "source");
+	mf_jw_string(&w, pos[0]);
+	mf_jw_key(&w, "destination");
+	mf_jw_string(&w, pos[1]);
+	mf_jw_obj_end(&w);
+	struct client_response resp;
+	if (client_heartbeat(&c) != 0 || client_do(&c, "POST", "/api/copy", mf_jw_str(&w), w.len, &resp) != 0) {
+		rc = cli_error("%s", c.err);
+	} else {
+		free(resp.body);
+		printf("copied '%s' to '%s'\n", pos[0], pos[1]);
+	}
+	mf_jw_free(&w);
+	client_cleanup(&c);
+	return rc;
+}

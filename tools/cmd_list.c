@@ -1,0 +1,88 @@
+/* tools/cmd_list.c — `orun list [PREFIX]` (alias ls): GET /api/tags and the NAME / ID / SIZE / MODIFIED table
+ * of `ollama list` (ID = the first 12 hex digits of the manifest digest, sizes in decimal units). */
+#include "config.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include "modelfile/json.h"
+#include "tools/clifmt.h"
+#include "tools/client.h"
+#include "tools/commands.h"
+
+static void usage(FILE *f)
+{
+	fprintf(f, "List models\n\n"
+		   "Usage:\n  orun list [flags]\n\n"
+		   "Aliases:\n  list, ls\n\n"
+		   "Flags:\n  -h, --help   help for list\n\n"
+		   "Environment Variables:\n"
+		   "      OLLAMA_HOST                IP Address for the ollama server (default 127.0.0.1:11434)\n");
+}
+
+int cmd_list(int argc, char **argv)
+{
+	const char *pos[1];
+	size_t n_pos;
+	bool help;
+	int rc = cli_parse(argc, argv, NULL, 0, pos, 1, &n_pos, &help);
+	if (rc)
+		return rc;
+	if (help) {
+		usage(stdout);
+		return 0;
+	}
+	struct client c;
+	if (client_init(&c) != 0)
+		return cli_error("%s", c.err);
+	struct client_response resp;
+	if (client_heartbeat(&c) != 0 || client_do(&c, "GET", "/api/tags", NULL, 0, &resp) != 0) {
+		rc = cli_error("%s", c.err);
+		client_cleanup(&c);
+		return rc;
+	}
+	client_cleanup(&c);
+	struct mf_json_error je;
+	struct mf_json_doc *d = mf_json_parse(resp.body, resp.len, &je);
+	free(resp.body);
+	if (!d)
+		return cli_error("%s", je.message);
+	static const char *const header[] = {"NAME", "ID", "SIZE", "MODIFIED"};
+	struct table t;
+	table_init(&t, 4, header);
+	const struct mf_json *models = mf_json_get(mf_json_root(d), "models");
+	if (models && models->type == MF_JSON_ARRAY)
+		MF_JSON_FOREACH(m, models)
+		{
+			const struct mf_json *name = mf_json_get(m, "name"), *digest = mf_json_get(m, "digest"),
+					     *size = mf_json_get(m, "size"), *mod = mf_json_get(m, "modified_at"),
+					     *remote = mf_json_get(m, "remote_model");
+			const char *nm = name && name->type == MF_JSON_STRING ? name->str : "";
+			if (n_pos && strncasecmp(nm, pos[0], strlen(pos[0])) != 0)
+				continue;
+			char id[13] = "", sz[32], when[64];
+			if (digest && digest->type == MF_JSON_STRING)
+				snprintf(id, sizeof id, "%.12s", digest->str);
+			int64_t bytes = 0;
+			if (size)
+				(void)mf_json_int(size, &bytes);
+			if (remote && remote->type == MF_JSON_STRING && remote->len)
+				strcpy(sz, "-");
+			else
+				human_bytes(bytes, sz);
+			time_t sec = 0;
+			long nsec = 0;
+			if (!(mod && mod->type == MF_JSON_STRING && parse_rfc3339(mod->str, &sec, &nsec)) ||
+			    strncmp(mod->str, "0001-01-01T00:00:00", 19) == 0)
+				sec = 0, nsec = 0;
+			human_time(sec, nsec, "Never", when);
+			const char *row[4] = {nm, id, sz, when};
+			table_add(&t, row);
+		}
+	table_render(&t, stdout);
+	table_free(&t);
+	mf_json_free(d);
+	return 0;
+}

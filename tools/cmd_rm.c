@@ -1,0 +1,135 @@
+/* tools/cmd_rm.c — `orun rm MODEL [MODEL...]`: for each model, unload it if it is running (POST /api/show,
+ * then /api/generate with keep_alive 0, as `ollama rm` does), then DELETE /api/delete and "deleted 'x'". */
+#include "config.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include "modelfile/json.h"
+#include "tools/clifmt.h"
+#include "tools/client.h"
+#include "tools/commands.h"
+
+static int ignore_line(void *ctx, const char *line, size_t n)
+{
+	(void)ctx;
+	(void)line;
+	(void)n;
+	return 0;
+}
+
+/* loadOrUnloadModel with keep_alive 0: 0, or -1 with c->err. */
+static int unload(struct client *c, const char *model)
+{
+	struct mf_jw w;
+	mf_jw_init(&w, 0, 0);
+	mf_jw_obj(&w);
+	mf_jw_key(&w, "model");
+	mf_jw_string(&w, model);
+	mf_jw_key(&w, "system");
+	mf_jw_string(&w, "");
+	mf_jw_key(&w, "template");
+	mf_jw_string(&w, "");
+	mf_jw_key(&w, "verbose");
+	mf_jw_bool(&w, false);
+	mf_jw_key(&w, "options");
+	mf_jw_null(&w);
+	mf_jw_key(&w, "name");
+	mf_jw_string(&w, "");
+	mf_jw_obj_end(&w);
+	struct client_response resp;
+	int rc = client_do(c, "POST", "/api/show", mf_jw_str(&w), w.len, &resp);
+	mf_jw_free(&w);
+	if (rc != 0)
+		return -1;
+	bool remote = false;
+	struct mf_json_error je;
+	struct mf_json_doc *d = mf_json_parse(resp.body, resp.len, &je);
+	free(resp.body);
+	if (d) {
+		const struct mf_json *rh = mf_json_get(mf_json_root(d), "remote_host");
+		remote = rh && rh->type == MF_JSON_STRING && rh->len;
+		mf_json_free(d);
+	}
+	if (remote)
+		return 0;
+	mf_jw_init(&w, 0, 0);
+	mf_jw_obj(&w);
+	mf_jw_key(&w, "model");
+	mf_jw_string(&w, model);
+	mf_jw_key(&w, "prompt");
+	mf_jw_string(&w, "");
+	mf_jw_key(&w, "suffix");
+	mf_jw_string(&w, "");
+	mf_jw_key(&w, "system");
+	mf_jw_string(&w, "");
+	mf_jw_key(&w, "template");
+	mf_jw_string(&w, "");
+	mf_jw_key(&w, "keep_alive");
+	mf_jw_string(&w, "0s");
+	mf_jw_key(&w, "options");
+	mf_jw_null(&w);
+	mf_jw_obj_end(&w);
+	rc = client_stream(c, "POST", "/api/generate", mf_jw_str(&w), w.len, ignore_line, NULL);
+	mf_jw_free(&w);
+	return rc;
+}
+
+int cmd_rm(int argc, char **argv)
+{
+	const char **pos = calloc((size_t)argc + 1, sizeof *pos);
+	size_t n_pos;
+	bool help;
+	int rc = cli_parse(argc, argv, NULL, 0, pos, (size_t)argc, &n_pos, &help);
+	if (rc) {
+		free(pos);
+		return rc;
+	}
+	if (help) {
+		printf("Remove a model\n\nUsage:\n  orun rm MODEL [MODEL...] [flags]\n\nFlags:\n  -h, --help   help for rm\n\n"
+		       "Environment Variables:\n"
+		       "      OLLAMA_HOST                IP Address for the ollama server (default 127.0.0.1:11434)\n");
+		free(pos);
+		return 0;
+	}
+	if (n_pos < 1) {
+		fprintf(stderr, "Error: requires at least 1 arg(s), only received 0\n");
+		free(pos);
+		return 2;
+	}
+	struct client c;
+	if (client_init(&c) != 0) {
+		free(pos);
+		return cli_error("%s", c.err);
+	}
+	if (client_heartbeat(&c) != 0) {
+		rc = cli_error("%s", c.err);
+		n_pos = 0;
+	}
+	for (size_t i = 0; i < n_pos; i++) {
+		if (unload(&c, pos[i]) != 0 && !strcasestr(c.err, "not found"))
+			fprintf(stderr, "Warning: unable to stop model '%s'\n", pos[i]);
+		struct mf_jw w;
+		mf_jw_init(&w, 0, 0);
+		mf_jw_obj(&w);
+		mf_jw_key(&w, "model");
+		mf_jw_string(&w, "");
+		mf_jw_key(&w, "name");
+		mf_jw_string(&w, pos[i]);
+		mf_jw_obj_end(&w);
+		struct client_response resp;
+		int r = client_do(&c, "DELETE", "/api/delete", mf_jw_str(&w), w.len, &resp);
+		mf_jw_free(&w);
+		if (r != 0) {
+			rc = cli_error("%s", c.err);
+			break;
+		}
+		free(resp.body);
+		printf("deleted '%s'\n", pos[i]);
+	}
+	client_cleanup(&c);
+	free(pos);
+	return rc;
+}
