@@ -7,7 +7,7 @@ libmodelfile_a_SOURCES += modelfile/error.c modelfile/error.h modelfile/buf.c mo
 	modelfile/gofmt.c modelfile/gofmt.h modelfile/params.c modelfile/params.h \
 	modelfile/name.c modelfile/name.h modelfile/jsonutil.c modelfile/jsonutil.h \
 	modelfile/store.c modelfile/store.h modelfile/model.c modelfile/model.h \
-	modelfile/request.c modelfile/request.h
+	modelfile/request.c modelfile/request.h modelfile/create.c modelfile/create.h
 EXTRA_DIST += modelfile/unicode-gen.c
 # Go text/template engine with Ollama's data model, and the bundled template corpus (issue 7, item 6).
 libmodelfile_a_SOURCES += modelfile/template.h modelfile/template_internal.h modelfile/template_util.c \

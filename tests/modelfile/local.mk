@@ -24,6 +24,10 @@ check_PROGRAMS += tests/modelfile/test_request
 tests_modelfile_test_request_LDADD = $(MF_TEST_LDADD)
 TESTS += tests/modelfile/test_request
 
+check_PROGRAMS += tests/modelfile/test_create
+tests_modelfile_test_create_LDADD = $(MF_TEST_LDADD)
+TESTS += tests/modelfile/test_create
+
 # The client commands against a stand-in server (Python).
 TESTS += tests/modelfile/client.sh
 EXTRA_DIST += tests/modelfile/client.sh tests/modelfile/fake_server.py

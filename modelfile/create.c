@@ -1,0 +1,1438 @@
+/* modelfile/create.c — the server side of `ollama create` (server/create.go, server/model.go).
+ *
+ * The request is decoded into a struct, then layers are gathered in Ollama's order: the base (a FROM
+ * model's layers, or the uploaded GGUF files plus an autodetected template), adapters, then template,
+ * system, licenses, merged parameters and messages; the config blob is written last, then the manifest.
+ * Unlike Ollama's HEAD, an uploaded GGUF is kept byte for byte (validated by libgguf, not rewritten by an
+ * external quantizer), so its blob digest is the uploaded one.
+ */
+#include "config.h"
+
+#include <ctype.h>
+#include <stdarg.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "gguf/gguf.h"
+#include "modelfile/buf.h"
+#include "modelfile/create.h"
+#include "modelfile/jsonutil.h"
+#include "modelfile/model.h"
+#include "modelfile/name.h"
+#include "modelfile/parser.h"
+#include "modelfile/request.h"
+#include "modelfile/template.h"
+
+#define PATH_CAP 4096
+
+/* ---------------------------------------------------------------------------------------------------- */
+/* File types */
+
+static const char *const file_type_names[] = {
+	"F32",    "F16",     "Q4_0",   "Q4_1",   NULL,     NULL,   NULL,     "Q8_0",   "Q5_0",   "Q5_1",
+	"Q2_K",   "Q3_K_S",  "Q3_K_M", "Q3_K_L", "Q4_K_S", "Q4_K_M", "Q5_K_S", "Q5_K_M", "Q6_K", "IQ2_XXS",
+	"IQ2_XS", "Q2_K_S",  "IQ3_XS", "IQ3_XXS", "IQ1_S", "IQ4_NL", "IQ3_S",  "IQ3_M",  "IQ2_S", "IQ2_M",
+	"IQ4_XS", "IQ1_M",   "BF16",   NULL,     NULL,     NULL,     "TQ1_0",  "TQ2_0",  "MXFP4_MOE", "NVFP4",
+	"Q1_0",
+};
+
+const char *mf_file_type_name(uint32_t ft)
+{
+	/* FileType(): general.file_type 0 reads as absent, hence "unknown" even for F32 */
+	if (ft == 0 || ft >= sizeof file_type_names / sizeof file_type_names[0] || !file_type_names[ft])
+		return "unknown";
+	return file_type_names[ft];
+}
+
+bool mf_parse_file_type(const char *s, uint32_t *ft)
+{
+	static const struct {
+		const char *name;
+		uint32_t ft;
+	} t[] = {{"F32", 0}, {"F16", 1}, {"Q8_0", 7}, {"Q4_K_S", 14}, {"Q4_K_M", 15}, {"Q4_K", 15}, {"BF16", 32}};
+	for (size_t i = 0; i < sizeof t / sizeof t[0]; i++)
+		if (strcmp(s, t[i].name) == 0) {
+			*ft = t[i].ft;
+			return true;
+		}
+	return false;
+}
+
+/* ---------------------------------------------------------------------------------------------------- */
+/* The request */
+
+struct named_digest {
+	char *name, *digest;
+};
+
+struct digest_map {
+	struct named_digest *v;
+	size_t n;
+};
+
+struct mf_create_request {
+	struct mf_json_doc *doc;   /* the body; the JSON pointers below point into it */
+	struct mf_json_doc *legacy; /* the JSON built from a legacy Modelfile, when that form was used */
+	char *model;
+	bool stream;
+	char *quantize, *draft_quantize;
+	char *from, *remote_host;
+	struct digest_map files, adapters, draft_files;
+	char *template_text, *system;
+	char **licenses;
+	size_t n_licenses;
+	const struct mf_json *parameters; /* an object, or NULL */
+	const struct mf_json *messages;   /* an array, or NULL */
+	char *renderer, *parser, *requires;
+	struct named_digest *imports; /* legacy form: server-side files to copy into the store (path, digest) */
+	size_t n_imports;
+};
+
+static void dmap_free(struct digest_map *m)
+{
+	for (size_t i = 0; i < m->n; i++) {
+		free(m->v[i].name);
+		free(m->v[i].digest);
+	}
+	free(m->v);
+	memset(m, 0, sizeof *m);
+}
+
+void mf_create_request_free(struct mf_create_request *r)
+{
+	if (!r)
+		return;
+	mf_json_free(r->doc);
+	mf_json_free(r->legacy);
+	free(r->model);
+	free(r->quantize);
+	free(r->draft_quantize);
+	free(r->from);
+	free(r->remote_host);
+	dmap_free(&r->files);
+	dmap_free(&r->adapters);
+	dmap_free(&r->draft_files);
+	free(r->template_text);
+	free(r->system);
+	mf_strlist_free(r->licenses, r->n_licenses);
+	free(r->renderer);
+	free(r->parser);
+	free(r->requires);
+	for (size_t i = 0; i < r->n_imports; i++) {
+		free(r->imports[i].name);
+		free(r->imports[i].digest);
+	}
+	free(r->imports);
+	free(r);
+}
+
+bool mf_create_request_stream(const struct mf_create_request *r)
+{
+	return r->stream;
+}
+
+const char *mf_create_request_model(const struct mf_create_request *r)
+{
+	return r->model;
+}
+
+static int type_err(struct mf_error *err, const struct mf_json *v, const char *field, const char *gotype)
+{
+	return mf_error_set_http(err, MF_ERR_PARSE, 400, "json: cannot unmarshal %s into Go struct field CreateRequest.%s of type %s",
+				 mf_json_type_name(v), field, gotype);
+}
+
+/* A string field (null/missing → NULL). */
+static int req_str(const struct mf_json *obj, const char *key, char **out, struct mf_error *err)
+{
+	*out = NULL;
+	const struct mf_json *v = mf_json_get_fold(obj, key);
+	if (!v || v->type == MF_JSON_NULL)
+		return MF_OK;
+	if (v->type != MF_JSON_STRING)
+		return type_err(err, v, key, "string");
+	*out = strndup(v->str, v->len);
+	return *out ? MF_OK : mf_error_set(err, MF_ERR_NOMEM, "out of memory");
+}
+
+static int cmp_named(const void *a, const void *b)
+{
+	return strcmp(((const struct named_digest *)a)->name, ((const struct named_digest *)b)->name);
+}
+
+static int req_map(const struct mf_json *obj, const char *key, struct digest_map *m, struct mf_error *err)
+{
+	const struct mf_json *v = mf_json_get_fold(obj, key);
+	if (!v || v->type == MF_JSON_NULL)
+		return MF_OK;
+	if (v->type != MF_JSON_OBJECT)
+		return type_err(err, v, key, "map[string]string");
+	if (v->count > MF_MAX_CREATE_FILES)
+		return mf_error_set_http(err, MF_ERR_LIMIT, 400, "more than %d entries in %s", MF_MAX_CREATE_FILES, key);
+	m->v = v->count ? calloc(v->count, sizeof *m->v) : NULL;
+	if (v->count && !m->v)
+		return mf_error_set(err, MF_ERR_NOMEM, "out of memory");
+	MF_JSON_FOREACH_MEMBER(k, val, v)
+	{
+		if (val->type != MF_JSON_STRING && val->type != MF_JSON_NULL)
+			return type_err(err, val, key, "string");
+		/* a later duplicate key replaces the earlier one */
+		size_t i;
+		for (i = 0; i < m->n; i++)
+			if (strlen(m->v[i].name) == k->len && memcmp(m->v[i].name, k->str, k->len) == 0)
+				break;
+		if (i == m->n) {
+			m->v[i].name = strndup(k->str, k->len);
+			if (!m->v[i].name)
+				return mf_error_set(err, MF_ERR_NOMEM, "out of memory");
+			m->n++;
+		}
+		free(m->v[i].digest);
+		m->v[i].digest = val->type == MF_JSON_STRING ? strndup(val->str, val->len) : strdup("");
+		if (!m->v[i].digest)
+			return mf_error_set(err, MF_ERR_NOMEM, "out of memory");
+	}
+	qsort(m->v, m->n, sizeof *m->v, cmp_named);
+	return MF_OK;
+}
+
+/* io/fs.ValidPath: slash-separated elements, none empty, "." or ".." (the bare "." is the root). */
+static bool valid_path(const char *p, size_t n)
+{
+	if (n == 1 && p[0] == '.')
+		return true;
+	if (n == 0 || memchr(p, 0, n))
+		return false;
+	size_t i = 0;
+	while (i <= n) {
+		size_t j = i;
+		while (j < n && p[j] != '/')
+			j++;
+		size_t len = j - i;
+		if (len == 0 || (len == 1 && p[i] == '.') || (len == 2 && p[i] == '.' && p[i + 1] == '.'))
+			return false;
+		i = j + 1;
+	}
+	return true;
+}
+
+static int check_files(const struct digest_map *m, bool paths, struct mf_error *err)
+{
+	for (size_t i = 0; i < m->n; i++) {
+		if (paths && !valid_path(m->v[i].name, strlen(m->v[i].name)))
+			return mf_error_set_http(err, MF_ERR_INVALID, 400, "file path must be relative");
+		if (!*m->v[i].digest)
+			return mf_error_set_http(err, MF_ERR_PARSE, 400, "invalid digest format");
+	}
+	return MF_OK;
+}
+
+/* api.Message as decoded: role/content/thinking/tool_name/tool_call_id strings, images strings,
+ * tool_calls objects. */
+static int check_messages(const struct mf_json *a, struct mf_error *err)
+{
+	MF_JSON_FOREACH(m, a)
+	{
+		if (m->type == MF_JSON_NULL)
+			continue;
+		if (m->type != MF_JSON_OBJECT)
+			return mf_error_set_http(err, MF_ERR_PARSE, 400,
+						 "json: cannot unmarshal %s into Go struct field CreateRequest.messages of type api.Message",
+						 mf_json_type_name(m));
+		static const char *const strs[] = {"role", "content", "thinking", "tool_name", "tool_call_id"};
+		for (size_t i = 0; i < 5; i++) {
+			const struct mf_json *v = mf_json_get_fold(m, strs[i]);
+			if (v && v->type != MF_JSON_STRING && v->type != MF_JSON_NULL)
+				return mf_error_set_http(err, MF_ERR_PARSE, 400,
+							 "json: cannot unmarshal %s into Go struct field Message.messages.%s of type string",
+							 mf_json_type_name(v), strs[i]);
+		}
+		const struct mf_json *im = mf_json_get_fold(m, "images");
+		if (im && im->type != MF_JSON_NULL) {
+			if (im->type != MF_JSON_ARRAY)
+				return mf_error_set_http(err, MF_ERR_PARSE, 400,
+							 "json: cannot unmarshal %s into Go struct field Message.messages.images of type []api.ImageData",
+							 mf_json_type_name(im));
+			MF_JSON_FOREACH(e, im)
+			if (e->type != MF_JSON_STRING)
+				return mf_error_set_http(err, MF_ERR_PARSE, 400,
+							 "json: cannot unmarshal %s into Go struct field Message.messages.images of type api.ImageData",
+							 mf_json_type_name(e));
+		}
+		const struct mf_json *tc = mf_json_get_fold(m, "tool_calls");
+		if (tc && tc->type != MF_JSON_NULL && tc->type != MF_JSON_ARRAY)
+			return mf_error_set_http(err, MF_ERR_PARSE, 400,
+						 "json: cannot unmarshal %s into Go struct field Message.messages.tool_calls of type []api.ToolCall",
+						 mf_json_type_name(tc));
+	}
+	return MF_OK;
+}
+
+static int parse_legacy(struct mf_create_request *r, const char *text, size_t len, const char *relative_dir,
+			struct mf_warnings *w, struct mf_error *err);
+
+static int decode_fields(struct mf_create_request *r, const struct mf_json *root, struct mf_error *err)
+{
+	int rc;
+	char *model = NULL, *name = NULL, *quantization = NULL;
+	if ((rc = req_str(root, "model", &model, err)) || (rc = req_str(root, "name", &name, err)) ||
+	    (rc = req_str(root, "quantize", &r->quantize, err)) || (rc = req_str(root, "quantization", &quantization, err)) ||
+	    (rc = req_str(root, "draft_quantize", &r->draft_quantize, err)) || (rc = req_str(root, "from", &r->from, err)) ||
+	    (rc = req_str(root, "remote_host", &r->remote_host, err)) ||
+	    (rc = req_str(root, "template", &r->template_text, err)) || (rc = req_str(root, "system", &r->system, err)) ||
+	    (rc = req_str(root, "renderer", &r->renderer, err)) || (rc = req_str(root, "parser", &r->parser, err)) ||
+	    (rc = req_str(root, "requires", &r->requires, err)) || (rc = req_map(root, "files", &r->files, err)) ||
+	    (rc = req_map(root, "adapters", &r->adapters, err)) || (rc = req_map(root, "draft_files", &r->draft_files, err))) {
+		free(model);
+		free(name);
+		free(quantization);
+		return rc;
+	}
+	/* cmp.Or(r.Model, r.Name), cmp.Or(r.Quantize, r.Quantization) */
+	if (!r->model || !*r->model) {
+		free(r->model);
+		r->model = model && *model ? model : name;
+		if (r->model == model)
+			free(name);
+		else
+			free(model);
+	} else {
+		free(model);
+		free(name);
+	}
+	if ((!r->quantize || !*r->quantize) && quantization) {
+		free(r->quantize);
+		r->quantize = quantization;
+	} else {
+		free(quantization);
+	}
+	const struct mf_json *st = mf_json_get_fold(root, "stream");
+	if (st && st->type != MF_JSON_NULL && st->type != MF_JSON_BOOL)
+		return type_err(err, st, "stream", "bool");
+	if (st && st->type == MF_JSON_BOOL)
+		r->stream = st->boolean;
+	const struct mf_json *lic = mf_json_get_fold(root, "license");
+	if (lic && lic->type == MF_JSON_STRING) {
+		if (lic->len && mf_strlist_add(&r->licenses, &r->n_licenses, lic->str) != MF_OK) /* str is NUL-terminated */
+			return mf_error_set(err, MF_ERR_NOMEM, "out of memory");
+	} else if (lic && lic->type == MF_JSON_ARRAY) {
+		MF_JSON_FOREACH(e, lic)
+		{
+			if (e->type != MF_JSON_STRING)
+				return mf_error_set_http(err, MF_ERR_PARSE, 400, "json: cannot unmarshal %s into Go value of type string",
+							 mf_json_type_name(e));
+			if (mf_strlist_add(&r->licenses, &r->n_licenses, e->str) != MF_OK)
+				return mf_error_set(err, MF_ERR_NOMEM, "out of memory");
+		}
+	} else if (lic && lic->type != MF_JSON_NULL) {
+		return mf_error_set_http(err, MF_ERR_PARSE, 400, "json: cannot unmarshal %s into Go value of type []string",
+					 mf_json_type_name(lic));
+	}
+	const struct mf_json *p = mf_json_get_fold(root, "parameters");
+	if (p && p->type != MF_JSON_NULL && p->type != MF_JSON_OBJECT)
+		return type_err(err, p, "parameters", "map[string]interface {}");
+	r->parameters = p && p->type == MF_JSON_OBJECT ? p : NULL;
+	const struct mf_json *msgs = mf_json_get_fold(root, "messages");
+	if (msgs && msgs->type != MF_JSON_NULL && msgs->type != MF_JSON_ARRAY)
+		return type_err(err, msgs, "messages", "[]api.Message");
+	if (msgs && msgs->type == MF_JSON_ARRAY) {
+		if ((rc = check_messages(msgs, err)) != MF_OK)
+			return rc;
+		r->messages = msgs;
+	}
+	return MF_OK;
+}
+
+int mf_create_request_parse(const char *body, size_t len, struct mf_create_request **out, struct mf_warnings *w,
+			    struct mf_error *err)
+{
+	*out = NULL;
+	size_t i = 0;
+	while (i < len && (body[i] == ' ' || body[i] == '\t' || body[i] == '\n' || body[i] == '\r'))
+		i++;
+	if (i == len)
+		return mf_error_set_http(err, MF_ERR_PARSE, 400, "missing request body");
+	if (len > MF_MAX_CREATE_BODY)
+		return mf_error_set_http(err, MF_ERR_LIMIT, 400, "request body is %zu bytes, more than the limit of %u", len,
+					 MF_MAX_CREATE_BODY);
+	struct mf_create_request *r = calloc(1, sizeof *r);
+	if (!r)
+		return mf_error_set(err, MF_ERR_NOMEM, "out of memory");
+	r->stream = true;
+	struct mf_json_error jerr;
+	r->doc = mf_json_parse(body, len, &jerr);
+	int rc = MF_OK;
+	if (!r->doc) {
+		rc = mf_error_set_http(err, strcmp(jerr.message, "out of memory") ? MF_ERR_PARSE : MF_ERR_NOMEM,
+				       strcmp(jerr.message, "out of memory") ? 400 : 500, "%s", jerr.message);
+		goto fail;
+	}
+	const struct mf_json *root = mf_json_root(r->doc);
+	if (root->type != MF_JSON_OBJECT) {
+		rc = mf_error_set_http(err, MF_ERR_PARSE, 400, "json: cannot unmarshal %s into Go value of type api.CreateRequest",
+				       mf_json_type_name(root));
+		goto fail;
+	}
+	if ((rc = decode_fields(r, root, err)) != MF_OK)
+		goto fail;
+
+	/* the legacy form: the server parses the Modelfile (Ollama <= 0.5.4, older Open WebUI) */
+	char *modelfile = NULL, *path = NULL;
+	if ((rc = req_str(root, "modelfile", &modelfile, err)) != MF_OK || (rc = req_str(root, "path", &path, err)) != MF_OK) {
+		free(modelfile);
+		goto fail;
+	}
+	if (!r->from && !r->files.n && ((modelfile && *modelfile) || (path && *path))) {
+		if (modelfile && *modelfile) {
+			rc = parse_legacy(r, modelfile, strlen(modelfile), ".", w, err);
+		} else {
+			char *text = NULL;
+			size_t n = 0;
+			FILE *f = fopen(path, "rb");
+			if (!f) {
+				rc = mf_error_set_http(err, MF_ERR_NOT_FOUND, 400, "open %s: %s", path, strerror(errno));
+			} else {
+				struct mf_buf b;
+				mf_buf_init(&b, MF_MAX_MODELFILE_SIZE);
+				char chunk[65536];
+				size_t k;
+				while ((k = fread(chunk, 1, sizeof chunk, f)) > 0 && mf_buf_append(&b, chunk, k))
+					;
+				fclose(f);
+				n = b.len;
+				text = mf_buf_take(&b);
+				mf_buf_free(&b);
+				char *dir = strdup(path), *slash = dir ? strrchr(dir, '/') : NULL;
+				if (slash)
+					*slash = 0;
+				rc = text ? parse_legacy(r, text, n, slash ? (dir[0] ? dir : "/") : ".", w, err)
+					  : mf_error_set_http(err, MF_ERR_LIMIT, 400, "Modelfile %s is too large", path);
+				free(dir);
+				free(text);
+			}
+		}
+	}
+	free(modelfile);
+	free(path);
+	if (rc != MF_OK)
+		goto fail;
+
+	if ((rc = check_files(&r->files, true, err)) || (rc = check_files(&r->draft_files, true, err)))
+		goto fail;
+	if (r->draft_quantize && *r->draft_quantize && !r->draft_files.n) {
+		rc = mf_error_set_http(err, MF_ERR_INVALID, 400, "--draft-quantize requires a DRAFT model");
+		goto fail;
+	}
+	if ((rc = check_files(&r->adapters, false, err)))
+		goto fail;
+	struct mf_name n;
+	mf_name_parse(r->model ? r->model : "", &n);
+	if (!mf_name_is_valid(&n)) {
+		rc = mf_error_set_http(err, MF_ERR_PARSE, 400, "invalid model name");
+		goto fail;
+	}
+	*out = r;
+	return MF_OK;
+fail:
+	mf_create_request_free(r);
+	return rc;
+}
+
+/* A legacy Modelfile: FROM/ADAPTER "@sha256:<hex>" names an uploaded blob; another FROM is a file or folder
+ * on the server when it exists there, else a model name. The result is re-encoded as the JSON form the
+ * current CLI would send and decoded like any other request (so both forms behave the same). */
+static int parse_legacy(struct mf_create_request *r, const char *text, size_t len, const char *relative_dir,
+			struct mf_warnings *w, struct mf_error *err)
+{
+	struct mf_modelfile *mf;
+	int rc = mf_parse(text, len, &mf, err);
+	if (rc != MF_OK) {
+		if (err)
+			err->http_status = 400;
+		return rc;
+	}
+	struct mf_create_spec spec = {0};
+	struct mf_modelfile *rest = mf_modelfile_new();
+	if (!rest) {
+		mf_modelfile_free(mf);
+		return mf_error_set(err, MF_ERR_NOMEM, "out of memory");
+	}
+	for (size_t i = 0; i < mf->n_cmds && rc == MF_OK; i++) {
+		const struct mf_command *c = &mf->cmds[i];
+		bool blob_ref = (strcmp(c->name, "model") == 0 || strcmp(c->name, "adapter") == 0) && c->args[0] == '@';
+		if (!blob_ref) {
+			rc = mf_modelfile_add(rest, c->name, c->args) == MF_OK ? MF_OK : mf_error_set(err, MF_ERR_NOMEM, "out of memory");
+			continue;
+		}
+		const char *digest = c->args + 1;
+		if (!mf_digest_valid(digest)) {
+			rc = mf_error_set_http(err, MF_ERR_PARSE, 400, "invalid digest format");
+			break;
+		}
+		struct mf_req_files *f = c->name[0] == 'm' ? &spec.files : &spec.adapters;
+		struct mf_req_file *v = realloc(f->v, (f->n + 1) * sizeof *v);
+		if (!v) {
+			rc = mf_error_set(err, MF_ERR_NOMEM, "out of memory");
+			break;
+		}
+		f->v = v;
+		memset(&v[f->n], 0, sizeof v[f->n]);
+		v[f->n].path = strdup(digest);
+		v[f->n].name = malloc(strlen(digest) + 1);
+		if (!v[f->n].path || !v[f->n].name) {
+			free(v[f->n].path);
+			free(v[f->n].name);
+			rc = mf_error_set(err, MF_ERR_NOMEM, "out of memory");
+			break;
+		}
+		sprintf(v[f->n].name, "sha256-%s", digest + 7); /* no extension: detected by its GGUF magic */
+		snprintf(v[f->n].digest, sizeof v[f->n].digest, "sha256:%s", digest + 7);
+		f->n++;
+	}
+	if (rc == MF_OK) {
+		size_t n_blob_files = spec.files.n, n_blob_adapters = spec.adapters.n;
+		rc = mf_spec_from_modelfile(rest, relative_dir, true, &spec, w, err);
+		if (rc == MF_OK) {
+			/* server-side local files: name them by base name, as the CLI would */
+			struct mf_req_files tmp = spec.files;
+			spec.files.v += n_blob_files;
+			spec.files.n -= n_blob_files;
+			struct mf_req_files tmpa = spec.adapters;
+			spec.adapters.v += n_blob_adapters;
+			spec.adapters.n -= n_blob_adapters;
+			rc = mf_spec_name_files(&spec) == MF_OK ? MF_OK : mf_error_set(err, MF_ERR_NOMEM, "out of memory");
+			spec.files = tmp;
+			spec.adapters = tmpa;
+		}
+		if (rc != MF_OK && err && err->http_status == 500 && err->code != MF_ERR_NOMEM)
+			err->http_status = 400;
+	}
+	char *json = NULL;
+	size_t jlen = 0;
+	if (rc == MF_OK) {
+		spec.model = r->model ? strdup(r->model) : strdup("");
+		json = mf_spec_to_json(&spec, &jlen, err);
+		if (!json)
+			rc = err ? err->code : MF_ERR_NOMEM;
+	}
+	if (rc == MF_OK) {
+		struct mf_json_error jerr;
+		r->legacy = mf_json_parse(json, jlen, &jerr);
+		if (!r->legacy)
+			rc = mf_error_set(err, MF_ERR_NOMEM, "%s", jerr.message);
+	}
+	if (rc == MF_OK) {
+		/* keep the outer request's model/stream/quantize; take the rest from the Modelfile */
+		char *model = r->model, *quantize = r->quantize;
+		bool stream = r->stream;
+		r->model = NULL;
+		r->quantize = NULL;
+		char **fields[] = {&r->draft_quantize, &r->from, &r->remote_host, &r->template_text, &r->system,
+				   &r->renderer, &r->parser, &r->requires};
+		for (size_t k = 0; k < sizeof fields / sizeof fields[0]; k++) {
+			free(*fields[k]);
+			*fields[k] = NULL;
+		}
+		mf_strlist_free(r->licenses, r->n_licenses);
+		r->licenses = NULL;
+		r->n_licenses = 0;
+		dmap_free(&r->files);
+		dmap_free(&r->adapters);
+		dmap_free(&r->draft_files);
+		rc = decode_fields(r, mf_json_root(r->legacy), err);
+		free(r->model);
+		r->model = model;
+		if (quantize) {
+			free(r->quantize);
+			r->quantize = quantize;
+		}
+		r->stream = stream;
+	}
+	/* server-side files are copied into the store by mf_create_run */
+	for (size_t i = 0; rc == MF_OK && i < spec.files.n + spec.adapters.n; i++) {
+		const struct mf_req_file *f = i < spec.files.n ? &spec.files.v[i] : &spec.adapters.v[i - spec.files.n];
+		if (!f->path || f->path[0] != '/')
+			continue;
+		struct named_digest *v = realloc(r->imports, (r->n_imports + 1) * sizeof *v);
+		if (!v) {
+			rc = mf_error_set(err, MF_ERR_NOMEM, "out of memory");
+			break;
+		}
+		r->imports = v;
+		v[r->n_imports].name = strdup(f->path);
+		v[r->n_imports].digest = strdup(f->digest);
+		r->n_imports++;
+		if (!v[r->n_imports - 1].name || !v[r->n_imports - 1].digest)
+			rc = mf_error_set(err, MF_ERR_NOMEM, "out of memory");
+	}
+	free(json);
+	mf_spec_free(&spec);
+	mf_modelfile_free(rest);
+	mf_modelfile_free(mf);
+	return rc;
+}
+
+/* ---------------------------------------------------------------------------------------------------- */
+/* Layers being assembled */
+
+struct clayer {
+	struct mf_layer l; /* owned strings */
+	char *status;      /* announced at the end (layer.Status), or NULL */
+	bool gguf;         /* a weights layer whose GGUF was read: the fields below are set */
+	char arch[128];    /* general.architecture ("unknown" when absent) */
+	char kind[64];     /* general.type ("unknown" when absent) */
+	uint32_t file_type;
+	bool has_file_type;
+	uint64_t n_params; /* sum of the tensors' element counts (Ollama's general.parameter_count) */
+	char *chat_template;
+};
+
+struct layers {
+	struct clayer *v;
+	size_t n, cap;
+};
+
+struct run {
+	struct mf_store *s;
+	const struct mf_create_request *r;
+	mf_progress_fn fn;
+	void *ctx;
+	struct mf_warnings *w;
+	struct mf_error *err;
+	struct mf_config cfg;
+	struct layers L;
+	bool bad_request; /* the failure is one Ollama answers with 400 (else 500) */
+};
+
+/* A failure Ollama reports with HTTP 400. */
+static int bad_request(struct run *R, int code, const char *fmt, ...) MF_PRINTF(3, 4);
+static int bad_request(struct run *R, int code, const char *fmt, ...)
+{
+	char msg[MF_ERROR_MSG_MAX];
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof msg, fmt, ap);
+	va_end(ap);
+	R->bad_request = true;
+	return mf_error_set_http(R->err, code, 400, "%s", msg);
+}
+
+static void clayer_clear(struct clayer *c)
+{
+	free(c->l.media_type);
+	free(c->l.digest);
+	free(c->l.from);
+	free(c->l.name);
+	free(c->status);
+	free(c->chat_template);
+	memset(c, 0, sizeof *c);
+}
+
+static void layers_free(struct layers *L)
+{
+	for (size_t i = 0; i < L->n; i++)
+		clayer_clear(&L->v[i]);
+	free(L->v);
+	memset(L, 0, sizeof *L);
+}
+
+static struct clayer *layers_push(struct layers *L)
+{
+	if (L->n == L->cap) {
+		size_t cap = L->cap ? L->cap * 2 : 8;
+		struct clayer *v = realloc(L->v, cap * sizeof *v);
+		if (!v)
+			return NULL;
+		L->v = v;
+		L->cap = cap;
+	}
+	struct clayer *c = &L->v[L->n++];
+	memset(c, 0, sizeof *c);
+	return c;
+}
+
+static int oom(struct run *R)
+{
+	return mf_error_set(R->err, MF_ERR_NOMEM, "out of memory");
+}
+
+static int progress(struct run *R, const char *status, const char *digest, int64_t total, int64_t completed)
+{
+	if (!R->fn)
+		return MF_OK;
+	struct mf_progress p = {status, digest, total, completed};
+	if (R->fn(R->ctx, &p) != 0)
+		return mf_error_set(R->err, MF_ERR_CANCELLED, "request canceled");
+	return MF_OK;
+}
+
+static char *strf(const char *fmt, const char *a)
+{
+	size_t n = strlen(fmt) + strlen(a) + 1;
+	char *s = malloc(n);
+	if (s)
+		snprintf(s, n, fmt, a);
+	return s;
+}
+
+/* Sets the layer's identity; status is "<prefix> <digest>". */
+static int set_layer(struct run *R, struct clayer *c, const char *media, const char *digest, int64_t size,
+		     const char *from, const char *name, const char *status_prefix)
+{
+	c->l.media_type = strdup(media);
+	c->l.digest = strdup(digest);
+	c->l.size = size;
+	c->l.from = from && *from ? strdup(from) : NULL;
+	c->l.name = name && *name ? strdup(name) : NULL;
+	char *st = NULL;
+	if (status_prefix) {
+		size_t n = strlen(status_prefix) + strlen(digest) + 2;
+		st = malloc(n);
+		if (st)
+			snprintf(st, n, "%s %s", status_prefix, digest);
+	}
+	c->status = st;
+	if (!c->l.media_type || !c->l.digest || (from && *from && !c->l.from) || (name && *name && !c->l.name) ||
+	    (status_prefix && !st))
+		return oom(R);
+	return MF_OK;
+}
+
+/* NewLayer: stores data as a blob and appends a layer announcing "creating new layer" / "using existing
+ * layer". */
+static int new_layer(struct run *R, const char *media, const void *data, size_t n, struct clayer **out)
+{
+	char digest[MF_DIGEST_LEN + 1];
+	bool created = false;
+	int rc = mf_store_put_blob(R->s, data, n, digest, &created, R->err);
+	if (rc != MF_OK)
+		return rc;
+	struct clayer *c = layers_push(&R->L);
+	if (!c)
+		return oom(R);
+	rc = set_layer(R, c, media, digest, (int64_t)n, NULL, NULL, created ? "creating new layer" : "using existing layer");
+	if (out)
+		*out = c;
+	return rc;
+}
+
+/* Reads what create needs from a GGUF blob. */
+static int read_gguf(struct run *R, const char *path, struct clayer *c, const char *source)
+{
+	struct gguf_error ge;
+	struct gguf_file *f = gguf_open(path, &ge);
+	if (!f)
+		return mf_error_set(R->err, ge.code == GGUF_ERR_NOMEM ? MF_ERR_NOMEM : MF_ERR_FORMAT, "%s", ge.msg);
+	c->gguf = true;
+	if (gguf_get_str_buf(f, "general.architecture", c->arch, sizeof c->arch) != GGUF_OK)
+		strcpy(c->arch, "unknown");
+	if (gguf_get_str_buf(f, "general.type", c->kind, sizeof c->kind) != GGUF_OK)
+		strcpy(c->kind, "unknown");
+	c->has_file_type = gguf_find_u32(f, "general.file_type", &c->file_type) == GGUF_OK;
+	if (!c->has_file_type)
+		c->file_type = 0;
+	c->n_params = 0;
+	for (uint64_t i = 0; i < gguf_tensor_count(f); i++)
+		c->n_params += gguf_tensor_at(f, i)->n_elements;
+	struct gguf_str ct = gguf_get_str(f, "tokenizer.chat_template", (struct gguf_str){NULL, 0});
+	int rc = MF_OK;
+	if (ct.ptr && ct.len) {
+		c->chat_template = strndup(ct.ptr, (size_t)ct.len);
+		if (!c->chat_template)
+			rc = oom(R);
+	}
+	char key[192];
+	snprintf(key, sizeof key, "%s.split.count", c->arch);
+	uint32_t splits = gguf_get_u32(f, "split.count", gguf_get_u32(f, key, 0));
+	if (rc == MF_OK && splits > 1)
+		rc = mf_error_set(R->err, MF_ERR_INVALID, "split GGUF %s (%u shards) is not supported by orun yet: merge it first",
+				  source, splits);
+	gguf_close(f);
+	return rc;
+}
+
+/* isProjectorGGUF */
+static bool is_projector(const char *path, const struct clayer *c)
+{
+	if (strcmp(c->kind, "projector") == 0 || strcmp(c->kind, "mmproj") == 0)
+		return true;
+	struct gguf_error ge;
+	struct gguf_file *f = gguf_open(path, &ge);
+	if (!f)
+		return false;
+	char k1[192], k2[192], k3[192], k4[192];
+	snprintf(k1, sizeof k1, "%s.block_count", c->arch);
+	snprintf(k2, sizeof k2, "%s.vision.block_count", c->arch);
+	snprintf(k3, sizeof k3, "%s.has_vision_encoder", c->arch);
+	snprintf(k4, sizeof k4, "%s.has_audio_encoder", c->arch);
+	uint32_t bc = gguf_get_u32(f, k1, 0), vbc = gguf_get_u32(f, k2, 0);
+	bool r = (bc == 0 && vbc > 0) ||
+		 (strcmp(c->arch, "clip") == 0 && bc == 0 && (gguf_get_bool(f, k3, false) || gguf_get_bool(f, k4, false)));
+	gguf_close(f);
+	return r;
+}
+
+static void canonical(const char *in, char out[MF_DIGEST_LEN + 1])
+{
+	snprintf(out, MF_DIGEST_LEN + 1, "sha256:%s", in + 7);
+	for (char *p = out + 7; *p; p++)
+		*p = (char)tolower((unsigned char)*p);
+}
+
+/* The autodetected template (and its stop parameters) for the layers that carry a chat template. */
+static int detect_template(struct run *R, size_t first)
+{
+	size_t end = R->L.n;
+	for (size_t i = first; i < end; i++) {
+		if (!R->L.v[i].chat_template)
+			continue;
+		const struct mf_tpl_named *t = mf_tpl_named_match(R->L.v[i].chat_template, strlen(R->L.v[i].chat_template));
+		if (!t)
+			continue;
+		struct clayer *c;
+		int rc = new_layer(R, MF_MEDIA_TEMPLATE, t->text, t->text_len, &c);
+		if (rc != MF_OK)
+			return rc;
+		free(c->status);
+		if (!(c->status = strf("using autodetected template %s", t->name)))
+			return oom(R);
+		if (t->has_params) {
+			/* json.NewEncoder(..).Encode(t.Parameters), Parameters being struct{ Stop []string } */
+			struct mf_jw jw;
+			mf_jw_init(&jw, 0, 0);
+			mf_jw_obj(&jw);
+			mf_jw_key(&jw, "stop");
+			if (!t->stop) {
+				mf_jw_null(&jw);
+			} else {
+				mf_jw_arr(&jw);
+				for (size_t k = 0; k < t->n_stop; k++)
+					mf_jw_string(&jw, t->stop[k]);
+				mf_jw_arr_end(&jw);
+			}
+			mf_jw_obj_end(&jw);
+			size_t n = 0;
+			char *js = mf_jw_take_line(&jw, &n);
+			if (!js)
+				return oom(R);
+			rc = new_layer(R, MF_MEDIA_PARAMS, js, n, NULL);
+			free(js);
+			if (rc != MF_OK)
+				return rc;
+		}
+	}
+	return MF_OK;
+}
+
+static int convert_safetensors(struct run *R, const struct digest_map *files, bool adapter, const char *media)
+{
+	(void)files;
+	(void)adapter;
+	(void)media;
+	return mf_error_set(R->err, MF_ERR_INVALID,
+			    "importing safetensors is not available in this build yet (it needs gguf_import_safetensors)");
+}
+
+/* convertModelFromFilesWithMediaType */
+static int convert_files(struct run *R, const struct digest_map *files, bool adapter, const char *media, bool detect)
+{
+	bool st = false, gg = false;
+	for (size_t i = 0; i < files->n; i++) {
+		size_t n = strlen(files->v[i].name);
+		if (n >= 12 && strcmp(files->v[i].name + n - 12, ".safetensors") == 0)
+			st = true;
+		else if (n >= 5 && strcmp(files->v[i].name + n - 5, ".gguf") == 0)
+			gg = true;
+	}
+	if (!st && !gg) {
+		/* by content: the GGUF magic in the first bytes of a blob */
+		for (size_t i = 0; i < files->n && !gg; i++) {
+			char path[PATH_CAP];
+			if (mf_store_blob_path(R->s, files->v[i].digest, path, sizeof path, NULL) != MF_OK)
+				break;
+			FILE *f = fopen(path, "rb");
+			unsigned char m[4] = {0};
+			if (f) {
+				if (fread(m, 1, 4, f) == 4 && (memcmp(m, "GGUF", 4) == 0 || memcmp(m, "FUGG", 4) == 0))
+					gg = true;
+				fclose(f);
+			}
+		}
+	}
+	if (st)
+		return convert_safetensors(R, files, adapter, media);
+	if (!gg)
+		return bad_request(R, MF_ERR_INVALID, "unknown type");
+	if (files->n == 0)
+		return bad_request(R, MF_ERR_INVALID, "no files provided to convert");
+	if (files->n > 1 && adapter)
+		return bad_request(R, MF_ERR_INVALID, "only one adapter is currently supported");
+	size_t first = R->L.n;
+	for (size_t i = 0; i < files->n; i++) {
+		int rc = progress(R, "parsing GGUF", NULL, 0, 0);
+		if (rc != MF_OK)
+			return rc;
+		char path[PATH_CAP];
+		if ((rc = mf_store_blob_path(R->s, files->v[i].digest, path, sizeof path, R->err)) != MF_OK)
+			return rc;
+		FILE *f = fopen(path, "rb");
+		if (!f)
+			return mf_error_set(R->err, errno == ENOENT ? MF_ERR_NOT_FOUND : MF_ERR_IO, "open %s: %s", path,
+					    strerror(errno));
+		unsigned char m[4] = {0};
+		size_t got = fread(m, 1, 4, f);
+		fclose(f);
+		if (got < 4 || (memcmp(m, "GGUF", 4) != 0 && memcmp(m, "FUGG", 4) != 0))
+			return bad_request(R, MF_ERR_INVALID, "supplied file was not in GGUF format");
+		struct stat sb;
+		if (stat(path, &sb) != 0)
+			return mf_error_set(R->err, MF_ERR_IO, "stat %s: %s", path, strerror(errno));
+		struct clayer *c = layers_push(&R->L);
+		if (!c)
+			return oom(R);
+		if ((rc = read_gguf(R, path, c, files->v[i].name)) != MF_OK)
+			return rc;
+		const char *mt = media;
+		if (!mt) {
+			mt = MF_MEDIA_MODEL;
+			if (strcmp(c->kind, "adapter") == 0)
+				mt = MF_MEDIA_ADAPTER;
+			else if (is_projector(path, c))
+				mt = MF_MEDIA_PROJECTOR;
+		}
+		char digest[MF_DIGEST_LEN + 1];
+		canonical(files->v[i].digest, digest);
+		if ((rc = set_layer(R, c, mt, digest, sb.st_size, NULL, NULL, "using existing layer")) != MF_OK)
+			return rc;
+		mf_store_touch_blob(R->s, digest);
+	}
+	return detect ? detect_template(R, first) : MF_OK;
+}
+
+static bool weights_media(const char *mt)
+{
+	return strcmp(mt, MF_MEDIA_MODEL) == 0 || strcmp(mt, MF_MEDIA_PROJECTOR) == 0 || strcmp(mt, MF_MEDIA_ADAPTER) == 0 ||
+	       strcmp(mt, MF_MEDIA_DRAFT) == 0;
+}
+
+/* parseFromModel: every layer of the base model, reused by digest, "from" = the base's short name. */
+static int from_model(struct run *R, const char *from)
+{
+	struct mf_name n, resolved;
+	mf_name_parse(from, &n);
+	if (!mf_name_is_valid(&n))
+		return bad_request(R, MF_ERR_PARSE, "invalid model name");
+	int rc = mf_store_resolve_name(R->s, &n, &resolved, R->err);
+	if (rc != MF_OK)
+		return rc;
+	struct mf_manifest *m;
+	rc = mf_store_read_manifest(R->s, &resolved, &m, R->err);
+	if (rc == MF_ERR_NOT_FOUND) /* Ollama would pull it; orun has no registry client here */
+		return mf_error_set(R->err, MF_ERR_NOT_FOUND, "pull model manifest: file does not exist");
+	if (rc != MF_OK)
+		return rc;
+	char short_name[MF_NAME_STRING_MAX];
+	mf_name_display(&resolved, short_name);
+	for (size_t i = 0; i < m->n_layers && rc == MF_OK; i++) {
+		const struct mf_layer *src = &m->layers[i];
+		char path[PATH_CAP];
+		struct stat sb;
+		if (!src->digest || (rc = mf_store_blob_path(R->s, src->digest, path, sizeof path, R->err)) != MF_OK) {
+			rc = src->digest ? rc : mf_error_set(R->err, MF_ERR_FORMAT, "creating new layer from layer with empty digest");
+			break;
+		}
+		if (stat(path, &sb) != 0) {
+			rc = mf_error_set(R->err, MF_ERR_NOT_FOUND, "stat %s: %s", path, strerror(errno));
+			break;
+		}
+		mf_store_touch_blob(R->s, src->digest);
+		struct clayer *c = layers_push(&R->L);
+		if (!c) {
+			rc = oom(R);
+			break;
+		}
+		const char *mt = src->media_type ? src->media_type : "";
+		if ((rc = set_layer(R, c, mt, src->digest, sb.st_size, short_name, src->name, "using existing layer")) != MF_OK)
+			break;
+		if (weights_media(mt))
+			rc = read_gguf(R, path, c, short_name);
+	}
+	/* the base config's renderer, parser, requires, model_format and capabilities are inherited */
+	if (rc == MF_OK && m->config.digest && *m->config.digest) {
+		char *data;
+		size_t len;
+		struct mf_config base;
+		if (mf_store_read_blob(R->s, m->config.digest, MF_MAX_CONFIG_SIZE, &data, &len, NULL) == MF_OK) {
+			if (mf_config_parse(data, len, &base, NULL) == MF_OK) {
+				if (!*R->cfg.renderer && mf_config_set(&R->cfg.renderer, base.renderer) != MF_OK)
+					rc = oom(R);
+				if (!*R->cfg.parser && mf_config_set(&R->cfg.parser, base.parser) != MF_OK)
+					rc = oom(R);
+				if (!*R->cfg.requires && mf_config_set(&R->cfg.requires, base.requires) != MF_OK)
+					rc = oom(R);
+				if (!*R->cfg.model_format && mf_config_set(&R->cfg.model_format, base.model_format) != MF_OK)
+					rc = oom(R);
+				if (!R->cfg.n_capabilities) {
+					R->cfg.capabilities = base.capabilities;
+					R->cfg.n_capabilities = base.n_capabilities;
+					base.capabilities = NULL;
+					base.n_capabilities = 0;
+				}
+			}
+			mf_config_free(&base);
+			free(data);
+		}
+	}
+	mf_manifest_free(m);
+	return rc;
+}
+
+/* ---------------------------------------------------------------------------------------------------- */
+/* createModel */
+
+static bool digest_in_layers(const struct layers *L, const char *digest)
+{
+	for (size_t i = 0; i < L->n; i++)
+		if (L->v[i].l.digest && strcmp(L->v[i].l.digest, digest) == 0)
+			return true;
+	return false;
+}
+
+/* removeLayer: drops the layers of a media type; their blobs go unless something else uses them. */
+static int remove_layers(struct run *R, const char *media)
+{
+	size_t k = 0;
+	char **gone = NULL;
+	size_t n_gone = 0;
+	for (size_t i = 0; i < R->L.n; i++) {
+		if (R->L.v[i].l.media_type && strcmp(R->L.v[i].l.media_type, media) == 0) {
+			if (mf_strlist_add(&gone, &n_gone, R->L.v[i].l.digest) != MF_OK) {
+				mf_strlist_free(gone, n_gone);
+				return oom(R);
+			}
+			clayer_clear(&R->L.v[i]);
+			continue;
+		}
+		R->L.v[k++] = R->L.v[i];
+	}
+	R->L.n = k;
+	int rc = MF_OK;
+	for (size_t i = 0; i < n_gone && rc == MF_OK; i++)
+		if (!digest_in_layers(&R->L, gone[i]))
+			rc = mf_store_remove_blob_if_unused(R->s, gone[i], R->err);
+	mf_strlist_free(gone, n_gone);
+	return rc;
+}
+
+static int quantize_layer(struct run *R, struct clayer *c, const char *type_name, uint32_t want)
+{
+	(void)c;
+	(void)want;
+	char status[128];
+	snprintf(status, sizeof status, "quantizing %s model to %s", mf_file_type_name(c->file_type), type_name);
+	return mf_error_set(R->err, MF_ERR_INVALID, "%s: quantization is not available in this build yet (it needs gguf_quantize_file)",
+			    status);
+}
+
+static int str_upper(const char *s, char *out, size_t cap)
+{
+	size_t n = strlen(s);
+	if (n >= cap)
+		return -1;
+	for (size_t i = 0; i <= n; i++)
+		out[i] = (char)toupper((unsigned char)s[i]);
+	return 0;
+}
+
+/* Go's map merge of the parameters: the request's keys win, then each params layer's (first wins). */
+struct pmember {
+	const struct mf_json *key, *val;
+	size_t order;
+};
+
+static int cmp_pmember(const void *a, const void *b)
+{
+	const struct pmember *x = a, *y = b;
+	size_t n = x->key->len < y->key->len ? x->key->len : y->key->len;
+	int c = memcmp(x->key->str, y->key->str, n);
+	if (c)
+		return c;
+	if (x->key->len != y->key->len)
+		return x->key->len < y->key->len ? -1 : 1;
+	return x->order < y->order ? -1 : x->order > y->order;
+}
+
+static int set_parameters(struct run *R)
+{
+	struct mf_json_doc **docs = NULL;
+	size_t n_docs = 0;
+	int rc = MF_OK;
+	for (size_t i = 0; i < R->L.n && rc == MF_OK; i++) {
+		if (!R->L.v[i].l.media_type || strcmp(R->L.v[i].l.media_type, MF_MEDIA_PARAMS) != 0)
+			continue;
+		char *data;
+		size_t len;
+		if ((rc = mf_store_read_blob(R->s, R->L.v[i].l.digest, MF_MAX_TEXT_LAYER, &data, &len, R->err)) != MF_OK)
+			break;
+		struct mf_json_error jerr;
+		struct mf_json_doc *d = mf_json_parse(data, len, &jerr);
+		free(data);
+		if (!d) {
+			rc = mf_error_set(R->err, MF_ERR_FORMAT, "%s", jerr.message);
+			break;
+		}
+		struct mf_json_doc **nd = realloc(docs, (n_docs + 1) * sizeof *nd);
+		if (!nd) {
+			mf_json_free(d);
+			rc = oom(R);
+			break;
+		}
+		docs = nd;
+		docs[n_docs++] = d;
+		if (mf_json_root(d)->type != MF_JSON_OBJECT && mf_json_root(d)->type != MF_JSON_NULL)
+			rc = mf_error_set(R->err, MF_ERR_FORMAT, "json: cannot unmarshal %s into Go value of type map[string]interface {}",
+					  mf_json_type_name(mf_json_root(d)));
+	}
+	/* members in priority order: the request first (its last duplicate wins), then each layer */
+	struct pmember *m = NULL;
+	size_t n = 0, cap = 0, order = 0;
+	const struct mf_json *sources[1 + 64];
+	size_t n_src = 0;
+	if (R->r->parameters)
+		sources[n_src++] = R->r->parameters;
+	for (size_t i = 0; i < n_docs && n_src < sizeof sources / sizeof sources[0]; i++)
+		if (mf_json_root(docs[i])->type == MF_JSON_OBJECT)
+			sources[n_src++] = mf_json_root(docs[i]);
+	for (size_t s = 0; s < n_src && rc == MF_OK; s++) {
+		/* within one object the last duplicate wins: give later members an earlier order */
+		size_t count = sources[s]->count, j = 0;
+		MF_JSON_FOREACH_MEMBER(k, v, sources[s])
+		{
+			if (n == cap) {
+				cap = cap ? cap * 2 : 16;
+				struct pmember *nm = realloc(m, cap * sizeof *nm);
+				if (!nm) {
+					rc = oom(R);
+					break;
+				}
+				m = nm;
+			}
+			m[n].key = k;
+			m[n].val = v;
+			m[n].order = order + (count - 1 - j);
+			n++;
+			j++;
+		}
+		order += count;
+	}
+	if (rc == MF_OK && n) {
+		qsort(m, n, sizeof *m, cmp_pmember);
+		struct mf_jw w;
+		mf_jw_init(&w, 0, 0);
+		mf_jw_obj(&w);
+		for (size_t i = 0; i < n && rc == MF_OK; i++) {
+			if (i > 0 && m[i].key->len == m[i - 1].key->len && memcmp(m[i].key->str, m[i - 1].key->str, m[i].key->len) == 0)
+				continue; /* a higher-priority member with this key came first */
+			mf_jw_keyn(&w, m[i].key->str, m[i].key->len);
+			if (!mf_jw_go_value(&w, m[i].val))
+				rc = mf_error_set(R->err, MF_ERR_INVALID, "json: unsupported value in parameter %.*s", (int)m[i].key->len,
+						  m[i].key->str);
+		}
+		mf_jw_obj_end(&w);
+		size_t len = 0;
+		char *js = rc == MF_OK ? mf_jw_take_line(&w, &len) : (mf_jw_free(&w), NULL);
+		if (rc == MF_OK && !js)
+			rc = oom(R);
+		if (rc == MF_OK)
+			rc = remove_layers(R, MF_MEDIA_PARAMS);
+		if (rc == MF_OK)
+			rc = new_layer(R, MF_MEDIA_PARAMS, js, len, NULL);
+		free(js);
+	}
+	free(m);
+	for (size_t i = 0; i < n_docs; i++)
+		mf_json_free(docs[i]);
+	free(docs);
+	return rc;
+}
+
+/* json.Encoder of []api.Message (field order and omitempty of the Go struct). */
+static int set_messages(struct run *R)
+{
+	const struct mf_json *a = R->r->messages;
+	if (!a || a->count == 0)
+		return MF_OK;
+	struct mf_jw w;
+	mf_jw_init(&w, 0, 0);
+	mf_jw_arr(&w);
+	MF_JSON_FOREACH(m, a)
+	{
+		if (m->type != MF_JSON_OBJECT) {
+			mf_jw_obj(&w);
+			mf_jw_key(&w, "role");
+			mf_jw_string(&w, "");
+			mf_jw_key(&w, "content");
+			mf_jw_string(&w, "");
+			mf_jw_obj_end(&w);
+			continue;
+		}
+		const struct mf_json *role = mf_json_get_fold(m, "role"), *content = mf_json_get_fold(m, "content"),
+				     *thinking = mf_json_get_fold(m, "thinking"), *images = mf_json_get_fold(m, "images"),
+				     *calls = mf_json_get_fold(m, "tool_calls"), *tname = mf_json_get_fold(m, "tool_name"),
+				     *tid = mf_json_get_fold(m, "tool_call_id");
+		mf_jw_obj(&w);
+		mf_jw_key(&w, "role");
+		if (role && role->type == MF_JSON_STRING) {
+			char *lower = strndup(role->str, role->len);
+			if (!lower) {
+				mf_jw_free(&w);
+				return oom(R);
+			}
+			for (char *p = lower; *p; p++)
+				*p = (char)tolower((unsigned char)*p);
+			mf_jw_stringn(&w, lower, role->len);
+			free(lower);
+		} else {
+			mf_jw_string(&w, "");
+		}
+		mf_jw_key(&w, "content");
+		if (content && content->type == MF_JSON_STRING)
+			mf_jw_stringn(&w, content->str, content->len);
+		else
+			mf_jw_string(&w, "");
+		if (thinking && thinking->type == MF_JSON_STRING && thinking->len) {
+			mf_jw_key(&w, "thinking");
+			mf_jw_stringn(&w, thinking->str, thinking->len);
+		}
+		if (images && images->type == MF_JSON_ARRAY && images->count) {
+			mf_jw_key(&w, "images");
+			mf_jw_value(&w, images, false);
+		}
+		if (calls && calls->type == MF_JSON_ARRAY && calls->count) {
+			mf_jw_key(&w, "tool_calls");
+			mf_jw_arr(&w);
+			MF_JSON_FOREACH(c, calls)
+			{
+				const struct mf_json *id = c->type == MF_JSON_OBJECT ? mf_json_get_fold(c, "id") : NULL;
+				const struct mf_json *fnc = c->type == MF_JSON_OBJECT ? mf_json_get_fold(c, "function") : NULL;
+				mf_jw_obj(&w);
+				if (id && id->type == MF_JSON_STRING && id->len) {
+					mf_jw_key(&w, "id");
+					mf_jw_stringn(&w, id->str, id->len);
+				}
+				mf_jw_key(&w, "function");
+				mf_jw_obj(&w);
+				const struct mf_json *idx = fnc && fnc->type == MF_JSON_OBJECT ? mf_json_get_fold(fnc, "index") : NULL;
+				const struct mf_json *nm = fnc && fnc->type == MF_JSON_OBJECT ? mf_json_get_fold(fnc, "name") : NULL;
+				const struct mf_json *args = fnc && fnc->type == MF_JSON_OBJECT ? mf_json_get_fold(fnc, "arguments") : NULL;
+				int64_t index = 0;
+				if (idx)
+					(void)mf_json_int(idx, &index);
+				mf_jw_key(&w, "index");
+				mf_jw_int(&w, index);
+				mf_jw_key(&w, "name");
+				if (nm && nm->type == MF_JSON_STRING)
+					mf_jw_stringn(&w, nm->str, nm->len);
+				else
+					mf_jw_string(&w, "");
+				mf_jw_key(&w, "arguments");
+				if (args && args->type == MF_JSON_OBJECT)
+					mf_jw_value(&w, args, false); /* HEAD keeps the arguments' key order */
+				else {
+					mf_jw_obj(&w);
+					mf_jw_obj_end(&w);
+				}
+				mf_jw_obj_end(&w);
+				mf_jw_obj_end(&w);
+			}
+			mf_jw_arr_end(&w);
+		}
+		if (tname && tname->type == MF_JSON_STRING && tname->len) {
+			mf_jw_key(&w, "tool_name");
+			mf_jw_stringn(&w, tname->str, tname->len);
+		}
+		if (tid && tid->type == MF_JSON_STRING && tid->len) {
+			mf_jw_key(&w, "tool_call_id");
+			mf_jw_stringn(&w, tid->str, tid->len);
+		}
+		mf_jw_obj_end(&w);
+	}
+	mf_jw_arr_end(&w);
+	size_t len = 0;
+	char *js = mf_jw_take_line(&w, &len);
+	if (!js)
+		return oom(R);
+	int rc = remove_layers(R, MF_MEDIA_MESSAGES);
+	if (rc == MF_OK)
+		rc = new_layer(R, MF_MEDIA_MESSAGES, js, len, NULL);
+	free(js);
+	return rc;
+}
+
+static int create_model(struct run *R, const struct mf_name *name)
+{
+	const struct mf_create_request *r = R->r;
+	int rc = MF_OK;
+	for (size_t i = 0; i < R->L.n && rc == MF_OK; i++) {
+		struct clayer *c = &R->L.v[i];
+		if (!c->gguf)
+			continue;
+		const char *mt = c->l.media_type;
+		char quant[64] = "";
+		if (strcmp(mt, MF_MEDIA_MODEL) == 0 && r->quantize && *r->quantize)
+			str_upper(r->quantize, quant, sizeof quant);
+		else if (strcmp(mt, MF_MEDIA_DRAFT) == 0 && r->draft_quantize && *r->draft_quantize)
+			str_upper(r->draft_quantize, quant, sizeof quant);
+		if (quant[0]) {
+			uint32_t want;
+			if (!mf_parse_file_type(quant, &want))
+				return mf_error_set(R->err, MF_ERR_INVALID,
+						    "unsupported quantization type %s - supported types are F32, F16, Q4_K_S, Q4_K_M, Q8_0",
+						    quant);
+			/* an F32 file (file_type 0) counts as F32 here, where Ollama reads it as unknown */
+			uint32_t ft = c->file_type;
+			bool source_ok = ft == 1 || ft == 32 || (ft == 0 && c->has_file_type);
+			if (strcmp(mt, MF_MEDIA_DRAFT) == 0 && !source_ok)
+				return mf_error_set(R->err, MF_ERR_INVALID,
+						    "draft quantization requires an unquantized draft model, got %s",
+						    mf_file_type_name(ft));
+			if (!source_ok)
+				return mf_error_set(R->err, MF_ERR_INVALID, "quantization is only supported for F16, BF16 and F32 models");
+			if (ft != want && (rc = quantize_layer(R, c, quant, want)) != MF_OK)
+				return rc;
+		}
+		if (strcmp(mt, MF_MEDIA_MODEL) == 0) {
+			char num[32];
+			if ((!*R->cfg.model_format && mf_config_set(&R->cfg.model_format, "gguf") != MF_OK) ||
+			    (!*R->cfg.model_family && mf_config_set(&R->cfg.model_family, c->arch) != MF_OK) ||
+			    (!*R->cfg.model_type && mf_config_set(&R->cfg.model_type, mf_human_number(c->n_params, num)) != MF_OK) ||
+			    (!*R->cfg.file_type &&
+			     mf_config_set(&R->cfg.file_type, c->has_file_type ? mf_file_type_name(c->file_type) : "unknown") != MF_OK) ||
+			    mf_strlist_add(&R->cfg.model_families, &R->cfg.n_model_families, c->arch) != MF_OK)
+				return oom(R);
+		} else if (strcmp(mt, MF_MEDIA_DRAFT) == 0) {
+			R->cfg.has_draft = true;
+			if (mf_config_set(&R->cfg.draft_model_format, "gguf") != MF_OK ||
+			    mf_config_set(&R->cfg.draft_architecture, c->arch) != MF_OK)
+				return oom(R);
+		}
+	}
+
+	if (r->template_text && *r->template_text) {
+		if ((rc = remove_layers(R, MF_MEDIA_TEMPLATE)) != MF_OK)
+			return rc;
+		struct mf_tpl *t = NULL;
+		struct mf_tpl_error te;
+		int trc = mf_tpl_parse(r->template_text, strlen(r->template_text), &t, &te);
+		mf_tpl_free(t);
+		if (trc != MF_TPL_OK)
+			return trc == MF_TPL_ERR_NOMEM ? mf_error_set(R->err, MF_ERR_NOMEM, "template error: %s", te.msg)
+						       : bad_request(R, MF_ERR_INVALID, "template error: %s", te.msg);
+		if ((rc = new_layer(R, MF_MEDIA_TEMPLATE, r->template_text, strlen(r->template_text), NULL)) != MF_OK)
+			return rc;
+	}
+	if (r->system && *r->system) {
+		if ((rc = remove_layers(R, MF_MEDIA_SYSTEM)) != MF_OK ||
+		    (rc = new_layer(R, MF_MEDIA_SYSTEM, r->system, strlen(r->system), NULL)) != MF_OK)
+			return rc;
+	}
+	for (size_t i = 0; i < r->n_licenses; i++)
+		if ((rc = new_layer(R, MF_MEDIA_LICENSE, r->licenses[i], strlen(r->licenses[i]), NULL)) != MF_OK)
+			return rc;
+	if ((rc = set_parameters(R)) != MF_OK || (rc = set_messages(R)) != MF_OK)
+		return rc;
+
+	size_t clen;
+	char *cjs = mf_config_encode(&R->cfg, &clen);
+	if (!cjs)
+		return oom(R);
+	char cdigest[MF_DIGEST_LEN + 1];
+	rc = mf_store_put_blob(R->s, cjs, clen, cdigest, NULL, R->err);
+	free(cjs);
+	if (rc != MF_OK)
+		return rc;
+	for (size_t i = 0; i < R->L.n; i++)
+		if (R->L.v[i].status && (rc = progress(R, R->L.v[i].status, NULL, 0, 0)) != MF_OK)
+			return rc;
+	if ((rc = progress(R, "writing manifest", NULL, 0, 0)) != MF_OK)
+		return rc;
+	struct mf_layer config = {MF_MEDIA_CONFIG, cdigest, (int64_t)clen, NULL, NULL};
+	struct mf_layer *ls = R->L.n ? calloc(R->L.n, sizeof *ls) : NULL;
+	if (R->L.n && !ls)
+		return oom(R);
+	for (size_t i = 0; i < R->L.n; i++)
+		ls[i] = R->L.v[i].l;
+	rc = mf_store_write_manifest(R->s, name, &config, ls, R->L.n, R->err);
+	free(ls);
+	return rc;
+}
+
+int mf_create_run(struct mf_store *s, const struct mf_create_request *r, mf_progress_fn fn, void *ctx,
+		  struct mf_warnings *w, struct mf_error *err)
+{
+	struct run R = {.s = s, .r = r, .fn = fn, .ctx = ctx, .w = w, .err = err};
+	if (mf_config_init(&R.cfg) != MF_OK)
+		return mf_error_set(err, MF_ERR_NOMEM, "out of memory");
+	int rc = MF_OK;
+	if (mf_config_set(&R.cfg.os, "linux") != MF_OK || mf_config_set(&R.cfg.architecture, "amd64") != MF_OK ||
+	    mf_config_set(&R.cfg.renderer, r->renderer) != MF_OK || mf_config_set(&R.cfg.parser, r->parser) != MF_OK ||
+	    mf_config_set(&R.cfg.requires, r->requires) != MF_OK) {
+		rc = oom(&R);
+		goto out;
+	}
+	struct mf_name n, name;
+	mf_name_parse(r->model ? r->model : "", &n);
+	if (!mf_name_is_valid(&n)) {
+		rc = bad_request(&R, MF_ERR_PARSE, "invalid model name");
+		goto out;
+	}
+	if ((rc = mf_store_resolve_name(s, &n, &name, err)) != MF_OK)
+		goto out;
+	struct mf_manifest *old = NULL;
+	if (mf_store_read_manifest(s, &name, &old, NULL) != MF_OK)
+		old = NULL;
+
+	/* legacy form: server-side files into the store */
+	for (size_t i = 0; i < r->n_imports && rc == MF_OK; i++) {
+		if (mf_store_blob_exists(s, r->imports[i].digest))
+			continue;
+		char d[MF_DIGEST_LEN + 1];
+		rc = mf_store_put_file(s, r->imports[i].name, d, NULL, NULL, err);
+		if (rc == MF_OK && strcmp(d, r->imports[i].digest) != 0)
+			rc = mf_error_set(err, MF_ERR_DIGEST, "digest mismatch, expected \"%s\", got \"%s\"", r->imports[i].digest, d);
+	}
+
+	if (rc == MF_OK) {
+		if (r->from && *r->from) {
+			if (r->remote_host && *r->remote_host)
+				rc = bad_request(&R, MF_ERR_INVALID, "remote models are not supported by orun");
+			else
+				rc = from_model(&R, r->from);
+		} else if (r->files.n) {
+			rc = convert_files(&R, &r->files, false, NULL, true);
+		} else {
+			rc = bad_request(&R, MF_ERR_INVALID, "neither 'from' or 'files' was specified");
+		}
+	}
+	if (rc == MF_OK && r->draft_files.n)
+		rc = convert_files(&R, &r->draft_files, false, MF_MEDIA_DRAFT, false);
+	if (rc == MF_OK && r->adapters.n)
+		rc = convert_files(&R, &r->adapters, true, NULL, true);
+	if (rc == MF_OK)
+		rc = create_model(&R, &name);
+	if (rc == MF_OK && old && !mf_env_bool("OLLAMA_NOPRUNE"))
+		rc = mf_store_remove_unused_layers(s, old, err);
+	mf_manifest_free(old);
+	if (rc == MF_OK)
+		rc = progress(&R, "success", NULL, 0, 0);
+out:
+	if (rc != MF_OK && err)
+		err->http_status = R.bad_request ? 400 : 500;
+	layers_free(&R.L);
+	mf_config_free(&R.cfg);
+	return rc;
+}
