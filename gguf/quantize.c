@@ -3,13 +3,17 @@
  * sub-block scales quantized against the fp16 super-block scale and nudged by +-1 where that lowers the
  * squared error), plus the whole-file Q8_0 / Q4_K_M converter with llama.cpp's per-tensor type choice.
  * Compiled with -ffp-contract=off like the dequantizers (bit-exact Q8_0 needs unfused f32 arithmetic).
+ * gguf_quantize_file splits each tensor's rows over one thread per online CPU (the output does not depend on
+ * the thread count: rows are independent).
  */
 #include "config.h"
 
 #include <math.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <strings.h>
+#include <unistd.h>
 
 #include "gguf/internal.h"
 #include "gguf/quantize.h"
@@ -62,13 +66,28 @@ static void q5_0_block(const float *x, uint8_t *b)
 
 static int clampi(int v, int lo, int hi) { return v < lo ? lo : v > hi ? hi : v; }
 
+/* Round to nearest (ties to even) and clamp to [lo, hi], without a libm call: the value is clamped in float
+ * first (so infinities and huge outliers are safe), then 1.5 * 2^23 is added, which leaves the rounded integer
+ * in the low mantissa bits. NaN maps to lo. */
+static inline int round_clamp(float v, int lo, int hi)
+{
+	if (!(v > (float)lo)) /* also catches NaN */
+		return lo;
+	if (v > (float)hi)
+		return hi;
+	float r = v + 12582912.0f;
+	int32_t bits;
+	memcpy(&bits, &r, 4);
+	return (bits & 0x7fffff) - 0x400000;
+}
+
 /* Squared error of x ~ s*q - o with q = clamp(round((x+o)/s), 0, 15). */
 static float err_asym(const float *x, int n, float s, float o, uint8_t *q)
 {
 	float e = 0.0f;
 	float inv = s != 0.0f ? 1.0f / s : 0.0f;
 	for (int i = 0; i < n; i++) {
-		int v = s != 0.0f ? clampi((int)lrintf((x[i] + o) * inv), 0, 15) : 0;
+		int v = s != 0.0f ? round_clamp((x[i] + o) * inv, 0, 15) : 0;
 		if (q)
 			q[i] = (uint8_t)v;
 		float d = s * (float)v - o - x[i];
@@ -99,13 +118,14 @@ static void fit_asym(const float *x, int n, float *s_out, float *o_out)
 	for (int k = -10; k <= 16; k++) {
 		float iscale = (15.0f + 0.1f * (float)k) / (xmax - xmin);
 		/* quantize with this grid, then least-squares refit s and o for those levels */
-		float A = 0, B = 0, C = 0, D = 0;
+		float A = 0, B = 0, C = 0, D = 0, X2 = 0;
 		for (int i = 0; i < n; i++) {
-			int v = clampi((int)lrintf((x[i] - xmin) * iscale), 0, 15);
+			int v = round_clamp((x[i] - xmin) * iscale, 0, 15);
 			A += (float)(v * v);
 			B += (float)v;
 			C += x[i] * (float)v;
 			D += x[i];
+			X2 += x[i] * x[i];
 		}
 		float det = (float)n * A - B * B;
 		if (det <= 0.0f)
@@ -118,7 +138,8 @@ static void fit_asym(const float *x, int n, float *s_out, float *o_out)
 		}
 		if (s <= 0.0f)
 			continue;
-		float e = err_asym(x, n, s, -b, NULL);
+		/* the fit's squared error from the sums: sum (x - s q - b)^2 */
+		float e = X2 + s * s * A + (float)n * b * b - 2.0f * s * C - 2.0f * b * D + 2.0f * s * b * B;
 		if (e < best_e) {
 			best_e = e;
 			best_s = s;
@@ -187,7 +208,7 @@ static float err_sym(const float *x, int n, float s, int8_t *q)
 {
 	float e = 0.0f, inv = s != 0.0f ? 1.0f / s : 0.0f;
 	for (int i = 0; i < n; i++) {
-		int v = s != 0.0f ? clampi((int)lrintf(x[i] * inv), -32, 31) : 0;
+		int v = s != 0.0f ? round_clamp(x[i] * inv, -32, 31) : 0;
 		if (q)
 			q[i] = (int8_t)v;
 		float d = s * (float)v - x[i];
@@ -210,16 +231,17 @@ static float fit_sym(const float *x, int n)
 	float best_s = vmax / -32.0f, best_e = err_sym(x, n, best_s, NULL);
 	for (int k = -12; k <= 12; k++) {
 		float iscale = -(32.0f + 0.25f * (float)k) / vmax;
-		float num = 0, den = 0;
+		float num = 0, den = 0, X2 = 0;
 		for (int i = 0; i < n; i++) {
-			int v = clampi((int)lrintf(x[i] * iscale), -32, 31);
+			int v = round_clamp(x[i] * iscale, -32, 31);
 			num += x[i] * (float)v;
 			den += (float)(v * v);
+			X2 += x[i] * x[i];
 		}
 		if (den <= 0.0f)
 			continue;
 		float s = num / den;
-		float e = err_sym(x, n, s, NULL);
+		float e = X2 - num * num / den; /* sum (x - s q)^2 at the least-squares s */
 		if (e < best_e) {
 			best_e = e;
 			best_s = s;
@@ -420,6 +442,35 @@ struct qtensor {
 	struct qjob *job;
 };
 
+/* Rows [r0, r1) of one tensor, run on a worker thread. */
+struct qrange {
+	const struct gguf_tensor *src;
+	uint32_t type;
+	uint8_t *dst;
+	uint64_t row_bytes;
+	int64_t r0, r1;
+	int err;
+};
+
+static void *quant_rows(void *arg)
+{
+	struct qrange *q = arg;
+	float *row = malloc((size_t)q->src->ne[0] * sizeof *row + 1);
+	if (!row) {
+		q->err = GGUF_ERR_NOMEM;
+		return NULL;
+	}
+	for (int64_t r = q->r0; r < q->r1 && !q->err; r++) {
+		q->err = gguf_tensor_dequantize_row(q->src, r, 0, q->src->ne[0], row);
+		if (!q->err)
+			q->err = gguf_quantize_row(q->type, row, q->dst + (uint64_t)r * q->row_bytes, q->src->ne[0]);
+	}
+	free(row);
+	return NULL;
+}
+
+#define QUANT_MAX_THREADS 64
+
 static int fill_q(void *ctx, const struct gguf_tensor *t, void *dst, uint64_t nbytes, struct gguf_error *err)
 {
 	const struct qtensor *qt = ctx;
@@ -428,21 +479,34 @@ static int fill_q(void *ctx, const struct gguf_tensor *t, void *dst, uint64_t nb
 		memcpy(dst, s->data, nbytes);
 	} else {
 		int64_t rows = s->ne[1] * s->ne[2] * s->ne[3];
-		uint64_t rb = gguf_row_size(t->type, t->ne[0]);
-		float *row = malloc((size_t)s->ne[0] * sizeof *row + 1);
-		if (!row)
-			return gg_fail(err, GGUF_ERR_NOMEM, 0, "out of memory");
-		for (int64_t r = 0; r < rows; r++) {
-			int e = gguf_tensor_dequantize_row(s, r, 0, s->ne[0], row);
-			if (!e)
-				e = gguf_quantize_row(t->type, row, (uint8_t *)dst + (uint64_t)r * rb, s->ne[0]);
-			if (e) {
-				free(row);
-				return gg_fail(err, e, s->file_offset, "tensor '%s': %s to %s: %s", s->name, gguf_type_name(s->type),
-					       gguf_type_name(t->type), gguf_strerror(e));
-			}
+		long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
+		int nth = ncpu < 1 ? 1 : ncpu > QUANT_MAX_THREADS ? QUANT_MAX_THREADS : (int)ncpu;
+		if ((int64_t)nth > rows)
+			nth = rows > 0 ? (int)rows : 1;
+		if (s->n_elements < (1u << 16))
+			nth = 1; /* small tensors: not worth a thread */
+		struct qrange rg[QUANT_MAX_THREADS];
+		pthread_t th[QUANT_MAX_THREADS];
+		bool started[QUANT_MAX_THREADS] = {false};
+		for (int k = 0; k < nth; k++) {
+			rg[k] = (struct qrange){s, t->type, dst, gguf_row_size(t->type, t->ne[0]), rows * k / nth,
+						rows * (k + 1) / nth, 0};
+			if (k > 0)
+				started[k] = pthread_create(&th[k], NULL, quant_rows, &rg[k]) == 0;
 		}
-		free(row);
+		quant_rows(&rg[0]);
+		int e = rg[0].err;
+		for (int k = 1; k < nth; k++) {
+			if (started[k])
+				pthread_join(th[k], NULL);
+			else
+				quant_rows(&rg[k]); /* thread creation failed: do it here */
+			if (!e)
+				e = rg[k].err;
+		}
+		if (e)
+			return gg_fail(err, e, s->file_offset, "tensor '%s': %s to %s: %s", s->name, gguf_type_name(s->type),
+				       gguf_type_name(t->type), gguf_strerror(e));
 	}
 	qt->job->done++;
 	if (qt->job->progress)

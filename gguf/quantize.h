@@ -35,7 +35,8 @@ typedef void (*gguf_progress_fn)(void *ctx, uint64_t done, uint64_t total);
 /* Quantize the GGUF at in_path into out_path (written atomically): every pair copied with general.file_type
  * set to the mixture and general.quantization_version 2, each tensor converted to
  * gguf_qmix_tensor_type(). Source tensors must be F32, F16, BF16 or FP8 (GGUF_ERR_UNSUPPORTED for already
- * quantized tensors that would change type). Errors: those of gguf_open and gguf_writer_write_file. */
+ * quantized tensors that would change type). Uses one thread per online CPU (up to 64) for the rows of each
+ * tensor; progress is called from the calling thread. Errors: those of gguf_open and gguf_writer_write_file. */
 int gguf_quantize_file(const char *in_path, const char *out_path, enum gguf_qmix mix, gguf_progress_fn progress,
 		       void *progress_ctx, struct gguf_error *err) GGUF_WUR;
 
