@@ -162,6 +162,32 @@ static inline float rn_f16_to_f32(uint16_t h)
 	return f;
 }
 
+/* binary32 -> binary16 bits, round to nearest even (overflow to infinity, NaN stays NaN). */
+static inline uint16_t rn_f32_to_f16(float f)
+{
+	uint32_t x;
+	memcpy(&x, &f, 4);
+	uint32_t sign = (x >> 16) & 0x8000, ax = x & 0x7fffffff;
+	if (ax > 0x7f800000)
+		return (uint16_t)(sign | 0x7e00);
+	if (ax >= 0x477ff000) /* rounds to >= 65520: infinity */
+		return (uint16_t)(sign | 0x7c00);
+	if (ax < 0x38800000) { /* below the smallest normal half: a subnormal (or zero) */
+		if (ax < 0x33000000) /* < 2^-25 rounds to zero */
+			return (uint16_t)sign;
+		uint32_t man = (ax & 0x7fffff) | 0x800000;
+		int shift = 126 - (int)(ax >> 23); /* 14..24 */
+		uint32_t v = man >> shift, rem = man & ((1u << shift) - 1), half = 1u << (shift - 1);
+		if (rem > half || (rem == half && (v & 1)))
+			v++;
+		return (uint16_t)(sign | v);
+	}
+	uint32_t v = ((ax >> 13) - (112u << 10)), rem = ax & 0x1fff;
+	if (rem > 0x1000 || (rem == 0x1000 && (v & 1)))
+		v++;
+	return (uint16_t)(sign | v);
+}
+
 static inline float rn_bf16_to_f32(uint16_t h)
 {
 	uint32_t bits = (uint32_t)h << 16;
@@ -209,8 +235,11 @@ static inline int rn_k3_scale(const uint8_t *s, int k)
 /* ---------------------------------------------------------------------------------------------- activations
  *
  * A quantized activation row (see rn_act_row_bytes) is: int8 q[cols]; f32 d[cols/B]; then for Q8_32 int32
- * s[cols/32] (the sum of the block's q), for Q8_256 int16 bs[cols/16] (sums of 16 consecutive q). q is in
- * -127..127, d = amax/127 of the block. Rows are padded to 64 bytes.
+ * s[cols/32] (the sum of the block's q) and f32 sm[cols/32]; for Q8_256 int16 bs[cols/16] (sums of 16
+ * consecutive q). q = round-to-nearest-even(x * 127/amax), in -127..127. The scales follow ggml's x86 activation
+ * quantizers exactly, so that orun multiplies the same numbers as llama.cpp: for Q8_32 (ggml's Q8_0/Q8_1)
+ * d = f16(amax/127) and sm = f16(amax/127 * s) (the "d * sum" term the +m formats use); for Q8_256 (ggml's Q8_K)
+ * d = 1 / (127/amax). Rows are padded to 64 bytes.
  */
 static inline const float *rn_act_q8_d(const void *row, int64_t cols)
 {
@@ -220,6 +249,11 @@ static inline const float *rn_act_q8_d(const void *row, int64_t cols)
 static inline const int32_t *rn_act_q8_32_sums(const void *row, int64_t cols)
 {
 	return (const int32_t *)((const uint8_t *)row + cols + cols / QK_LEGACY * 4);
+}
+
+static inline const float *rn_act_q8_32_sm(const void *row, int64_t cols)
+{
+	return (const float *)((const uint8_t *)row + cols + cols / QK_LEGACY * 8);
 }
 
 static inline const int16_t *rn_act_q8_256_bsums(const void *row, int64_t cols)

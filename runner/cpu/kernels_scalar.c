@@ -17,6 +17,7 @@ static void quant_q8_32(const float *x, int64_t cols, void *dst)
 	int8_t *q = dst;
 	float *d = (float *)(q + cols);
 	int32_t *s = (int32_t *)(d + cols / QK_LEGACY);
+	float *sm = (float *)(s + cols / QK_LEGACY);
 	for (int64_t b = 0; b < cols / QK_LEGACY; b++) {
 		const float *xb = x + b * QK_LEGACY;
 		float amax = 0.0f;
@@ -31,8 +32,10 @@ static void quant_q8_32(const float *x, int64_t cols, void *dst)
 			q[b * QK_LEGACY + i] = (int8_t)v;
 			sum += v;
 		}
-		d[b] = amax / 127.0f;
+		const float db = amax / 127.0f;
+		d[b] = rn_f16_to_f32(rn_f32_to_f16(db));
 		s[b] = sum;
+		sm[b] = rn_f16_to_f32(rn_f32_to_f16(db * (float)sum));
 	}
 }
 
@@ -58,7 +61,7 @@ static void quant_q8_256(const float *x, int64_t cols, void *dst)
 			}
 			bs[b * (QK_K / 16) + g] = (int16_t)sum;
 		}
-		d[b] = amax / 127.0f;
+		d[b] = amax > 0.0f ? 1.0f / id : 0.0f;
 	}
 }
 
@@ -144,6 +147,7 @@ static inline void dot_legacy(const struct rn_weight *w, int64_t row, const void
 			const int8_t *qx = (const int8_t *)x[j] + b * QK_LEGACY;
 			float dx = rn_act_q8_d(x[j], w->cols)[b];
 			int32_t sx = rn_act_q8_32_sums(x[j], w->cols)[b];
+			float smx = rn_act_q8_32_sm(x[j], w->cols)[b];
 			int32_t isum;
 			if (type == RN_MM_Q8_0)
 				isum = idot_s((const int8_t *)(blk + 2), qx, 32);
@@ -152,7 +156,7 @@ static inline void dot_legacy(const struct rn_weight *w, int64_t row, const void
 			/* sum_b d dx (isum - offset sx) = sum_b d dx isum - offset sum_b d dx sx, as the SIMD code */
 			acc[j] += (float)isum * (d * dx);
 			if (type == RN_MM_Q4_1 || type == RN_MM_Q5_1)
-				accm[j] += m * (dx * (float)sx);
+				accm[j] += m * smx;
 			else if (offset)
 				accm[j] += (d * dx) * (float)sx;
 		}

@@ -126,17 +126,27 @@ KX_INL __m256 kx_absmax32(const float *x, __m256 m)
 	return m;
 }
 
+/* binary32 -> nearest-even binary16 -> binary32 */
+KX_INL float kx_round_f16(float v)
+{
+	return _cvtsh_ss(_cvtss_sh(v, _MM_FROUND_TO_NEAREST_INT));
+}
+
 KX_FN void kx_quant_q8_32(const float *x, int64_t cols, void *dst)
 {
 	int8_t *q = dst;
 	float *d = (float *)(q + cols);
 	int32_t *s = (int32_t *)(d + cols / QK_LEGACY);
+	float *sm = (float *)(s + cols / QK_LEGACY);
 	for (int64_t b = 0; b < cols / QK_LEGACY; b++) {
 		const float *xb = x + b * QK_LEGACY;
 		float amax = kx_hmax_ps(kx_absmax32(xb, _mm256_setzero_ps()));
 		float id = amax > 0.0f ? 127.0f / amax : 0.0f;
-		s[b] = kx_quant32(xb, _mm256_set1_ps(id), q + b * QK_LEGACY);
-		d[b] = amax / 127.0f;
+		int32_t sum = kx_quant32(xb, _mm256_set1_ps(id), q + b * QK_LEGACY);
+		const float db = amax / 127.0f;
+		s[b] = sum;
+		d[b] = kx_round_f16(db);
+		sm[b] = kx_round_f16(db * (float)sum);
 	}
 }
 
@@ -162,7 +172,7 @@ KX_FN void kx_quant_q8_256(const float *x, int64_t cols, void *dst)
 			__m256i w = _mm256_madd_epi16(v, _mm256_set1_epi16(1));
 			bs[b * (QK_K / 16) + g] = (int16_t)kx_hsum_epi32(w);
 		}
-		d[b] = amax / 127.0f;
+		d[b] = amax > 0.0f ? 1.0f / id : 0.0f;
 	}
 }
 
@@ -217,11 +227,12 @@ KX_INL int kx_legacy_bytes(const int type)
  * d_w * d_x, broadcast from a small stack array (a load, no shuffle); the 8 scaled blocks are summed in a fixed
  * tree and added to the accumulator once per group, so the result does not depend on nx and the FMA latency
  * chain is one per group. The offset (-8 for Q4_0, -16 for Q5_0) and the min (Q4_1, Q5_1) are applied per group
- * with the activation block sums: sum_b d_w d_x (s_b - off * sx_b) = sum_b d_w d_x s_b - off * sum_b d_w d_x sx_b.
+ * with the activation block sums: sum_b d_w d_x (s_b - off * sx_b) = sum_b d_w d_x s_b - off * sum_b d_w d_x sx_b,
+ * and sum_b m_b * sm_b (sm = f16(d_x * sx), as ggml's Q8_1 "s").
  * t = number of valid blocks in the group (8 except at the end of a row). */
 KX_INL void kx_legacy_group(const uint8_t *g, int64_t b, const int t, const int8_t *const *xq,
-			    const float *const *xd, const int32_t *const *xs, __m256 *acc, __m256 *accm, const int nx,
-			    const int type)
+			    const float *const *xd, const int32_t *const *xs, const float *const *xm, __m256 *acc,
+			    __m256 *accm, const int nx, const int type)
 {
 	const int bytes = kx_legacy_bytes(type);
 	const int has_min = type == RN_MM_Q4_1 || type == RN_MM_Q5_1;
@@ -243,24 +254,27 @@ KX_INL void kx_legacy_group(const uint8_t *g, int64_t b, const int t, const int8
 	}
 #pragma GCC unroll 4
 	for (int j = 0; j < nx; j++) {
-		__m256 dx, sxf;
+		__m256 dx, sxf, smx;
 		if (t == 8) {
 			dx = _mm256_loadu_ps(xd[j] + b);
 			sxf = _mm256_cvtepi32_ps(_mm256_loadu_si256((const __m256i *)(xs[j] + b)));
+			smx = _mm256_loadu_ps(xm[j] + b);
 		} else {
-			float dxa[8] = { 0 };
+			float dxa[8] = { 0 }, sma[8] = { 0 };
 			int32_t sxa[8] = { 0 };
 			for (int k = 0; k < t; k++) {
 				dxa[k] = xd[j][b + k];
 				sxa[k] = xs[j][b + k];
+				sma[k] = xm[j][b + k];
 			}
 			dx = _mm256_loadu_ps(dxa);
 			sxf = _mm256_cvtepi32_ps(_mm256_loadu_si256((const __m256i *)sxa));
+			smx = _mm256_loadu_ps(sma);
 		}
 		__m256 s = _mm256_mul_ps(dw, dx);
 		_mm256_store_ps(sc[j], s);
 		if (has_min)
-			accm[j] = _mm256_fmadd_ps(mw, _mm256_mul_ps(dx, sxf), accm[j]);
+			accm[j] = _mm256_fmadd_ps(mw, smx, accm[j]);
 		else if (has_off)
 			accm[j] = _mm256_fmadd_ps(s, sxf, accm[j]);
 	}
@@ -311,19 +325,21 @@ KX_INL void kx_legacy(const struct rn_weight *w, int64_t row, const void *const 
 	const int8_t *xq[RN_NX_MAX];
 	const float *xd[RN_NX_MAX];
 	const int32_t *xs[RN_NX_MAX];
+	const float *xm[RN_NX_MAX];
 	__m256 acc[RN_NX_MAX], accm[RN_NX_MAX];
 #pragma GCC unroll 4
 	for (int j = 0; j < nx; j++) {
 		xq[j] = x[j];
 		xd[j] = rn_act_q8_d(x[j], w->cols);
 		xs[j] = rn_act_q8_32_sums(x[j], w->cols);
+		xm[j] = rn_act_q8_32_sm(x[j], w->cols);
 		acc[j] = accm[j] = _mm256_setzero_ps();
 	}
 	int64_t b = 0;
 	for (; b + 8 <= nb; b += 8)
-		kx_legacy_group(wr + b * bytes, b, 8, xq, xd, xs, acc, accm, nx, type);
+		kx_legacy_group(wr + b * bytes, b, 8, xq, xd, xs, xm, acc, accm, nx, type);
 	if (b < nb)
-		kx_legacy_group(wr + b * bytes, b, (int)(nb - b), xq, xd, xs, acc, accm, nx, type);
+		kx_legacy_group(wr + b * bytes, b, (int)(nb - b), xq, xd, xs, xm, acc, accm, nx, type);
 	const float moff = type == RN_MM_Q4_0 ? -8.0f : type == RN_MM_Q5_0 ? -16.0f : 1.0f;
 #pragma GCC unroll 4
 	for (int j = 0; j < nx; j++)

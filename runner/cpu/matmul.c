@@ -322,7 +322,7 @@ size_t rn_act_row_bytes(enum rn_act_kind kind, int64_t cols)
 	if (cols <= 0)
 		return 0;
 	if (kind == RN_ACT_Q8_32 && cols % QK_LEGACY == 0)
-		bytes = (size_t)cols + (size_t)cols / QK_LEGACY * 8;
+		bytes = (size_t)cols + (size_t)cols / QK_LEGACY * 12;
 	else if (kind == RN_ACT_Q8_256 && cols % QK_K == 0)
 		bytes = (size_t)cols + (size_t)cols / QK_K * 4 + (size_t)cols / 16 * 2;
 	else

@@ -93,7 +93,7 @@ const char *rn_mm_strerror(int code);
 /* How a weight type wants its activations. */
 enum rn_act_kind {
 	RN_ACT_F32 = 0,    /* plain f32 rows (F32, F16, BF16 and FP8 weights) */
-	RN_ACT_Q8_32 = 1,  /* int8 in 32-element blocks, one f32 scale and one int32 sum per block (legacy quants) */
+	RN_ACT_Q8_32 = 1,  /* int8 in 32-element blocks, an f32 scale and the block sum per block (legacy quants) */
 	RN_ACT_Q8_256 = 2, /* int8 in 256-element super-blocks, one f32 scale each, int16 sums per 16 (K-quants) */
 };
 
@@ -112,7 +112,9 @@ enum rn_act_kind rn_mm_act_kind(int type);
 
 /* Bytes of one quantized activation row (a multiple of 64; 0 for RN_ACT_F32 or a cols that is not a multiple
  * of the kind's block, 32 or 256). Layout of a row, for the curious: int8 q[cols], then f32 d[cols/B], then
- * the sums (int32 per 32 for Q8_32, int16 per 16 for Q8_256); x[i] ~= d[i/B] * q[i]. */
+ * the sums (Q8_32: int32 s[cols/32] and f32 sm[cols/32]; Q8_256: int16 per 16); x[i] ~= d[i/B] * q[i]. The
+ * scales are ggml's (x86 build) to the bit: Q8_32 d = f16(amax/127), sm = f16(amax/127 * s); Q8_256
+ * d = 1/(127/amax); see runner/cpu/kernels.h. */
 size_t rn_act_row_bytes(enum rn_act_kind kind, int64_t cols);
 
 /* Quantizes rows [r0, r1) of x (f32, row stride ldx floats, cols per row) into dst, which holds whole rows of

@@ -162,6 +162,32 @@ static void act_dequant(const struct rn_act *a, float *out)
 	}
 }
 
+/* For Q4_1/Q5_1 (x = d*q + m), the min term of a block is m * sm with sm = f16(d_x * sum q_x), as in ggml's
+ * Q8_1, rather than m * d_x * sum q_x: swap that term in the reference. */
+static void min_term_as_ggml(const struct rn_weight *w, const struct rn_act *a, double *ref)
+{
+	size_t rb = rn_act_row_bytes(a->kind, a->cols), wrb = rn_mm_row_bytes(w->type, w->cols);
+	int bb = w->type == RN_MM_Q4_1 ? 20 : 24;
+	int64_t nb = a->cols / 32;
+	for (int64_t i = 0; i < a->n; i++) {
+		const int8_t *q = (const int8_t *)((const uint8_t *)a->data + (size_t)i * rb);
+		const float *d = (const float *)(q + a->cols);
+		const int32_t *s = (const int32_t *)(d + nb);
+		const float *sm = (const float *)(s + nb);
+		for (int64_t r = 0; r < w->rows; r++) {
+			const uint8_t *row = (const uint8_t *)w->data + (size_t)r * wrb;
+			double adj = 0;
+			for (int64_t b = 0; b < nb; b++) {
+				uint16_t mh;
+				memcpy(&mh, row + b * bb + 2, 2);
+				double m = gguf_f16_to_f32(mh);
+				adj += m * ((double)sm[b] - (double)d[b] * (double)s[b]);
+			}
+			ref[i * w->rows + r] += adj;
+		}
+	}
+}
+
 /* y_ref[i][r] = sum_c w[r][c] * x[i][c] in double. */
 static void ref_matmul(const float *wd, int64_t rows, int64_t cols, const float *x, int64_t n, double *y)
 {
@@ -236,21 +262,30 @@ static void test_act_quantize(void)
 					float amax = 0;
 					for (int c = 0; c < bl; c++)
 						amax = fmaxf(amax, fabsf(x[i * cols + b * bl + c]));
-					if (d[b] != amax / 127.0f)
+					/* ggml's scales: f16(amax/127) for Q8_0/Q8_1, 1/(127/amax) for Q8_K */
+					float dexp = kind == RN_ACT_Q8_32 ? gguf_f16_to_f32(gguf_f32_to_f16(amax / 127.0f))
+							 : amax > 0 ? 1.0f / (127.0f / amax) : 0.0f;
+					if (d[b] != dexp)
 						bad = 1;
 					for (int c = 0; c < bl; c++) {
 						float xv = x[i * cols + b * bl + c];
-						if (q[b * bl + c] < -127 || fabsf(d[b] * q[b * bl + c] - xv) > d[b] * 0.5001f)
+						/* rounding error of q (half a step) plus that of the f16 scale */
+						if (q[b * bl + c] < -127 || fabsf(d[b] * q[b * bl + c] - xv) > d[b] * 0.57f)
 							bad = 1;
 					}
 				}
 				if (kind == RN_ACT_Q8_32) {
 					const int32_t *s = (const int32_t *)(d + cols / 32);
+					const float *sm = (const float *)(s + cols / 32);
 					for (int64_t b = 0; b < cols / 32; b++) {
 						int32_t t = 0;
-						for (int c = 0; c < 32; c++)
+						float amax = 0;
+						for (int c = 0; c < 32; c++) {
 							t += q[b * 32 + c];
+							amax = fmaxf(amax, fabsf(x[i * cols + b * 32 + c]));
+						}
 						bad |= t != s[b];
+						bad |= sm[b] != gguf_f16_to_f32(gguf_f32_to_f16(amax / 127.0f * (float)t));
 					}
 				} else {
 					const int16_t *s = (const int16_t *)(d + cols / 256);
@@ -313,6 +348,8 @@ static void test_type(int type, int64_t rows, int64_t cols, int64_t n)
 		if (kind != RN_ACT_F32) {
 			act_dequant(&act, xq);
 			ref_matmul(wd, rows, cols, xq, n, refq);
+			if (type == RN_MM_Q4_1 || type == RN_MM_Q5_1)
+				min_term_as_ggml(&w, &act, refq);
 		} else {
 			memcpy(refq, ref, sizeof(double) * (size_t)(n * rows));
 		}
