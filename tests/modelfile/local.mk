@@ -31,3 +31,9 @@ TESTS += tests/modelfile/test_create
 # The client commands against a stand-in server (Python).
 TESTS += tests/modelfile/client.sh
 EXTRA_DIST += tests/modelfile/client.sh tests/modelfile/fake_server.py
+
+check_PROGRAMS += tests/modelfile/test_examples
+tests_modelfile_test_examples_LDADD = $(MF_TEST_LDADD)
+TESTS += tests/modelfile/test_examples
+EXTRA_DIST += examples/README.md examples/Modelfile.quickstart examples/qwen3-14b-fast.Modelfile \
+	examples/qwen3-14b-nothink.Modelfile
