@@ -300,3 +300,59 @@ def test_import_errors(orun_bin, tmp_path):
     (src / "config.json").write_text(json.dumps(cfg))
     p = subprocess.run([tool, "import", str(src), str(tmp_path / "x.gguf")], capture_output=True, text=True)
     assert p.returncode == 1 and "architecture 'GemmaForCausalLM' is not supported" in p.stderr
+
+
+def make_qwen2_f16(d):
+    """A tiny Qwen2 in F16 with q/k/v biases and tied embeddings, one file."""
+    rng = np.random.default_rng(5)
+    H, NH, NKV, FF, L, V = 128, 4, 2, 192, 2, 300
+    HD = H // NH
+    cfg = {"architectures": ["Qwen2ForCausalLM"], "model_type": "qwen2", "hidden_size": H, "intermediate_size": FF,
+           "num_hidden_layers": L, "num_attention_heads": NH, "num_key_value_heads": NKV,
+           "max_position_embeddings": 32768, "rms_norm_eps": 1e-6, "rope_theta": 1000000.0, "vocab_size": V,
+           "tie_word_embeddings": True, "torch_dtype": "float16"}
+    (d / "config.json").write_text(json.dumps(cfg))
+    t, ref = {}, {}
+    def add(hf, gg, shape, dtype=np.float16):
+        w = rng.standard_normal(shape).astype(dtype)
+        t[hf] = w
+        ref[gg] = w.astype(np.float32)
+    add("model.embed_tokens.weight", "token_embd.weight", (V, H))
+    add("model.norm.weight", "output_norm.weight", (H,))
+    for l in range(L):
+        p, b = f"model.layers.{l}.", f"blk.{l}."
+        add(p + "self_attn.q_proj.weight", b + "attn_q.weight", (NH * HD, H))
+        add(p + "self_attn.k_proj.weight", b + "attn_k.weight", (NKV * HD, H))
+        add(p + "self_attn.v_proj.weight", b + "attn_v.weight", (NKV * HD, H))
+        add(p + "self_attn.q_proj.bias", b + "attn_q.bias", (NH * HD,))
+        add(p + "self_attn.k_proj.bias", b + "attn_k.bias", (NKV * HD,))
+        add(p + "self_attn.v_proj.bias", b + "attn_v.bias", (NKV * HD,))
+        add(p + "self_attn.o_proj.weight", b + "attn_output.weight", (H, NH * HD))
+        add(p + "mlp.gate_proj.weight", b + "ffn_gate.weight", (FF, H))
+        add(p + "mlp.up_proj.weight", b + "ffn_up.weight", (FF, H))
+        add(p + "mlp.down_proj.weight", b + "ffn_down.weight", (H, FF))
+        add(p + "input_layernorm.weight", b + "attn_norm.weight", (H,), np.float32)
+        add(p + "post_attention_layernorm.weight", b + "ffn_norm.weight", (H,), np.float32)
+    safetensors_numpy.save_file(t, str(d / "model.safetensors"))
+    return cfg, ref
+
+
+def test_qwen2_f16_biases(orun_bin, tmp_path):
+    tool = gguf_tool(orun_bin)
+    src = tmp_path / "qwen2"
+    src.mkdir()
+    cfg, ref = make_qwen2_f16(src)
+    write_tokenizer(src, cfg["vocab_size"], llama=False)
+    out = tmp_path / "qwen2.gguf"
+    p = subprocess.run([tool, "import", str(src), str(out)], capture_output=True, text=True, timeout=120)
+    assert p.returncode == 0, p.stderr
+    r = GGUFReader(out)
+    names = {t.name: t for t in r.tensors}
+    assert set(names) == set(ref)
+    assert r.fields["general.file_type"].contents() == 1  # MOSTLY_F16
+    assert r.fields["qwen2.context_length"].contents() == 32768
+    for name, want in ref.items():
+        assert names[name].tensor_type.name == ("F16" if want.ndim == 2 else "F32"), name
+        np.testing.assert_array_equal(dequant(tool, out, name, want.shape), want, err_msg=name)
+    info = orun_json(orun_bin, out)
+    assert info["model"]["ok"] is True, info["model"]
