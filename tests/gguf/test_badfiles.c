@@ -180,6 +180,12 @@ int main(int argc, char **argv)
 			gguf_close(f);
 		}
 		save("good", b.d, b.n);
+		/* GGUF v2 has the same layout for everything checked here: accepted */
+		set32(&b, o.version, 2);
+		f = gguf_parse(b.d, b.n, &err);
+		CHECKF(f != NULL && gguf_version(f) == 2, "v2 file rejected: %s", f ? "" : err.msg);
+		gguf_close(f);
+		set32(&b, o.version, 3);
 		/* every prefix of the good file is rejected, never accepted or crashed on */
 		for (size_t n = 0; n < b.n; n++) {
 			f = gguf_parse(b.d, n, &err);
