@@ -10,6 +10,7 @@
 
 #include <ctype.h>
 #include <stdarg.h>
+#include <dirent.h>
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -18,6 +19,8 @@
 #include <unistd.h>
 
 #include "gguf/gguf.h"
+#include "gguf/quantize.h"
+#include "gguf/safetensors.h"
 #include "modelfile/buf.h"
 #include "modelfile/create.h"
 #include "modelfile/jsonutil.h"
@@ -588,6 +591,7 @@ struct clayer {
 	uint32_t file_type;
 	bool has_file_type;
 	uint64_t n_params; /* sum of the tensors' element counts (Ollama's general.parameter_count) */
+	bool fp8;          /* has orun's FP8 tensors (an FP8 import carries no general.file_type) */
 	char *chat_template;
 };
 
@@ -736,8 +740,14 @@ static int read_gguf(struct run *R, const char *path, struct clayer *c, const ch
 	if (!c->has_file_type)
 		c->file_type = 0;
 	c->n_params = 0;
-	for (uint64_t i = 0; i < gguf_tensor_count(f); i++)
+	c->fp8 = false;
+	for (uint64_t i = 0; i < gguf_tensor_count(f); i++) {
 		c->n_params += gguf_tensor_at(f, i)->n_elements;
+		if (gguf_tensor_at(f, i)->type == GGUF_TYPE_FP8_E4M3_B128)
+			c->fp8 = true;
+	}
+	free(c->chat_template);
+	c->chat_template = NULL;
 	struct gguf_str ct = gguf_get_str(f, "tokenizer.chat_template", (struct gguf_str){NULL, 0});
 	int rc = MF_OK;
 	if (ct.ptr && ct.len) {
@@ -753,6 +763,14 @@ static int read_gguf(struct run *R, const char *path, struct clayer *c, const ch
 				  source, splits);
 	gguf_close(f);
 	return rc;
+}
+
+/* The file type create reports: Ollama's name of general.file_type, or "FP8" for orun's FP8 imports. */
+static const char *layer_file_type(const struct clayer *c)
+{
+	if (!c->has_file_type && c->fp8)
+		return "FP8";
+	return c->has_file_type ? mf_file_type_name(c->file_type) : "unknown";
 }
 
 /* isProjectorGGUF */
@@ -828,13 +846,104 @@ static int detect_template(struct run *R, size_t first)
 	return MF_OK;
 }
 
-static int convert_safetensors(struct run *R, const struct digest_map *files, bool adapter, const char *media)
+/* rm -r of a folder orun made (symlinks are removed, not followed). */
+static void remove_tree(const char *path)
 {
-	(void)files;
-	(void)adapter;
-	(void)media;
-	return mf_error_set(R->err, MF_ERR_INVALID,
-			    "importing safetensors is not available in this build yet (it needs gguf_import_safetensors)");
+	struct stat st;
+	if (lstat(path, &st) != 0)
+		return;
+	if (S_ISDIR(st.st_mode)) {
+		DIR *d = opendir(path);
+		if (d) {
+			struct dirent *e;
+			while ((e = readdir(d))) {
+				if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, ".."))
+					continue;
+				char child[PATH_CAP];
+				int k = snprintf(child, sizeof child, "%s/%s", path, e->d_name);
+				if (k > 0 && (size_t)k < sizeof child)
+					remove_tree(child);
+			}
+			closedir(d);
+		}
+		rmdir(path);
+	} else {
+		unlink(path);
+	}
+}
+
+/* Links blob to dir/name, creating the folders name needs. */
+static int link_file(struct run *R, const char *dir, const char *name, const char *blob)
+{
+	char dst[PATH_CAP];
+	int k = snprintf(dst, sizeof dst, "%s/%s", dir, name);
+	if (k < 0 || (size_t)k >= sizeof dst)
+		return mf_error_set(R->err, MF_ERR_LIMIT, "path too long");
+	for (char *p = dst + strlen(dir) + 1; *p; p++)
+		if (*p == '/') {
+			*p = 0;
+			if (mkdir(dst, 0755) != 0 && errno != EEXIST)
+				return mf_error_set(R->err, MF_ERR_IO, "mkdir %s: %s", dst, strerror(errno));
+			*p = '/';
+		}
+	unlink(dst);
+	if (symlink(blob, dst) != 0)
+		return mf_error_set(R->err, MF_ERR_IO, "symlink %s: %s", dst, strerror(errno));
+	return MF_OK;
+}
+
+/* convertFromSafetensors: the files are linked into a folder inside the store, converted with libgguf's
+ * importer (FP8 weights kept as orun's FP8 type), and the GGUF becomes the model layer. */
+static int convert_safetensors(struct run *R, const struct digest_map *files, bool adapter, const char *media,
+			       bool detect)
+{
+	if (adapter)
+		return mf_error_set(R->err, MF_ERR_INVALID, "converting a safetensors adapter is not supported by orun");
+	if (media && strcmp(media, MF_MEDIA_DRAFT) == 0)
+		return mf_error_set(R->err, MF_ERR_INVALID, "converting a safetensors draft model is not supported by orun");
+	char dir[PATH_CAP];
+	int k = snprintf(dir, sizeof dir, "%s/ollama-safetensorsXXXXXX", mf_store_root(R->s));
+	if (k < 0 || (size_t)k >= sizeof dir || !mkdtemp(dir))
+		return mf_error_set(R->err, MF_ERR_IO, "create a temporary folder in %s: %s", mf_store_root(R->s),
+				    strerror(errno));
+	int rc = MF_OK;
+	for (size_t i = 0; i < files->n && rc == MF_OK; i++) {
+		char blob[PATH_CAP];
+		if (!valid_path(files->v[i].name, strlen(files->v[i].name)))
+			rc = mf_error_set(R->err, MF_ERR_INVALID, "file path must be relative: %s", files->v[i].name);
+		else if ((rc = mf_store_blob_path(R->s, files->v[i].digest, blob, sizeof blob, R->err)) == MF_OK)
+			rc = link_file(R, dir, files->v[i].name, blob);
+	}
+	if (rc == MF_OK)
+		rc = progress(R, "converting model", NULL, 0, 0);
+	char out[PATH_CAP];
+	if (rc == MF_OK && snprintf(out, sizeof out, "%s/fp16", dir) >= (int)sizeof out)
+		rc = mf_error_set(R->err, MF_ERR_LIMIT, "path too long");
+	if (rc == MF_OK) {
+		struct gguf_error ge;
+		if (gguf_import_safetensors(dir, out, NULL, &ge) != GGUF_OK)
+			rc = mf_error_set(R->err, ge.code == GGUF_ERR_NOMEM ? MF_ERR_NOMEM : MF_ERR_FORMAT, "%s", ge.msg);
+	}
+	char digest[MF_DIGEST_LEN + 1];
+	uint64_t size = 0;
+	bool created = false;
+	if (rc == MF_OK)
+		rc = mf_store_adopt_file(R->s, out, digest, &size, &created, R->err);
+	remove_tree(dir);
+	if (rc != MF_OK)
+		return rc;
+	size_t first = R->L.n;
+	struct clayer *c = layers_push(&R->L);
+	if (!c)
+		return oom(R);
+	if ((rc = set_layer(R, c, media ? media : MF_MEDIA_MODEL, digest, (int64_t)size, NULL, NULL,
+			    created ? "creating new layer" : "using existing layer")) != MF_OK)
+		return rc;
+	char path[PATH_CAP];
+	if ((rc = mf_store_blob_path(R->s, digest, path, sizeof path, R->err)) != MF_OK ||
+	    (rc = read_gguf(R, path, &R->L.v[first], "the converted model")) != MF_OK)
+		return rc;
+	return detect ? detect_template(R, first) : MF_OK;
 }
 
 /* convertModelFromFilesWithMediaType */
@@ -864,7 +973,7 @@ static int convert_files(struct run *R, const struct digest_map *files, bool ada
 		}
 	}
 	if (st)
-		return convert_safetensors(R, files, adapter, media);
+		return convert_safetensors(R, files, adapter, media, detect);
 	if (!gg)
 		return bad_request(R, MF_ERR_INVALID, "unknown type");
 	if (files->n == 0)
@@ -1028,14 +1137,69 @@ static int remove_layers(struct run *R, const char *media)
 	return rc;
 }
 
-static int quantize_layer(struct run *R, struct clayer *c, const char *type_name, uint32_t want)
+struct quant_progress {
+	struct run *R;
+	const char *status;
+	int64_t size;
+	bool cancelled;
+};
+
+static void on_quantize(void *ctx, uint64_t done, uint64_t total)
 {
-	(void)c;
+	struct quant_progress *q = ctx;
+	if (q->cancelled || !total)
+		return;
+	float f = (float)done / (float)total;
+	if (progress(q->R, q->status, "0000000000000000000", q->size, (int64_t)(f * (float)q->size)) != MF_OK)
+		q->cancelled = true;
+}
+
+/* quantizeLayer: the layer's GGUF requantized by libgguf into a new blob that replaces the layer. */
+static int quantize_layer(struct run *R, size_t idx, const char *type_name, uint32_t want)
+{
 	(void)want;
-	char status[128];
-	snprintf(status, sizeof status, "quantizing %s model to %s", mf_file_type_name(c->file_type), type_name);
-	return mf_error_set(R->err, MF_ERR_INVALID, "%s: quantization is not available in this build yet (it needs gguf_quantize_file)",
-			    status);
+	enum gguf_qmix mix;
+	if (gguf_qmix_from_name(type_name, &mix) != GGUF_OK)
+		return mf_error_set(R->err, MF_ERR_INVALID, "quantizing to %s is not supported by orun (q8_0 and q4_K_M are)",
+				    type_name);
+	char status[160];
+	snprintf(status, sizeof status, "quantizing %s model to %s", layer_file_type(&R->L.v[idx]), type_name);
+	char in[PATH_CAP], out[PATH_CAP];
+	int rc = mf_store_blob_path(R->s, R->L.v[idx].l.digest, in, sizeof in, R->err);
+	if (rc == MF_OK)
+		rc = mf_store_temp_path(R->s, type_name, out, sizeof out, R->err);
+	if (rc != MF_OK)
+		return rc;
+	struct quant_progress qp = {R, status, R->L.v[idx].l.size, false};
+	struct gguf_error ge;
+	if (gguf_quantize_file(in, out, mix, on_quantize, &qp, &ge) != GGUF_OK) {
+		unlink(out);
+		return mf_error_set(R->err, ge.code == GGUF_ERR_NOMEM ? MF_ERR_NOMEM : MF_ERR_FORMAT, "%s", ge.msg);
+	}
+	if (qp.cancelled) {
+		unlink(out);
+		return mf_error_set(R->err, MF_ERR_CANCELLED, "request canceled");
+	}
+	if ((rc = progress(R, "verifying conversion", NULL, 0, 0)) != MF_OK) {
+		unlink(out);
+		return rc;
+	}
+	char digest[MF_DIGEST_LEN + 1];
+	uint64_t size;
+	bool created;
+	if ((rc = mf_store_adopt_file(R->s, out, digest, &size, &created, R->err)) != MF_OK)
+		return rc;
+	struct clayer *c = &R->L.v[idx];
+	char *media = strdup(c->l.media_type);
+	if (!media)
+		return oom(R);
+	clayer_clear(c);
+	rc = set_layer(R, c, media, digest, (int64_t)size, NULL, NULL, created ? "creating new layer" : "using existing layer");
+	free(media);
+	char path[PATH_CAP];
+	if (rc == MF_OK && (rc = mf_store_blob_path(R->s, digest, path, sizeof path, R->err)) == MF_OK)
+		rc = read_gguf(R, path, c, "the quantized model");
+	return rc;
 }
 
 static int str_upper(const char *s, char *out, size_t cap)
@@ -1293,25 +1457,26 @@ static int create_model(struct run *R, const struct mf_name *name)
 				return mf_error_set(R->err, MF_ERR_INVALID,
 						    "unsupported quantization type %s - supported types are F32, F16, Q4_K_S, Q4_K_M, Q8_0",
 						    quant);
-			/* an F32 file (file_type 0) counts as F32 here, where Ollama reads it as unknown */
+			/* an F32 file (file_type 0) counts as F32 here, where Ollama reads it as unknown; orun's FP8 too */
 			uint32_t ft = c->file_type;
-			bool source_ok = ft == 1 || ft == 32 || (ft == 0 && c->has_file_type);
+			bool source_ok = ft == 1 || ft == 32 || (ft == 0 && c->has_file_type) || (!c->has_file_type && c->fp8);
 			if (strcmp(mt, MF_MEDIA_DRAFT) == 0 && !source_ok)
 				return mf_error_set(R->err, MF_ERR_INVALID,
 						    "draft quantization requires an unquantized draft model, got %s",
 						    mf_file_type_name(ft));
 			if (!source_ok)
 				return mf_error_set(R->err, MF_ERR_INVALID, "quantization is only supported for F16, BF16 and F32 models");
-			if (ft != want && (rc = quantize_layer(R, c, quant, want)) != MF_OK)
+			if ((ft != want || !c->has_file_type) && (rc = quantize_layer(R, i, quant, want)) != MF_OK)
 				return rc;
+			c = &R->L.v[i];
+			mt = c->l.media_type;
 		}
 		if (strcmp(mt, MF_MEDIA_MODEL) == 0) {
 			char num[32];
 			if ((!*R->cfg.model_format && mf_config_set(&R->cfg.model_format, "gguf") != MF_OK) ||
 			    (!*R->cfg.model_family && mf_config_set(&R->cfg.model_family, c->arch) != MF_OK) ||
 			    (!*R->cfg.model_type && mf_config_set(&R->cfg.model_type, mf_human_number(c->n_params, num)) != MF_OK) ||
-			    (!*R->cfg.file_type &&
-			     mf_config_set(&R->cfg.file_type, c->has_file_type ? mf_file_type_name(c->file_type) : "unknown") != MF_OK) ||
+			    (!*R->cfg.file_type && mf_config_set(&R->cfg.file_type, layer_file_type(c)) != MF_OK) ||
 			    mf_strlist_add(&R->cfg.model_families, &R->cfg.n_model_families, c->arch) != MF_OK)
 				return oom(R);
 		} else if (strcmp(mt, MF_MEDIA_DRAFT) == 0) {

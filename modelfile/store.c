@@ -490,6 +490,61 @@ int mf_store_put_file(struct mf_store *s, const char *path, char digest_out[MF_D
 	return mf_blob_writer_commit(w, NULL, digest_out, created, err);
 }
 
+int mf_store_adopt_file(struct mf_store *s, const char *path, char digest_out[MF_DIGEST_LEN + 1], uint64_t *size,
+			bool *created, struct mf_error *err)
+{
+	char digest[MF_DIGEST_LEN + 1];
+	uint64_t n = 0;
+	int rc = mf_sha256_file(path, digest, &n, err);
+	if (rc != MF_OK)
+		return rc;
+	if (created)
+		*created = false;
+	char dst[PATH_CAP];
+	if ((rc = mf_store_blob_path(s, digest, dst, sizeof dst, err)) != MF_OK) {
+		unlink(path);
+		return rc;
+	}
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd >= 0) {
+		(void)fsync(fd);
+		(void)fchmod(fd, 0644);
+		close(fd);
+	}
+	struct stat st;
+	if (stat(dst, &st) == 0 && S_ISREG(st.st_mode) && (uint64_t)st.st_size == n) {
+		unlink(path);
+	} else if (rename(path, dst) != 0) {
+		rc = mf_error_set(err, MF_ERR_IO, "rename %s to %s: %s", path, dst, strerror(errno));
+		unlink(path);
+		return rc;
+	} else {
+		sync_dir_of(dst);
+		if (created)
+			*created = true;
+	}
+	(void)utimensat(AT_FDCWD, dst, NULL, 0);
+	memcpy(digest_out, digest, sizeof digest);
+	if (size)
+		*size = n;
+	return MF_OK;
+}
+
+int mf_store_temp_path(struct mf_store *s, const char *prefix, char *buf, size_t cap, struct mf_error *err)
+{
+	int rc = mkdir_p(s->blobs, err);
+	if (rc != MF_OK)
+		return rc;
+	int k = snprintf(buf, cap, "%s/%s-XXXXXX", s->blobs, prefix);
+	if (k < 0 || (size_t)k >= cap)
+		return mf_error_set(err, MF_ERR_LIMIT, "path too long");
+	int fd = mkostemp(buf, O_CLOEXEC);
+	if (fd < 0)
+		return mf_error_set(err, MF_ERR_IO, "create a temporary file in %s: %s", s->blobs, strerror(errno));
+	close(fd);
+	return MF_OK;
+}
+
 static int read_file(const char *path, size_t max, char **data, size_t *len, struct stat *st_out, struct mf_error *err)
 {
 	*data = NULL;

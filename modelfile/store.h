@@ -100,6 +100,16 @@ int mf_store_put_blob(struct mf_store *s, const void *data, size_t n, char diges
 int mf_store_put_file(struct mf_store *s, const char *path, char digest_out[MF_DIGEST_LEN + 1], uint64_t *size,
 		      bool *created, struct mf_error *err) MF_WUR;
 
+/* Moves a file the caller wrote inside the store's folder (e.g. a converted or quantized GGUF) into
+ * blobs/ under its digest: hashed, fsynced, renamed (or dropped when that blob already exists). The file
+ * is gone afterwards in every case but an error before hashing. */
+int mf_store_adopt_file(struct mf_store *s, const char *path, char digest_out[MF_DIGEST_LEN + 1], uint64_t *size,
+			bool *created, struct mf_error *err) MF_WUR;
+
+/* A fresh temporary path inside the store (blobs/<prefix>-XXXXXX, created empty), for writing a file that
+ * mf_store_adopt_file takes over; Ollama's prune removes a leftover after the grace period. */
+int mf_store_temp_path(struct mf_store *s, const char *prefix, char *buf, size_t cap, struct mf_error *err) MF_WUR;
+
 /* Reads a whole blob into memory (max bytes at most: MF_ERR_LIMIT beyond). NUL-terminated; free() it. */
 int mf_store_read_blob(const struct mf_store *s, const char *digest, size_t max, char **data, size_t *len,
 		       struct mf_error *err) MF_WUR;

@@ -37,3 +37,7 @@ tests_modelfile_test_examples_LDADD = $(MF_TEST_LDADD)
 TESTS += tests/modelfile/test_examples
 EXTRA_DIST += examples/README.md examples/Modelfile.quickstart examples/qwen3-14b-fast.Modelfile \
 	examples/qwen3-14b-nothink.Modelfile
+
+# a driver for the Python integration tests (tests/integration/test_modelfile_create.py)
+check_PROGRAMS += tests/modelfile/create_tool
+tests_modelfile_create_tool_LDADD = $(MF_TEST_LDADD)

@@ -318,6 +318,43 @@ static void server_side(void)
 		CHECKF(mf_model_load(st, "x", &x, &err) == MF_ERR_NOT_FOUND, "bad[%zu] left a model behind", i);
 	}
 
+	/* quantize an F16 GGUF with libgguf: Ollama's statuses, the new file type, the new blob */
+	snprintf(body, sizeof body, "{\"model\":\"q8\",\"files\":{\"f16.gguf\":\"%s\"},\"quantize\":\"q8_0\"}", d16);
+	CHECKF(create(st, body, &ev, &err) == MF_OK, "%s", err.msg);
+	bool saw_quant = false, saw_verify = false;
+	for (int i = 0; i < ev.n; i++) {
+		saw_quant |= strcmp(ev.items[i], "quantizing F16 model to Q8_0") == 0;
+		saw_verify |= strcmp(ev.items[i], "verifying conversion") == 0;
+	}
+	CHECK(saw_quant && saw_verify);
+	CHECK(mf_model_load(st, "q8", &m, &err) == MF_OK);
+	if (m) {
+		CHECK_STREQ(m->config.file_type, "Q8_0");
+		CHECK(m->manifest->n_layers >= 1 && strcmp(m->manifest->layers[0].digest, d16) != 0);
+		mf_model_free(m);
+	}
+	snprintf(body, sizeof body, "{\"model\":\"q4\",\"files\":{\"f16.gguf\":\"%s\"},\"quantization\":\"Q4_K_M\"}", d16);
+	CHECKF(create(st, body, &ev, &err) == MF_OK, "%s", err.msg);
+	CHECK(mf_model_load(st, "q4", &m, &err) == MF_OK);
+	if (m) {
+		CHECK_STREQ(m->config.file_type, "Q4_K_M");
+		mf_model_free(m);
+	}
+	snprintf(body, sizeof body, "{\"model\":\"same\",\"files\":{\"f16.gguf\":\"%s\"},\"quantize\":\"f16\"}", d16);
+	CHECKF(create(st, body, &ev, &err) == MF_OK, "%s", err.msg);
+	CHECK(mf_model_load(st, "same", &m, &err) == MF_OK);
+	if (m) {
+		CHECK(strcmp(m->manifest->layers[0].digest, d16) == 0); /* already F16: kept */
+		mf_model_free(m);
+	}
+	snprintf(body, sizeof body, "{\"model\":\"x\",\"files\":{\"f16.gguf\":\"%s\"},\"quantize\":\"bf16\"}", d16);
+	CHECK(create(st, body, &ev, &err) == MF_ERR_INVALID);
+	CHECK_STREQ(err.msg, "quantizing to BF16 is not supported by orun (q8_0 and q4_K_M are)");
+	/* a digest in the right form that names no blob */
+	CHECK(create(st, "{\"model\":\"x\",\"files\":{\"a.gguf\":\"sha256:1111111111111111111111111111111111111111111111111111111111111111\"}}",
+		     &ev, &err) == MF_ERR_NOT_FOUND);
+	CHECK(strncmp(err.msg, "open ", 5) == 0 && strstr(err.msg, "sha256-1111") && err.http_status == 500);
+
 	/* a huge JSON number where an integer option goes is kept as Go keeps it (decoded to float64) */
 	CHECKF(create(st, "{\"model\":\"huge\",\"from\":\"chat\",\"parameters\":{\"seed\":123456789012345678901234567890}}", &ev,
 		      &err) == MF_OK,
