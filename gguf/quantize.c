@@ -23,6 +23,19 @@
 
 /* ---------------------------------------------------------------- Q8_0 and Q5_0 (llama.cpp's formulas) */
 
+/* (int8_t)v for v in [-128, 127] (truncating, as the C cast); out-of-range and NaN values, which only
+ * non-finite input produces and for which the cast is undefined, saturate (NaN gives 0). */
+static inline int to_i8(float v)
+{
+	if (v != v)
+		return 0;
+	if (v <= -128.0f)
+		return -128;
+	if (v >= 127.0f)
+		return 127;
+	return (int)(int8_t)v;
+}
+
 static void q8_0_block(const float *x, uint8_t *b)
 {
 	float amax = 0.0f;
@@ -35,7 +48,7 @@ static void q8_0_block(const float *x, uint8_t *b)
 	const float id = d != 0.0f ? 1.0f / d : 0.0f;
 	gg_st16(b, gguf_f32_to_f16(d));
 	for (int j = 0; j < 32; j++)
-		b[2 + j] = (uint8_t)(int8_t)roundf(x[j] * id);
+		b[2 + j] = (uint8_t)(int8_t)to_i8(roundf(x[j] * id));
 }
 
 static void q5_0_block(const float *x, uint8_t *b)
@@ -52,7 +65,7 @@ static void q5_0_block(const float *x, uint8_t *b)
 	uint32_t qh = 0;
 	uint8_t *qs = b + 6;
 	for (int j = 0; j < 16; j++) {
-		int q0 = (int)(int8_t)(x[j] * id + 16.5f), q1 = (int)(int8_t)(x[j + 16] * id + 16.5f);
+		int q0 = to_i8(x[j] * id + 16.5f), q1 = to_i8(x[j + 16] * id + 16.5f);
 		q0 = q0 < 31 ? q0 : 31;
 		q1 = q1 < 31 ? q1 : 31;
 		qs[j] = (uint8_t)((q0 & 0xf) | ((q1 & 0xf) << 4));
@@ -64,7 +77,6 @@ static void q5_0_block(const float *x, uint8_t *b)
 
 /* ---------------------------------------------------------------- Q4_K */
 
-static int clampi(int v, int lo, int hi) { return v < lo ? lo : v > hi ? hi : v; }
 
 /* Round to nearest (ties to even) and clamp to [lo, hi], without a libm call: the value is clamped in float
  * first (so infinities and huge outliers are safe), then 1.5 * 2^23 is added, which leaves the rounded integer
@@ -168,8 +180,8 @@ static void q4_k_block(const float *x, uint8_t *b)
 	uint8_t q[QK_K];
 	for (int j = 0; j < 8; j++) {
 		const float *xj = x + 32 * j;
-		int sc0 = d > 0.0f ? clampi((int)lrintf(s[j] / d), 0, 63) : 0;
-		int m0 = dmin > 0.0f ? clampi((int)lrintf(o[j] / dmin), 0, 63) : 0;
+		int sc0 = d > 0.0f ? round_clamp(s[j] / d, 0, 63) : 0;
+		int m0 = dmin > 0.0f ? round_clamp(o[j] / dmin, 0, 63) : 0;
 		float best = INFINITY;
 		sc[j] = sc0;
 		m[j] = m0;
@@ -267,7 +279,7 @@ static void q6_k_block(const float *x, uint8_t *b)
 	int8_t q[QK_K];
 	for (int j = 0; j < 16; j++) {
 		const float *xj = x + 16 * j;
-		int sc0 = d != 0.0f ? clampi((int)lrintf(s[j] / d), -128, 127) : 0;
+		int sc0 = d != 0.0f ? round_clamp(s[j] / d, -128, 127) : 0;
 		float best = INFINITY;
 		sc[j] = sc0;
 		for (int a = -1; a <= 1; a++) {

@@ -167,6 +167,12 @@ static void test_rows(void)
 		CHECK_EQ_INT(gguf_dequantize(types[k], qb, back, 256), GGUF_OK);
 		CHECKF(fabsf(back[7] + 0.75f) < 0.01f, "%s: constant -0.75 gives %g", gguf_type_name(types[k]), back[7]);
 	}
+	/* non-finite input never crashes (values are unspecified) */
+	static float bad[256];
+	for (int i = 0; i < 256; i++)
+		bad[i] = i % 3 == 0 ? NAN : i % 3 == 1 ? INFINITY : -1e38f;
+	for (int k = 0; k < 4; k++)
+		CHECK_EQ_INT(gguf_quantize_row(types[k], bad, qb, 256), GGUF_OK);
 	enum gguf_qmix mix;
 	CHECK(gguf_qmix_from_name("Q4_K_M", &mix) == GGUF_OK && mix == GGUF_QMIX_Q4_K_M);
 	CHECK(gguf_qmix_from_name("q3_k_s", &mix) == GGUF_ERR_NOT_FOUND);
