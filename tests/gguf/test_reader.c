@@ -10,6 +10,7 @@
 
 #include "gguf/gguf.h"
 #include "gguf/model.h"
+#include "gguf/writer.h"
 #include "tests/check.h"
 #include "tests/testmodel.h"
 
@@ -182,8 +183,69 @@ static void test_types(void)
 	CHECK_STREQ(gguf_strerror(9999), "unknown error");
 }
 
+/* A one-layer qwen3 built with the writer: accepted; then with one tensor of the wrong shape, type or missing. */
+static int check_synthetic(int variant, struct gguf_error *err)
+{
+	struct gguf_writer *w = gguf_writer_new();
+	int e = 0;
+	e |= gguf_w_str(w, "general.architecture", "qwen3");
+	e |= gguf_w_u32(w, "qwen3.block_count", 1);
+	e |= gguf_w_u32(w, "qwen3.embedding_length", 64);
+	e |= gguf_w_u32(w, "qwen3.feed_forward_length", 96);
+	e |= gguf_w_u32(w, "qwen3.attention.head_count", 4);
+	e |= gguf_w_u32(w, "qwen3.attention.head_count_kv", 2);
+	e |= gguf_w_u32(w, "qwen3.attention.key_length", 16);
+	int64_t kv_rows = variant == 1 ? 16 : 32;
+	struct {
+		const char *n;
+		uint32_t t;
+		int64_t d0, d1;
+	} ts[] = {
+		{"token_embd.weight", GGUF_TYPE_Q8_0, 64, 100}, {"output_norm.weight", GGUF_TYPE_F32, 64, 1},
+		{"blk.0.attn_norm.weight", GGUF_TYPE_F32, 64, 1}, {"blk.0.attn_q.weight", GGUF_TYPE_BF16, 64, 64},
+		{"blk.0.attn_k.weight", GGUF_TYPE_BF16, 64, kv_rows}, {"blk.0.attn_v.weight", GGUF_TYPE_BF16, 64, 32},
+		{"blk.0.attn_output.weight", GGUF_TYPE_BF16, 64, 64}, {"blk.0.ffn_norm.weight", GGUF_TYPE_F32, 64, 1},
+		{"blk.0.ffn_gate.weight", GGUF_TYPE_F16, 64, 96}, {"blk.0.ffn_up.weight", GGUF_TYPE_F16, 64, 96},
+		{"blk.0.ffn_down.weight", variant == 2 ? GGUF_TYPE_IQ4_NL : GGUF_TYPE_F16, 96, 64},
+		{"blk.0.attn_q_norm.weight", GGUF_TYPE_F32, 16, 1}, {"blk.0.attn_k_norm.weight", GGUF_TYPE_F32, 16, 1},
+	};
+	for (size_t i = 0; i < sizeof ts / sizeof ts[0]; i++) {
+		if (variant == 3 && strcmp(ts[i].n, "blk.0.attn_k_norm.weight") == 0)
+			continue;
+		e |= gguf_w_tensor(w, ts[i].n, ts[i].t, ts[i].d1 > 1 ? 2 : 1, (int64_t[]){ts[i].d0, ts[i].d1}, NULL, NULL, NULL);
+	}
+	uint8_t *mem = NULL;
+	size_t size = 0;
+	e |= gguf_writer_write_mem(w, &mem, &size, err);
+	gguf_writer_free(w);
+	CHECK_EQ_INT(e, 0);
+	struct gguf_file *f = gguf_parse(mem, size, err);
+	CHECK(f != NULL);
+	struct gguf_model_info mi;
+	e = f ? gguf_model_check(f, &mi, err) : -1;
+	if (e == GGUF_OK)
+		CHECK(mi.arch == GGUF_ARCH_QWEN3 && mi.has_qk_norm && mi.tied_output && mi.head_dim_k == 16 && mi.n_vocab == 100);
+	gguf_close(f);
+	free(mem);
+	return e;
+}
+
+static void test_model_check(void)
+{
+	struct gguf_error err;
+	CHECK_EQ_INT(check_synthetic(0, &err), GGUF_OK);
+	CHECK_EQ_INT(check_synthetic(1, &err), GGUF_ERR_SHAPE);
+	CHECK_STREQ(err.msg, "tensor 'blk.0.attn_k.weight' has shape (64, 16), expected (64, 32)");
+	CHECK_EQ_INT(check_synthetic(2, &err), GGUF_ERR_SHAPE);
+	CHECKF(strstr(err.msg, "tensor 'blk.0.ffn_down.weight' has type IQ4_NL, which this engine cannot use") != NULL, "%s",
+	       err.msg);
+	CHECK_EQ_INT(check_synthetic(3, &err), GGUF_ERR_SHAPE);
+	CHECK_STREQ(err.msg, "tensor 'blk.0.attn_k_norm.weight' is missing (expected shape (16))");
+}
+
 int main(void)
 {
+	test_model_check();
 	test_types();
 	test_qwen2(tm_require_model("qwen2"));
 	test_llama(tm_require_model("llama"));
