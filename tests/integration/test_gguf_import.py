@@ -14,6 +14,7 @@ import pytest
 
 ml_dtypes = pytest.importorskip("ml_dtypes")
 safetensors_numpy = pytest.importorskip("safetensors.numpy")
+pytest.importorskip("gguf")
 from gguf import GGUFReader  # noqa: E402
 
 
