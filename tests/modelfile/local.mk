@@ -41,3 +41,19 @@ EXTRA_DIST += examples/README.md examples/Modelfile.quickstart examples/qwen3-14
 # a driver for the Python integration tests (tests/integration/test_modelfile_create.py)
 check_PROGRAMS += tests/modelfile/create_tool
 tests_modelfile_create_tool_LDADD = $(MF_TEST_LDADD)
+
+# Fuzz target for the Modelfile parser (tests/fuzz/fuzz_modelfile.c): `make check` replays its corpus; with
+# `./configure CC=clang --enable-fuzzing` the libFuzzer binary is built too (see tests/fuzz/README.md).
+check_PROGRAMS += tests/fuzz/replay_modelfile
+tests_fuzz_replay_modelfile_SOURCES = tests/fuzz/replay.c tests/fuzz/fuzz_modelfile.c
+tests_fuzz_replay_modelfile_CPPFLAGS = $(AM_CPPFLAGS) -DFUZZ_CORPUS='"tests/fuzz/corpus/modelfile"'
+tests_fuzz_replay_modelfile_LDADD = $(MF_TEST_LDADD)
+TESTS += tests/fuzz/replay_modelfile
+EXTRA_DIST += tests/fuzz/corpus/modelfile
+if ENABLE_FUZZING
+noinst_PROGRAMS += tests/fuzz/fuzz_modelfile
+tests_fuzz_fuzz_modelfile_SOURCES = tests/fuzz/fuzz_modelfile.c
+tests_fuzz_fuzz_modelfile_CFLAGS = $(AM_CFLAGS) -fsanitize=fuzzer
+tests_fuzz_fuzz_modelfile_LDFLAGS = $(AM_LDFLAGS) -fsanitize=fuzzer
+tests_fuzz_fuzz_modelfile_LDADD = libmodelfile.a libgguf.a $(CRYPTO_LIBS) -lm
+endif
