@@ -263,11 +263,17 @@ int main(int argc, char **argv)
 
 	printf("\n%-8s %-20s %5s %3s %10s %9s %8s %7s %9s %9s\n", "type", "shape (rows x cols)", "n", "thr",
 	       "ms/matmul", "GFLOP/s", "GB/s", "%roof", "cpu ms", "cpu GB/s");
+	/* buffers for the largest case: 512 rows of 4864 inputs, 151936 outputs (times 512 with --prefill-output) */
+	size_t work_bytes = rn_act_row_bytes(RN_ACT_Q8_32, 4864) * 512;
+	if (rn_act_row_bytes(RN_ACT_Q8_256, 4864) * 512 > work_bytes)
+		work_bytes = rn_act_row_bytes(RN_ACT_Q8_256, 4864) * 512;
+	size_t y_floats = (size_t)151936 * (prefill_output ? 512 : 1);
+	if (y_floats < (size_t)512 * 4864)
+		y_floats = (size_t)512 * 4864;
 	uint8_t *wbuf = aligned_alloc(4096, DECODE_WORKING_SET);
 	float *x = malloc(sizeof(float) * 512 * 4864);
-	float *y = malloc(sizeof(float) * 512 * 4864 > sizeof(float) * 151936 ? sizeof(float) * 512 * 4864
-									       : sizeof(float) * 151936);
-	void *work = aligned_alloc(64, rn_act_row_bytes(RN_ACT_Q8_256, 4864) * 512 + 64 * 1024);
+	float *y = malloc(sizeof(float) * y_floats);
+	void *work = aligned_alloc(64, work_bytes);
 	if (!wbuf || !x || !y || !work)
 		return 1;
 	for (int i = 0; i < 512 * 4864; i++)
