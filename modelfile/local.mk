@@ -21,6 +21,11 @@ TEMPLATE_CORPUS_FILES = modelfile/templates/index.json \
 nodist_libmodelfile_a_SOURCES = modelfile/template_corpus.c
 CLEANFILES += modelfile/template_corpus.c
 EXTRA_DIST += modelfile/templates/embed.sh modelfile/templates/README.md $(TEMPLATE_CORPUS_FILES)
+# libFuzzer coverage of the whole library for the modelfile fuzz targets (only with --enable-fuzzing).
+libmodelfile_a_CFLAGS = $(AM_CFLAGS)
+if ENABLE_FUZZING
+libmodelfile_a_CFLAGS += -fsanitize=fuzzer-no-link
+endif
 modelfile/template_corpus.c: $(TEMPLATE_CORPUS_FILES:%=$(srcdir)/%) $(srcdir)/modelfile/templates/embed.sh
 	$(AM_V_GEN)$(MKDIR_P) modelfile && \
 	$(SHELL) $(srcdir)/modelfile/templates/embed.sh $(srcdir)/modelfile/templates $(TEMPLATE_CORPUS_NAMES) > $@-t && \

@@ -624,6 +624,7 @@ struct parser {
 	/* variables in scope (names) */
 	struct tpl_sv *vars;
 	size_t nvars, capvars;
+	size_t var_base; /* first variable of the tree being parsed ({{define}}/{{block}} bodies start afresh) */
 	int range_depth;
 	int depth;
 	int action_line;
@@ -880,7 +881,7 @@ static void push_var(struct parser *p, const char *s, size_t n)
 static struct tn *use_var(struct parser *p, const struct tok *t)
 {
 	struct tn *v = new_variable(p, t->pos, t->line, t->val, t->n);
-	for (size_t i = 0; i < p->nvars; i++)
+	for (size_t i = p->var_base; i < p->nvars; i++)
 		if (p->vars[i].n == v->ident[0].n && memcmp(p->vars[i].p, v->ident[0].p, v->ident[0].n) == 0)
 			return v;
 	perr(p, "undefined variable \"%.*s\"", (int)v->ident[0].n, v->ident[0].p);
@@ -1652,19 +1653,15 @@ static void add_tree(struct parser *p, const char *name, size_t n, struct tn *ro
 /* Parses the body of a {{define}} or {{block}} as its own tree (fresh variable scope). */
 static struct tn *parse_sub_tree(struct parser *p, const char *context)
 {
-	struct tpl_sv *saved = p->vars;
-	size_t saved_n = p->nvars, saved_cap = p->capvars;
+	size_t saved_n = p->nvars, saved_base = p->var_base;
 	int saved_range = p->range_depth;
-	p->vars = NULL;
-	p->nvars = p->capvars = 0;
+	p->var_base = p->nvars;
 	p->range_depth = 0;
 	push_var(p, "$", 1);
 	struct tn *stop = NULL;
 	struct tn *root = item_list(p, &stop);
-	free(p->vars);
-	p->vars = saved;
 	p->nvars = saved_n;
-	p->capvars = saved_cap;
+	p->var_base = saved_base;
 	p->range_depth = saved_range;
 	if (!is_end(stop))
 		perr(p, "unexpected {{else}} in %s", context);

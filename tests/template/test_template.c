@@ -761,6 +761,24 @@ static int test_api(void)
 	free(out);
 	mf_tpl_free(t);
 	CHECK_STREQ(mf_tpl_strerror(MF_TPL_ERR_LIMIT), "template limit exceeded");
+	/* forms newer than the Go 1.19 the goldens came from (Ollama is built with Go 1.26): range over an
+	 * integer (Go 1.22) and {{else with}} (Go 1.23); expected values written from the Go documentation */
+	static const struct {
+		const char *tmpl, *want;
+	} newer[] = {
+		{"{{ range 3 }}{{ . }}{{ end }}", "012"},
+		{"{{ range $i := 2 }}[{{ $i }}]{{ end }}{{ range 0 }}x{{ else }}none{{ end }}", "[0][1]none"},
+		{"{{ with .E }}a{{ else with .S }}<{{ . }}>{{ else }}c{{ end }}", "<s>"},
+		{"{{ with .E }}a{{ else with .E }}b{{ else }}c{{ end }}", "c"},
+	};
+	struct mf_json_doc *data = J("{\"E\":\"\",\"S\":\"s\"}");
+	for (size_t i = 0; i < sizeof newer / sizeof newer[0]; i++) {
+		char *o = NULL;
+		int rc = tpl_render_generic(newer[i].tmpl, strlen(newer[i].tmpl), mf_json_root(data), 0, &o, NULL, &err);
+		CHECKF(rc == 0 && strcmp(o, newer[i].want) == 0, "%s: %s", newer[i].tmpl, rc ? err.msg : o);
+		free(o);
+	}
+	mf_json_free(data);
 	return 0;
 }
 
