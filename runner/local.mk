@@ -6,6 +6,7 @@ if WITH_SERVER
 # The HTTP servers (issue [server]): transport, Go-style request decoding, Ollama's environment.
 librunner_a_SOURCES += runner/http.c runner/http.h runner/http_decode.c runner/http_decode.h \
 	runner/server_config.c runner/server_config.h runner/server_parsers.c runner/server_parsers.h
+librunner_a_SOURCES += runner/metrics.c runner/metrics.h runner/server_model.c runner/server_model.h
 endif
 # The tokenizer (issue [engine], tokenizer part): BPE with PCRE2 pre-tokenizers, SentencePiece, streaming decode.
 librunner_a_SOURCES += runner/tokenizer.c runner/tokenizer.h runner/tokenizer_internal.h runner/tokenizer_bpe.c \
