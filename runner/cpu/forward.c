@@ -46,6 +46,7 @@ struct cpu {
 	float *scores;   /* [nth][n_ctx] */
 	float *deq;      /* [nth][max_cols] */
 	uint8_t *act[MAX_KINDS];
+	float *act_f16, *act_bf16; /* [n_batch][max_cols]: f32 rows rounded to f16 / bf16 */
 	size_t scratch_bytes;
 };
 
@@ -84,34 +85,35 @@ struct mm {
 	int64_t ldy;
 };
 
-/* ggml keeps the scale of a Q8_0 activation block as f16 (the int8 values are computed with the exact
- * 127/amax); the kernels keep it as f32. Rounding it here makes orun's products match llama.cpp's to float
- * rounding instead of to 1e-3. Row layout (runner/cpu/matmul.h): int8 q[cols], f32 d[cols/32], sums. */
-static void round_q8_32_scales(uint8_t *act, int64_t cols, int64_t r0, int64_t r1)
-{
-	size_t rb = rn_act_row_bytes(RN_ACT_Q8_32, cols);
-	for (int64_t r = r0; r < r1; r++) {
-		float *d = (float *)(act + (size_t)r * rb + (size_t)cols);
-		for (int64_t b = 0; b < cols / 32; b++)
-			d[b] = gguf_f16_to_f32(gguf_f32_to_f16(d[b]));
-	}
-}
-
 /* Quantize rows [r0, r1) of x (cols per row) for every activation kind the weights need. */
 static void quantize_rows(struct cpu *c, const float *x, int64_t cols, int64_t r0, int64_t r1,
 			  const struct rn_weight *const *ws, int nw)
 {
 	if (c->reference)
 		return;
-	bool done[MAX_KINDS] = {false};
+	bool done[MAX_KINDS] = {false}, f16 = false, bf16 = false;
 	for (int i = 0; i < nw; i++) {
 		enum rn_act_kind k = rn_mm_act_kind(ws[i]->type);
-		if (k == RN_ACT_F32 || done[k])
+		if (k == RN_ACT_F32) {
+			/* llama.cpp multiplies F16 / BF16 weights with activations rounded to F16 / BF16; the kernels
+			 * take f32 rows, so hand them rows rounded the same way */
+			if (ws[i]->type == RN_MM_F16 && !f16) {
+				f16 = true;
+				for (int64_t r = r0; r < r1; r++)
+					for (int64_t j = 0; j < cols; j++)
+						c->act_f16[r * cols + j] = gguf_f16_to_f32(gguf_f32_to_f16(x[r * cols + j]));
+			} else if (ws[i]->type == RN_MM_BF16 && !bf16) {
+				bf16 = true;
+				for (int64_t r = r0; r < r1; r++)
+					for (int64_t j = 0; j < cols; j++)
+						c->act_bf16[r * cols + j] = gguf_bf16_to_f32(gguf_f32_to_bf16(x[r * cols + j]));
+			}
+			continue;
+		}
+		if (done[k])
 			continue;
 		done[k] = true;
 		rn_act_quantize_rows(k, x, cols, cols, r0, r1, c->act[k]);
-		if (k == RN_ACT_Q8_32)
-			round_q8_32_scales(c->act[k], cols, r0, r1);
 	}
 }
 
@@ -120,7 +122,14 @@ static struct rn_act act_for(struct cpu *c, const struct rn_weight *w, const flo
 {
 	enum rn_act_kind k = rn_mm_act_kind(w->type);
 	struct rn_act a = {.kind = k, .n = n, .cols = w->cols, .ld = w->cols};
-	a.data = k == RN_ACT_F32 ? (const void *)x : (const void *)c->act[k];
+	if (k != RN_ACT_F32)
+		a.data = c->act[k];
+	else if (w->type == RN_MM_F16)
+		a.data = c->act_f16;
+	else if (w->type == RN_MM_BF16)
+		a.data = c->act_bf16;
+	else
+		a.data = x;
 	return a;
 }
 
@@ -526,6 +535,8 @@ static void cpu_free(void *state)
 	free(c->deq);
 	for (int i = 0; i < MAX_KINDS; i++)
 		free(c->act[i]);
+	free(c->act_f16);
+	free(c->act_bf16);
 	free(c);
 }
 
@@ -642,7 +653,20 @@ static int cpu_load(const struct rn_model *m, const struct rn_backend_params *p,
 	c->cs = xalloc(c, B * (size_t)c->rope.n_rot, sizeof(float));
 	c->scores = xalloc(c, (size_t)c->nth * (size_t)p->n_ctx, sizeof(float));
 	c->deq = xalloc(c, (size_t)c->nth * (size_t)c->max_cols, sizeof(float));
-	bool ok = c->x && c->xn && c->tmp && c->q && c->k && c->v && c->att && c->hb && c->hb2 && c->cs && c->scores &&
+	bool has_f16 = c->out_w.type == RN_MM_F16, has_bf16 = c->out_w.type == RN_MM_BF16;
+	for (int l = 0; l < hp->n_layer; l++) {
+		const struct rn_weight *ws[7] = {&c->layers[l].wq, &c->layers[l].wk, &c->layers[l].wv, &c->layers[l].wo,
+						 &c->layers[l].gate, &c->layers[l].up, &c->layers[l].down};
+		for (int i = 0; i < 7; i++) {
+			has_f16 |= ws[i]->type == RN_MM_F16;
+			has_bf16 |= ws[i]->type == RN_MM_BF16;
+		}
+	}
+	if (has_f16)
+		c->act_f16 = xalloc(c, B * (size_t)c->max_cols, sizeof(float));
+	if (has_bf16)
+		c->act_bf16 = xalloc(c, B * (size_t)c->max_cols, sizeof(float));
+	bool ok = (!has_f16 || c->act_f16) && (!has_bf16 || c->act_bf16) && c->x && c->xn && c->tmp && c->q && c->k && c->v && c->att && c->hb && c->hb2 && c->cs && c->scores &&
 		  c->deq;
 	for (int k = RN_ACT_Q8_32; k <= RN_ACT_Q8_256 && ok; k++) {
 		size_t rb = rn_act_row_bytes((enum rn_act_kind)k, c->max_cols);
