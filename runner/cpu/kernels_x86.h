@@ -94,6 +94,20 @@ KX_INL __m256 kx_gather_f16x8(const uint8_t *p, size_t stride)
 	return _mm256_cvtph_ps(_mm_set_epi64x((long long)hi, (long long)lo));
 }
 
+/* As kx_gather_f16x8 for the first t (< 8) values; the other lanes are 0. */
+KX_INL __m256 kx_gather_f16_n(const uint8_t *p, size_t stride, const int t)
+{
+	uint64_t lo = 0, hi = 0;
+	for (int k = 0; k < t; k++) {
+		uint64_t v = rn_load_u16(p + k * stride);
+		if (k < 4)
+			lo |= v << (16 * k);
+		else
+			hi |= v << (16 * (k - 4));
+	}
+	return _mm256_cvtph_ps(_mm_set_epi64x((long long)hi, (long long)lo));
+}
+
 /* One f16 as float through F16C (the scalar rn_f16_to_f32 is for portable code). */
 KX_INL float kx_f16(const uint8_t *p)
 {
@@ -256,13 +270,10 @@ KX_INL void kx_legacy_group(const uint8_t *g, int64_t b, const int t, const int8
 		if (has_min)
 			mw = kx_gather_f16x8(g + 2, (size_t)bytes);
 	} else {
-		uint16_t dh[8] = { 0 }, mh[8] = { 0 };
-		for (int k = 0; k < t; k++) {
-			dh[k] = rn_load_u16(g + k * bytes);
-			mh[k] = has_min ? rn_load_u16(g + k * bytes + 2) : 0;
-		}
-		dw = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)dh));
-		mw = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)mh));
+		/* built in registers: small stores followed by a wide load would stall on store forwarding */
+		dw = kx_gather_f16_n(g, (size_t)bytes, t);
+		if (has_min)
+			mw = kx_gather_f16_n(g + 2, (size_t)bytes, t);
 	}
 #pragma GCC unroll 4
 	for (int j = 0; j < nx; j++) {
@@ -272,16 +283,10 @@ KX_INL void kx_legacy_group(const uint8_t *g, int64_t b, const int t, const int8
 			sxf = _mm256_cvtepi32_ps(_mm256_loadu_si256((const __m256i *)(xs[j] + b)));
 			smx = _mm256_loadu_ps(xm[j] + b);
 		} else {
-			float dxa[8] = { 0 }, sma[8] = { 0 };
-			int32_t sxa[8] = { 0 };
-			for (int k = 0; k < t; k++) {
-				dxa[k] = xd[j][b + k];
-				sxa[k] = xs[j][b + k];
-				sma[k] = xm[j][b + k];
-			}
-			dx = _mm256_loadu_ps(dxa);
-			sxf = _mm256_cvtepi32_ps(_mm256_loadu_si256((const __m256i *)sxa));
-			smx = _mm256_loadu_ps(sma);
+			const __m256i live = _mm256_cmpgt_epi32(_mm256_set1_epi32(t), _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7));
+			dx = _mm256_maskload_ps(xd[j] + b, live);
+			sxf = _mm256_cvtepi32_ps(_mm256_maskload_epi32(xs[j] + b, live));
+			smx = _mm256_maskload_ps(xm[j] + b, live);
 		}
 		__m256 s = _mm256_mul_ps(dw, dx);
 		_mm256_store_ps(sc[j], s);
