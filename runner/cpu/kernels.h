@@ -266,9 +266,11 @@ static inline const int16_t *rn_act_q8_256_bsums(const void *row, int64_t cols)
 /* Largest number of activation rows one dot call handles (weights unpacked once, used NX times). */
 #define RN_NX_MAX 4
 
-/* out[j] = dot(row `row` of w, activation row x[j]) for j < nx, nx = index + 1 in the table. x[j] points at
- * a quantized row (Q8 kinds) or at nx f32 rows (RN_ACT_F32). */
-typedef void (*rn_dot_fn)(const struct rn_weight *w, int64_t row, const void *const *x, float *out);
+/* y[j * ldy + r] = dot(row r of w, activation row x[j]) for row0 <= r < row1 and j < nx, nx = index + 1 in
+ * the table. x[j] points at a quantized row (Q8 kinds) or at an f32 row (RN_ACT_F32). The row loop is inside the
+ * kernel so that the activation-side set-up is done once per call. */
+typedef void (*rn_dot_fn)(const struct rn_weight *w, int64_t row0, int64_t row1, const void *const *x, float *y,
+			  int64_t ldy);
 
 /* Quantizes one f32 row of cols elements into an activation row (kind Q8_32 or Q8_256). */
 typedef void (*rn_quant_fn)(const float *x, int64_t cols, void *dst);

@@ -320,23 +320,23 @@ static inline void dot_fp8(const struct rn_weight *w, int64_t row, const void *c
 
 /* ---------------------------------------------------------------------------------------------- tables */
 
-#define DEFINE_NX(name, call)                                                                            \
-	static void name##_1(const struct rn_weight *w, int64_t r, const void *const *x, float *o)       \
+/* The table entries: the row loop around one row-against-nx-activations body. */
+#define DEFINE_NX_ONE(name, call, nx)                                                                     \
+	static void name##_##nx(const struct rn_weight *w, int64_t row0, int64_t row1, const void *const *x,  \
+				float *y, int64_t ldy)                                                     \
 	{                                                                                                \
-		call(1);                                                                                 \
-	}                                                                                                \
-	static void name##_2(const struct rn_weight *w, int64_t r, const void *const *x, float *o)       \
-	{                                                                                                \
-		call(2);                                                                                 \
-	}                                                                                                \
-	static void name##_3(const struct rn_weight *w, int64_t r, const void *const *x, float *o)       \
-	{                                                                                                \
-		call(3);                                                                                 \
-	}                                                                                                \
-	static void name##_4(const struct rn_weight *w, int64_t r, const void *const *x, float *o)       \
-	{                                                                                                \
-		call(4);                                                                                 \
+		for (int64_t r = row0; r < row1; r++) {                                                  \
+			float o[RN_NX_MAX];                                                              \
+			call(nx);                                                                        \
+			for (int j = 0; j < nx; j++)                                                     \
+				y[j * ldy + r] = o[j];                                                   \
+		}                                                                                        \
 	}
+#define DEFINE_NX(name, call)                                                                            \
+	DEFINE_NX_ONE(name, call, 1)                                                                     \
+	DEFINE_NX_ONE(name, call, 2)                                                                     \
+	DEFINE_NX_ONE(name, call, 3)                                                                     \
+	DEFINE_NX_ONE(name, call, 4)
 
 #define CALL_F32(nx) dot_float(w, r, x, o, nx, RN_MM_F32)
 #define CALL_F16(nx) dot_float(w, r, x, o, nx, RN_MM_F16)

@@ -792,23 +792,24 @@ KX_INL void kx_fp8(const struct rn_weight *w, int64_t row, const void *const *x,
 
 /* ---------------------------------------------------------------------------------------------- tables */
 
-#define KX_DEFINE_NX(name, call)                                                                         \
-	KX_FN void name##_1(const struct rn_weight *w, int64_t r, const void *const *x, float *o)         \
+/* The table entries: the row loop around one row-against-nx-activations body (inlined, so the activation
+ * set-up is hoisted out of the loop). */
+#define KX_DEFINE_NX_ONE(name, call, nx)                                                                  \
+	KX_FN void name##_##nx(const struct rn_weight *w, int64_t row0, int64_t row1, const void *const *x,   \
+			       float *y, int64_t ldy)                                                    \
 	{                                                                                                \
-		call(1);                                                                                 \
-	}                                                                                                \
-	KX_FN void name##_2(const struct rn_weight *w, int64_t r, const void *const *x, float *o)         \
-	{                                                                                                \
-		call(2);                                                                                 \
-	}                                                                                                \
-	KX_FN void name##_3(const struct rn_weight *w, int64_t r, const void *const *x, float *o)         \
-	{                                                                                                \
-		call(3);                                                                                 \
-	}                                                                                                \
-	KX_FN void name##_4(const struct rn_weight *w, int64_t r, const void *const *x, float *o)         \
-	{                                                                                                \
-		call(4);                                                                                 \
+		for (int64_t r = row0; r < row1; r++) {                                                  \
+			float o[RN_NX_MAX];                                                              \
+			call(nx);                                                                        \
+			for (int j = 0; j < nx; j++)                                                     \
+				y[j * ldy + r] = o[j];                                                   \
+		}                                                                                        \
 	}
+#define KX_DEFINE_NX(name, call)                                                                         \
+	KX_DEFINE_NX_ONE(name, call, 1)                                                                  \
+	KX_DEFINE_NX_ONE(name, call, 2)                                                                  \
+	KX_DEFINE_NX_ONE(name, call, 3)                                                                  \
+	KX_DEFINE_NX_ONE(name, call, 4)
 
 #define KX_CALL_F32(nx) kx_float(w, r, x, o, nx, RN_MM_F32)
 #define KX_CALL_F16(nx) kx_float(w, r, x, o, nx, RN_MM_F16)

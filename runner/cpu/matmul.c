@@ -418,8 +418,7 @@ static void matmul_rows(const struct rn_kernel_set *ks, const struct rn_weight *
 
 	if (x->n == 1) {
 		const void *xp[1] = { x->data };
-		for (int64_t r = row0; r < row1; r++)
-			dot[0](w, r, xp, y + r);
+		dot[0](w, row0, row1, xp, y, ldy);
 		return;
 	}
 
@@ -436,12 +435,7 @@ static void matmul_rows(const struct rn_kernel_set *ks, const struct rn_weight *
 				const void *xp[RN_NX_MAX];
 				for (int j = 0; j < nx; j++)
 					xp[j] = act_row(x, i + j, rb);
-				for (int64_t r = r0; r < r1; r++) {
-					float out[RN_NX_MAX];
-					dot[nx - 1](w, r, xp, out);
-					for (int j = 0; j < nx; j++)
-						y[(i + j) * ldy + r] = out[j];
-				}
+				dot[nx - 1](w, r0, r1, xp, y + i * ldy, ldy);
 				i += nx;
 			}
 		}

@@ -12,6 +12,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "gguf/gguf.h"
 #include "runner/cpu/matmul.h"
 #include "runner/cpu/pool.h"
 
@@ -132,6 +133,98 @@ static void fill_random(uint8_t *p, size_t n, int type)
 	}
 }
 
+/* ---------------------------------------------------------------------------------------------- model */
+
+/* All 2-D weight matmuls of a real model, as a forward pass does them: every weight except the token
+ * embedding, at n = 1 (decode: the output projection included) or n (prefill: the output projection at n = 1,
+ * since only the last token's logits are needed). Prints the matmul-only tokens/s and GB/s. */
+static int bench_model(const char *path, const int *ns, int n_ns, struct rn_pool **pools, const int *threads,
+		       const double *roof, int n_threads, double min_time)
+{
+	struct gguf_error gerr;
+	struct gguf_file *f = gguf_open(path, &gerr);
+	if (!f) {
+		fprintf(stderr, "%s: %s\n", path, gerr.msg);
+		return 1;
+	}
+	enum { MAX_W = 4096 };
+	static struct rn_weight ws[MAX_W];
+	static int is_output[MAX_W];
+	int nw = 0;
+	int64_t max_cols = 0, max_rows = 0;
+	size_t bytes = 0;
+	for (uint64_t i = 0; i < gguf_tensor_count(f) && nw < MAX_W; i++) {
+		const struct gguf_tensor *t = gguf_tensor_at(f, i);
+		if (t->n_dims != 2 || strcmp(t->name, "token_embd.weight") == 0)
+			continue;
+		struct rn_mm_error err;
+		if (rn_mm_weight_from_tensor(t, &ws[nw], &err) != RN_MM_OK) {
+			fprintf(stderr, "%s\n", err.msg);
+			continue;
+		}
+		is_output[nw] = strcmp(t->name, "output.weight") == 0;
+		bytes += rn_mm_row_bytes(ws[nw].type, ws[nw].cols) * (size_t)ws[nw].rows;
+		if (ws[nw].cols > max_cols)
+			max_cols = ws[nw].cols;
+		if (ws[nw].rows > max_rows)
+			max_rows = ws[nw].rows;
+		nw++;
+	}
+	int have_output = 0;
+	for (int k = 0; k < nw; k++)
+		have_output |= is_output[k];
+	if (!have_output) {
+		/* tied embeddings: the output projection is the token embedding */
+		const struct gguf_tensor *t = gguf_find_tensor(f, "token_embd.weight");
+		struct rn_mm_error err;
+		if (t && nw < MAX_W && rn_mm_weight_from_tensor(t, &ws[nw], &err) == RN_MM_OK) {
+			is_output[nw] = 1;
+			bytes += rn_mm_row_bytes(ws[nw].type, ws[nw].cols) * (size_t)ws[nw].rows;
+			if (ws[nw].rows > max_rows)
+				max_rows = ws[nw].rows;
+			nw++;
+		}
+	}
+	int max_n = 1;
+	for (int k = 0; k < n_ns; k++)
+		if (ns[k] > max_n)
+			max_n = ns[k];
+	size_t work_bytes = rn_act_row_bytes(RN_ACT_Q8_32, max_cols) * (size_t)max_n + 64;
+	float *x = malloc(sizeof(float) * (size_t)max_cols * (size_t)max_n);
+	float *y = malloc(sizeof(float) * (size_t)(max_rows > max_cols ? max_rows : max_cols) * (size_t)max_n);
+	void *work = aligned_alloc(64, (work_bytes + 63) / 64 * 64);
+	if (!x || !y || !work)
+		return 1;
+	for (int64_t i = 0; i < max_cols * max_n; i++)
+		x[i] = (float)((int)(rnd() % 2001) - 1000) / 1000.0f;
+	printf("\nmodel %s: %d weight matrices, %.1f MB read per decoded token\n", path, nw, bytes / 1e6);
+	printf("%5s %3s %12s %10s %8s %7s\n", "n", "thr", "ms/forward", "tok/s", "GB/s", "%roof");
+	for (int ni = 0; ni < n_ns; ni++) {
+		int n = ns[ni];
+		for (int t = 0; t < n_threads; t++) {
+			int iters = 0;
+			double t0 = now_s(), el;
+			do {
+				for (int k = 0; k < nw; k++) {
+					int nn = is_output[k] ? 1 : n;
+					rn_matmul_f32(pools[t], &ws[k], x, ws[k].cols, nn, y, ws[k].rows, work);
+				}
+				iters++;
+				el = now_s() - t0;
+			} while (el < min_time);
+			double per = el / iters;
+			printf("%5d %3d %12.2f %10.1f %8.1f %6.0f%%\n", n, threads[t], per * 1e3, n / per,
+			       n == 1 ? bytes / per / 1e9 : 0.0, n == 1 ? 100.0 * bytes / per / 1e9 / roof[t] : 0.0);
+			fflush(stdout);
+		}
+	}
+	free(x);
+	free(y);
+	free(work);
+	gguf_close(f);
+	return 0;
+}
+
 /* ---------------------------------------------------------------------------------------------- bench */
 
 struct shape {
@@ -182,6 +275,8 @@ static void usage(void)
 	       "thread also the CPU time per matmul (cpu ms) and the GB/s it implies (what a core could do on its own).\n"
 	       "--hot reuses one copy of the weights (cache-resident: the kernels' compute ceiling) instead of cycling\n"
 	       "through copies larger than the L3 cache.\n"
+	       "--model FILE.gguf runs every weight matmul of that model instead (a forward pass without attention and\n"
+	       "norms), at each --n: matmul-only tokens/s, and for n = 1 the GB/s of weights read per token.\n"
 	       "Shapes: 0 = 896x896, 1 = 4864x896, 2 = 896x4864, 3 = 151936x896 (rows x cols); the output shape is\n"
 	       "skipped for n > 1 unless --prefill-output (prefill computes logits for the last token only).\n");
 }
@@ -190,6 +285,7 @@ int main(int argc, char **argv)
 {
 	int types[MAX_LIST], ns[MAX_LIST], threads[MAX_LIST], shape_sel[MAX_LIST];
 	int n_types = 0, n_ns = 0, n_threads = 0, n_shapes = 0, prefill_output = 0, hot = 0;
+	const char *model = NULL;
 	double min_time = 0.3;
 	for (int i = 1; i < argc; i++) {
 		if (!strcmp(argv[i], "--types") && i + 1 < argc)
@@ -206,6 +302,8 @@ int main(int argc, char **argv)
 			prefill_output = 1;
 		else if (!strcmp(argv[i], "--hot"))
 			hot = 1;
+		else if (!strcmp(argv[i], "--model") && i + 1 < argc)
+			model = argv[++i];
 		else if (!strcmp(argv[i], "--isa") && i + 1 < argc) {
 			const char *name = argv[++i];
 			int ok = 0;
@@ -260,6 +358,13 @@ int main(int argc, char **argv)
 		       roof[t]);
 	}
 	free(big);
+
+	if (model) {
+		int rc = bench_model(model, ns, n_ns, pools, threads, roof, n_threads, min_time);
+		for (int t = 0; t < n_threads; t++)
+			rn_pool_free(pools[t]);
+		return rc;
+	}
 
 	printf("\n%-8s %-20s %5s %3s %10s %9s %8s %7s %9s %9s\n", "type", "shape (rows x cols)", "n", "thr",
 	       "ms/matmul", "GFLOP/s", "GB/s", "%roof", "cpu ms", "cpu GB/s");
