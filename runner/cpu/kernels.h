@@ -275,9 +275,26 @@ typedef void (*rn_dot_fn)(const struct rn_weight *w, int64_t row0, int64_t row1,
 /* Quantizes one f32 row of cols elements into an activation row (kind Q8_32 or Q8_256). */
 typedef void (*rn_quant_fn)(const float *x, int64_t cols, void *dst);
 
+/* Prefill for types whose blocks are costly to unpack (the legacy formats): a tile of weight rows is unpacked
+ * once into a buffer of rows of rn_unpacked_row_bytes (the layout is the kernel set's own business), then
+ * multiplied with many groups of RN_NX_MAX activation rows. The results are bit-identical to the dot kernels'. */
+typedef void (*rn_unpack_fn)(const struct rn_weight *w, int64_t row0, int64_t row1, uint8_t *dst, size_t stride);
+/* y[j * ldy + r] for rows 0 <= r < n_rows of the unpacked tile and j < RN_NX_MAX. */
+typedef void (*rn_dot_unpacked_fn)(const struct rn_weight *w, const uint8_t *ubuf, size_t stride, int64_t n_rows,
+				   const void *const *x, float *y, int64_t ldy);
+
+/* Bytes of one unpacked legacy row: one byte per element (two for Q8_0) and two floats per block, 64-aligned. */
+static inline size_t rn_unpacked_row_bytes(int type, int64_t cols)
+{
+	size_t b = (size_t)cols * (type == RN_MM_Q8_0 ? 2 : 1) + (size_t)cols / QK_LEGACY * 8;
+	return (b + 63) / 64 * 64;
+}
+
 struct rn_kernel_set {
 	enum rn_isa isa;
 	rn_dot_fn dot[KS_COUNT][RN_NX_MAX];
+	rn_unpack_fn unpack[KS_COUNT];               /* NULL: no unpacked prefill path */
+	rn_dot_unpacked_fn dot_unpacked4[KS_COUNT];
 	rn_quant_fn quant_q8_32;
 	rn_quant_fn quant_q8_256;
 };

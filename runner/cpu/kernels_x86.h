@@ -255,17 +255,32 @@ KX_INL int kx_legacy_bytes(const int type)
  * with the activation block sums: sum_b d_w d_x (s_b - off * sx_b) = sum_b d_w d_x s_b - off * sum_b d_w d_x sx_b,
  * and sum_b m_b * sm_b (sm = f16(d_x * sx), as ggml's Q8_1 "s").
  * t = number of valid blocks in the group (8 except at the end of a row). */
-KX_INL void kx_legacy_group(const uint8_t *g, int64_t b, const int t, const int8_t *const *xq,
+/* A legacy weight row as kx_legacy_group reads it: the raw blocks (decode), or the row unpacked once by
+ * kx_legacy_unpack_rows for many activation rows (prefill): q[cols] unpacked bytes, for Q8_0 then |q|[cols],
+ * then f32 d[cols/32] and, for Q4_1/Q5_1, f32 m[cols/32]. */
+struct kx_lrow {
+	const uint8_t *raw;
+	const uint8_t *uq, *uaq;
+	const float *ud, *um;
+};
+
+KX_INL void kx_legacy_group(const struct kx_lrow *wrow, int64_t b, const int t, const int8_t *const *xq,
 			    const float *const *xd, const int32_t *const *xs, const float *const *xm, __m256 *acc,
-			    __m256 *accm, const int nx, const int type)
+			    __m256 *accm, const int nx, const int type, const int unpacked)
 {
 	const int bytes = kx_legacy_bytes(type);
 	const int has_min = type == RN_MM_Q4_1 || type == RN_MM_Q5_1;
 	const int has_off = type == RN_MM_Q4_0 || type == RN_MM_Q5_0;
+	const uint8_t *g = unpacked ? NULL : wrow->raw + b * bytes;
 	float sc[RN_NX_MAX][8] __attribute__((aligned(32)));
 	__m256 dw, mw = _mm256_setzero_ps();
-	kx_prefetch(g, 8 * bytes);
-	if (t == 8) {
+	if (unpacked) {
+		const __m256i live = _mm256_cmpgt_epi32(_mm256_set1_epi32(t), _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7));
+		dw = t == 8 ? _mm256_loadu_ps(wrow->ud + b) : _mm256_maskload_ps(wrow->ud + b, live);
+		if (has_min)
+			mw = t == 8 ? _mm256_loadu_ps(wrow->um + b) : _mm256_maskload_ps(wrow->um + b, live);
+	} else if (t == 8) {
+		kx_prefetch(g, 8 * bytes);
 		dw = kx_gather_f16x8(g, (size_t)bytes);
 		if (has_min)
 			mw = kx_gather_f16x8(g + 2, (size_t)bytes);
@@ -305,8 +320,16 @@ KX_INL void kx_legacy_group(const uint8_t *g, int64_t b, const int t, const int8
 #pragma GCC unroll 8
 	for (int k = 0; k < 8; k++) {
 		if (k < t) {
-			__m256i wq = kx_legacy_unpack(g + k * bytes, type);
-			__m256i aw = type == RN_MM_Q8_0 ? _mm256_sign_epi8(wq, wq) : wq;
+			__m256i wq, aw;
+			if (unpacked) {
+				wq = _mm256_load_si256((const __m256i *)(wrow->uq + (b + k) * QK_LEGACY));
+				aw = type == RN_MM_Q8_0
+					     ? _mm256_load_si256((const __m256i *)(wrow->uaq + (b + k) * QK_LEGACY))
+					     : wq;
+			} else {
+				wq = kx_legacy_unpack(g + k * bytes, type);
+				aw = type == RN_MM_Q8_0 ? _mm256_sign_epi8(wq, wq) : wq;
+			}
 #pragma GCC unroll 4
 			for (int j = 0; j < nx; j++) {
 				__m256 f = _mm256_cvtepi32_ps(kx_legacy_dot(wq, aw, xq[j] + (b + k) * QK_LEGACY, type));
@@ -333,12 +356,10 @@ KX_INL void kx_legacy_group(const uint8_t *g, int64_t b, const int t, const int8
 		acc[j] = _mm256_add_ps(acc[j], h[j]);
 }
 
-KX_INL void kx_legacy(const struct rn_weight *w, int64_t row, const void *const *x, float *out, const int nx,
-		      const int type)
+KX_INL void kx_legacy_row(const struct kx_lrow *wrow, int64_t cols, const void *const *x, float *out, const int nx,
+			  const int type, const int unpacked)
 {
-	const int bytes = kx_legacy_bytes(type);
-	const int64_t nb = w->cols / QK_LEGACY;
-	const uint8_t *wr = (const uint8_t *)w->data + (size_t)row * (size_t)nb * (size_t)bytes;
+	const int64_t nb = cols / QK_LEGACY;
 	const int8_t *xq[RN_NX_MAX];
 	const float *xd[RN_NX_MAX];
 	const int32_t *xs[RN_NX_MAX];
@@ -347,20 +368,73 @@ KX_INL void kx_legacy(const struct rn_weight *w, int64_t row, const void *const 
 #pragma GCC unroll 4
 	for (int j = 0; j < nx; j++) {
 		xq[j] = x[j];
-		xd[j] = rn_act_q8_d(x[j], w->cols);
-		xs[j] = rn_act_q8_32_sums(x[j], w->cols);
-		xm[j] = rn_act_q8_32_sm(x[j], w->cols);
+		xd[j] = rn_act_q8_d(x[j], cols);
+		xs[j] = rn_act_q8_32_sums(x[j], cols);
+		xm[j] = rn_act_q8_32_sm(x[j], cols);
 		acc[j] = accm[j] = _mm256_setzero_ps();
 	}
 	int64_t b = 0;
 	for (; b + 8 <= nb; b += 8)
-		kx_legacy_group(wr + b * bytes, b, 8, xq, xd, xs, xm, acc, accm, nx, type);
+		kx_legacy_group(wrow, b, 8, xq, xd, xs, xm, acc, accm, nx, type, unpacked);
 	if (b < nb)
-		kx_legacy_group(wr + b * bytes, b, (int)(nb - b), xq, xd, xs, xm, acc, accm, nx, type);
+		kx_legacy_group(wrow, b, (int)(nb - b), xq, xd, xs, xm, acc, accm, nx, type, unpacked);
 	const float moff = type == RN_MM_Q4_0 ? -8.0f : type == RN_MM_Q5_0 ? -16.0f : 1.0f;
 #pragma GCC unroll 4
 	for (int j = 0; j < nx; j++)
 		out[j] = kx_hsum_ps(acc[j]) + moff * kx_hsum_ps(accm[j]);
+}
+
+KX_INL void kx_legacy(const struct rn_weight *w, int64_t row, const void *const *x, float *out, const int nx,
+		      const int type)
+{
+	const int64_t nb = w->cols / QK_LEGACY;
+	struct kx_lrow wrow = { .raw = (const uint8_t *)w->data +
+				       (size_t)row * (size_t)nb * (size_t)kx_legacy_bytes(type) };
+	kx_legacy_row(&wrow, w->cols, x, out, nx, type, 0);
+}
+
+/* Prefill: unpack rows [row0, row1) once into dst (rows of rn_unpacked_row_bytes), for many activation rows. */
+KX_INL void kx_legacy_unpack_rows(const struct rn_weight *w, int64_t row0, int64_t row1, uint8_t *dst,
+				  size_t stride, const int type)
+{
+	const int bytes = kx_legacy_bytes(type);
+	const int has_min = type == RN_MM_Q4_1 || type == RN_MM_Q5_1;
+	const int64_t nb = w->cols / QK_LEGACY;
+	for (int64_t r = row0; r < row1; r++) {
+		const uint8_t *raw = (const uint8_t *)w->data + (size_t)r * (size_t)nb * (size_t)bytes;
+		uint8_t *uq = dst + (size_t)(r - row0) * stride;
+		uint8_t *uaq = uq + w->cols;
+		float *ud = (float *)(uq + w->cols * (type == RN_MM_Q8_0 ? 2 : 1)), *um = ud + nb;
+		for (int64_t b = 0; b < nb; b++) {
+			const uint8_t *blk = raw + b * bytes;
+			__m256i wq = kx_legacy_unpack(blk, type);
+			_mm256_store_si256((__m256i *)(uq + b * QK_LEGACY), wq);
+			if (type == RN_MM_Q8_0)
+				_mm256_store_si256((__m256i *)(uaq + b * QK_LEGACY), _mm256_sign_epi8(wq, wq));
+			ud[b] = kx_f16(blk);
+			if (has_min)
+				um[b] = kx_f16(blk + 2);
+		}
+	}
+}
+
+/* Prefill: rows 0 .. n_rows-1 of an unpacked tile against nx activation rows: y[j * ldy + r]. */
+KX_INL void kx_legacy_unpacked(const struct rn_weight *w, const uint8_t *ubuf, size_t stride, int64_t n_rows,
+			       const void *const *x, float *y, int64_t ldy, const int nx, const int type)
+{
+	const int64_t nb = w->cols / QK_LEGACY;
+	for (int64_t r = 0; r < n_rows; r++) {
+		struct kx_lrow wrow;
+		wrow.raw = NULL;
+		wrow.uq = ubuf + (size_t)r * stride;
+		wrow.uaq = wrow.uq + w->cols;
+		wrow.ud = (const float *)(wrow.uq + w->cols * (type == RN_MM_Q8_0 ? 2 : 1));
+		wrow.um = wrow.ud + nb;
+		float o[RN_NX_MAX];
+		kx_legacy_row(&wrow, w->cols, x, o, nx, type, 1);
+		for (int j = 0; j < nx; j++)
+			y[j * ldy + r] = o[j];
+	}
 }
 
 /* ---------------------------------------------------------------------------------------------- K-quants */
@@ -841,6 +915,24 @@ KX_DEFINE_NX(kx_q5_k, KX_CALL_Q5_K)
 KX_DEFINE_NX(kx_q6_k, KX_CALL_Q6_K)
 KX_DEFINE_NX(kx_fp8, KX_CALL_FP8)
 
+/* The unpacked (prefill) entries of the legacy formats. */
+#define KX_DEFINE_UNPACKED(name, type)                                                                   \
+	KX_FN void name##_unpack(const struct rn_weight *w, int64_t row0, int64_t row1, uint8_t *dst,       \
+				 size_t stride)                                                          \
+	{                                                                                                \
+		kx_legacy_unpack_rows(w, row0, row1, dst, stride, type);                                 \
+	}                                                                                                \
+	KX_FN void name##_u4(const struct rn_weight *w, const uint8_t *ubuf, size_t stride, int64_t n_rows,    \
+			     const void *const *x, float *y, int64_t ldy)                                \
+	{                                                                                                \
+		kx_legacy_unpacked(w, ubuf, stride, n_rows, x, y, ldy, 4, type);                         \
+	}
+KX_DEFINE_UNPACKED(kx_q4_0, RN_MM_Q4_0)
+KX_DEFINE_UNPACKED(kx_q4_1, RN_MM_Q4_1)
+KX_DEFINE_UNPACKED(kx_q5_0, RN_MM_Q5_0)
+KX_DEFINE_UNPACKED(kx_q5_1, RN_MM_Q5_1)
+KX_DEFINE_UNPACKED(kx_q8_0, RN_MM_Q8_0)
+
 #define KX_ROW(name) { name##_1, name##_2, name##_3, name##_4 }
 
 static const struct rn_kernel_set kx_set = {
@@ -860,6 +952,20 @@ static const struct rn_kernel_set kx_set = {
 		[KS_Q5_K] = KX_ROW(kx_q5_k),
 		[KS_Q6_K] = KX_ROW(kx_q6_k),
 		[KS_FP8] = KX_ROW(kx_fp8),
+	},
+	.unpack = {
+		[KS_Q4_0] = kx_q4_0_unpack,
+		[KS_Q4_1] = kx_q4_1_unpack,
+		[KS_Q5_0] = kx_q5_0_unpack,
+		[KS_Q5_1] = kx_q5_1_unpack,
+		[KS_Q8_0] = kx_q8_0_unpack,
+	},
+	.dot_unpacked4 = {
+		[KS_Q4_0] = kx_q4_0_u4,
+		[KS_Q4_1] = kx_q4_1_u4,
+		[KS_Q5_0] = kx_q5_0_u4,
+		[KS_Q5_1] = kx_q5_1_u4,
+		[KS_Q8_0] = kx_q8_0_u4,
 	},
 	.quant_q8_32 = kx_quant_q8_32,
 	.quant_q8_256 = kx_quant_q8_256,

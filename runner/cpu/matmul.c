@@ -27,6 +27,10 @@
  * quantized activations of the chunk in L2), and the bytes of weights per tile (kept in L1/L2). */
 #define ACT_CHUNK_ROWS 64
 #define WEIGHT_TILE_BYTES (24 * 1024)
+/* Batches of at least UNPACK_MIN_BATCH rows use a kernel set's unpacked path where it has one: tiles of up
+ * to UNPACK_TILE_BYTES of unpacked weights (in L1/L2), each unpacked once per ACT_CHUNK_ROWS activations. */
+#define UNPACK_MIN_BATCH 16
+#define UNPACK_TILE_BYTES (40 * 1024)
 /* Threads split the rows of a matrix in multiples of this. */
 #define ROW_SPLIT_ALIGN 8
 
@@ -420,6 +424,41 @@ static void matmul_rows(const struct rn_kernel_set *ks, const struct rn_weight *
 		const void *xp[1] = { x->data };
 		dot[0](w, row0, row1, xp, y, ldy);
 		return;
+	}
+
+	if (x->n >= UNPACK_MIN_BATCH && ks->unpack[t->slot] &&
+	    rn_unpacked_row_bytes(w->type, w->cols) * 4 <= UNPACK_TILE_BYTES) {
+		/* unpack each tile of weight rows once per chunk of activation rows */
+		size_t us = rn_unpacked_row_bytes(w->type, w->cols);
+		int64_t tile = (int64_t)(UNPACK_TILE_BYTES / us);
+		uint8_t *ubuf = aligned_alloc(64, UNPACK_TILE_BYTES);
+		if (ubuf) {
+			for (int64_t i0 = 0; i0 < x->n; i0 += ACT_CHUNK_ROWS) {
+				int64_t i1 = i0 + ACT_CHUNK_ROWS < x->n ? i0 + ACT_CHUNK_ROWS : x->n;
+				for (int64_t r0 = row0; r0 < row1; r0 += tile) {
+					int64_t r1 = r0 + tile < row1 ? r0 + tile : row1;
+					ks->unpack[t->slot](w, r0, r1, ubuf, us);
+					int64_t i = i0;
+					for (; i + RN_NX_MAX <= i1; i += RN_NX_MAX) {
+						const void *xp[RN_NX_MAX];
+						for (int j = 0; j < RN_NX_MAX; j++)
+							xp[j] = act_row(x, i + j, rb);
+						ks->dot_unpacked4[t->slot](w, ubuf, us, r1 - r0, xp, y + i * ldy + r0,
+									   ldy);
+					}
+					if (i < i1) {
+						/* the last 1..3 rows of the chunk: the plain kernels */
+						int nx = (int)(i1 - i);
+						const void *xp[RN_NX_MAX];
+						for (int j = 0; j < nx; j++)
+							xp[j] = act_row(x, i + j, rb);
+						dot[nx - 1](w, r0, r1, xp, y + i * ldy, ldy);
+					}
+				}
+			}
+			free(ubuf);
+			return;
+		}
 	}
 
 	size_t wrow_bytes = rn_mm_row_bytes(w->type, w->cols);

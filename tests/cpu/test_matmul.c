@@ -400,8 +400,9 @@ static void test_type(int type, int64_t rows, int64_t cols, int64_t n)
  * 1..3 threads) give bit-identical results with one kernel set. */
 static void test_api_paths(void)
 {
-	const int64_t rows = 53, cols = 512, n = 9;
-	const int types[] = { RN_MM_Q4_K, RN_MM_Q8_0, RN_MM_F16 };
+	/* n = 21: the unpacked prefill path of the legacy formats (n >= 16) plus a remainder of 1 row */
+	const int64_t rows = 53, cols = 512, n = 21;
+	const int types[] = { RN_MM_Q4_K, RN_MM_Q8_0, RN_MM_F16, RN_MM_Q4_0, RN_MM_Q4_1, RN_MM_Q5_0, RN_MM_Q5_1 };
 	struct rn_pool *pools[3] = { NULL, NULL, NULL };
 	for (int p = 0; p < 3; p++)
 		CHECK(rn_pool_new(p + 1, &pools[p]) == 0);
@@ -446,6 +447,14 @@ static void test_api_paths(void)
 		if (act.kind != RN_ACT_F32) {
 			CHECKF(memcmp(ya + 4 * ldy, yb, sizeof(float) * (size_t)rows) == 0,
 			       "%s: n = 1 from row 4 of a batch", rn_mm_type_name(types[t]));
+			/* every row of the batch equals the same row computed alone (decode kernels) */
+			int same = 1;
+			for (int64_t i = 0; i < n; i++) {
+				one.data = (const uint8_t *)act.data + (size_t)i * rn_act_row_bytes(act.kind, cols);
+				rn_matmul(NULL, &w, &one, yb, ldy);
+				same &= memcmp(ya + i * ldy, yb, sizeof(float) * (size_t)rows) == 0;
+			}
+			CHECKF(same, "%s: batch rows differ from single-row results", rn_mm_type_name(types[t]));
 		} else {
 			/* float kernels use more FMA chains for one row than for several: rounding may differ */
 			double e = 0, r = 0;
@@ -603,9 +612,11 @@ int main(void)
 		test_type(cases[c].type, cases[c].rows, cases[c].cols, 1);
 		test_type(cases[c].type, cases[c].rows, cases[c].cols, 7);
 	}
-	/* a batch larger than one activation chunk (64 rows) */
+	/* a batch larger than one activation chunk (64 rows); legacy rows with a partial 8-block group */
 	test_type(RN_MM_Q4_K, 24, 256, 67);
-	test_type(RN_MM_Q5_0, 24, 256, 67);
+	test_type(RN_MM_Q5_0, 24, 544, 67);
+	test_type(RN_MM_Q8_0, 24, 544, 67);
+	test_type(RN_MM_Q4_1, 24, 544, 67);
 	test_api_paths();
 	test_model("qwen2");
 	test_model("llama");
