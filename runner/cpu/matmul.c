@@ -3,7 +3,10 @@
  * The per-type arithmetic lives in the kernel sets (kernels_scalar.c, kernels_x86.h); this file decides which
  * rows each thread computes and in what order: for a batch it walks tiles of weight rows that fit in L1/L2 and
  * feeds each weight row to the kernel with up to RN_NX_MAX activation rows at once, so a weight block is
- * read and unpacked once per group of activation rows rather than once per row.
+ * read and unpacked once per group of activation rows rather than once per row; where the kernel set has an
+ * unpacked path (legacy formats, whose 4/5-bit unpacking costs more than the dot product) a tile is unpacked
+ * once per chunk of ACT_CHUNK_ROWS activations. Results never depend on the path: every path computes the
+ * same integer sums and the same float operations in the same order.
  */
 #include "config.h"
 
