@@ -5,8 +5,9 @@
  * feeds each weight row to the kernel with up to RN_NX_MAX activation rows at once, so a weight block is
  * read and unpacked once per group of activation rows rather than once per row; where the kernel set has an
  * unpacked path (legacy formats, whose 4/5-bit unpacking costs more than the dot product) a tile is unpacked
- * once per chunk of ACT_CHUNK_ROWS activations. Results never depend on the path: every path computes the
- * same integer sums and the same float operations in the same order.
+ * once per chunk of ACT_CHUNK_ROWS activations. For the quantized types the result never depends on the path
+ * or the batch size: every path computes the same integer sums and float operations in the same order (the
+ * float types use more FMA chains for a single row, so there it may differ in the last bits).
  */
 #include "config.h"
 
