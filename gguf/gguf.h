@@ -26,6 +26,7 @@
 #define GGUF_VERSION_MIN 2u              /* v1 (32-bit counts) is rejected */
 #define GGUF_VERSION_MAX 3u
 #define GGUF_DEFAULT_ALIGNMENT 32u       /* when general.alignment is absent */
+#define GGUF_MAX_ALIGNMENT (1u << 30)    /* largest general.alignment accepted (reader and writer) */
 #define GGUF_MAX_DIMS 4                  /* ne[] has this many entries; n_dims <= this */
 #define GGUF_MAX_TENSOR_NAME 63u         /* bytes in a tensor name (ggml: GGML_MAX_NAME - 1) */
 #define GGUF_MAX_KEY_LEN 65535u          /* bytes in a metadata key */
@@ -53,7 +54,7 @@ enum gguf_status {
 	GGUF_ERR_VALUE_TYPE,    /* a metadata value type (or array element type) outside the known range */
 	GGUF_ERR_ARRAY,         /* array count above GGUF_MAX_ARRAY_ELEMS / the bytes left, or nested too deep */
 	GGUF_ERR_BOOL,          /* a bool byte other than 0 or 1 */
-	GGUF_ERR_ALIGNMENT,     /* general.alignment not a u32, or not a power of two */
+	GGUF_ERR_ALIGNMENT,     /* general.alignment not a u32, not a power of two, or above GGUF_MAX_ALIGNMENT */
 	GGUF_ERR_TENSOR_NAME,   /* a tensor name empty, longer than GGUF_MAX_TENSOR_NAME, or containing NUL */
 	GGUF_ERR_TENSOR_DUP,    /* the same tensor name twice */
 	GGUF_ERR_NDIMS,         /* n_dims > GGUF_MAX_DIMS */

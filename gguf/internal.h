@@ -69,6 +69,7 @@ char *gg_escape(char *buf, size_t cap, const void *s, size_t n, size_t max_shown
 /* Arena: many small allocations freed together. Allocation failure returns NULL. */
 struct gg_arena {
 	struct gg_chunk *head;
+	size_t chunk; /* bytes per chunk (0: 256 KiB); small inputs set it lower so parsing them stays cheap */
 };
 void *gg_arena_alloc(struct gg_arena *a, size_t n);
 void gg_arena_free(struct gg_arena *a);

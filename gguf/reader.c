@@ -334,6 +334,9 @@ static int parse_alignment(struct gguf_file *f, struct rd *r)
 	if (a == 0 || (a & (a - 1)))
 		return gg_fail(r->err, GGUF_ERR_ALIGNMENT, kv->offset, "general.alignment %llu is not a power of two",
 			       (unsigned long long)a);
+	if (a > GGUF_MAX_ALIGNMENT)
+		return gg_fail(r->err, GGUF_ERR_ALIGNMENT, kv->offset, "general.alignment %llu exceeds the limit %u",
+			       (unsigned long long)a, GGUF_MAX_ALIGNMENT);
 	f->alignment = (uint32_t)a;
 	return 0;
 }
@@ -486,6 +489,7 @@ struct gguf_file *gguf_parse(const void *data, size_t size, struct gguf_error *e
 		return NULL;
 	f->base = data ? data : (const uint8_t *)"";
 	f->size = size;
+	f->arena.chunk = size / 4 < 4096 ? 4096 : size / 4 > (256u << 10) ? 0 : size / 4;
 	return parse_into(f, err);
 }
 

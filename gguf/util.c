@@ -110,7 +110,8 @@ void *gg_arena_alloc(struct gg_arena *a, size_t n)
 		n = 16;
 	struct gg_chunk *c = a->head;
 	if (!c || c->cap - c->used < n) {
-		size_t cap = n > GG_CHUNK_MIN ? n : GG_CHUNK_MIN;
+		size_t min = a->chunk ? a->chunk : GG_CHUNK_MIN;
+		size_t cap = n > min ? n : min;
 		if (cap > SIZE_MAX - sizeof(struct gg_chunk))
 			return NULL;
 		c = malloc(sizeof(struct gg_chunk) + cap);

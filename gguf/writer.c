@@ -96,7 +96,7 @@ static int add_kv(struct gguf_writer *w, const char *key, uint32_t vtype, uint8_
 	if (!e && strcmp(key, "general.alignment") == 0) {
 		/* the key decides the layout: keep the writer's alignment in step with it */
 		uint32_t a = vtype == GGUF_VT_U32 && n == 4 ? gg_ld32(enc) : 0;
-		if (a == 0 || (a & (a - 1)) || a > (1u << 30))
+		if (a == 0 || (a & (a - 1)) || a > GGUF_MAX_ALIGNMENT)
 			e = GGUF_ERR_ALIGNMENT;
 		else
 			w->alignment = a;
@@ -285,7 +285,7 @@ int gguf_writer_remove(struct gguf_writer *w, const char *key)
 
 int gguf_writer_set_alignment(struct gguf_writer *w, uint32_t a)
 {
-	if (a == 0 || (a & (a - 1)) || a > (1u << 30))
+	if (a == 0 || (a & (a - 1)) || a > GGUF_MAX_ALIGNMENT)
 		return GGUF_ERR_ALIGNMENT;
 	(void)gguf_writer_remove(w, "general.alignment");
 	return gguf_w_u32(w, "general.alignment", a);

@@ -71,7 +71,12 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	struct gguf_model_info mi;
 	sink += (uint64_t)gguf_model_check(f, &mi, &err);
 
-	/* write it back: every pair and tensor copied; the result must parse with the same counts */
+	/* write it back: every pair and tensor copied; the result must parse with the same counts (not for huge
+	 * alignments, where a valid tiny file legitimately becomes a gigabyte of padding) */
+	if (gguf_alignment(f) > 4096) {
+		gguf_close(f);
+		return 0;
+	}
 	struct gguf_writer *w = gguf_writer_new();
 	int e = w ? GGUF_OK : GGUF_ERR_NOMEM;
 	for (uint64_t i = 0; i < gguf_kv_count(f) && !e; i++)

@@ -219,6 +219,7 @@ int main(int argc, char **argv)
 	CASE("nested-array-type", GGUF_ERR_VALUE_TYPE, o.k4_sub0_etype, "array element type 77", set32(&b, o.k4_sub0_etype, 77));
 	CASE("alignment-not-pow2", GGUF_ERR_ALIGNMENT, o.k1_len, "general.alignment 48 is not a power of two", set32(&b, o.k1_val, 48));
 	CASE("alignment-zero", GGUF_ERR_ALIGNMENT, o.k1_len, "general.alignment 0 is not a power of two", set32(&b, o.k1_val, 0));
+	CASE("alignment-over-cap", GGUF_ERR_ALIGNMENT, o.k1_len, "general.alignment 2147483648 exceeds the limit 1073741824", set32(&b, o.k1_val, 1u << 31));
 	CASE("alignment-type", GGUF_ERR_ALIGNMENT, o.k1_len, "general.alignment has type i32, must be u32", set32(&b, o.k1_type, GGUF_VT_I32));
 	CASE("tensor-name-empty", GGUF_ERR_TENSOR_NAME, o.t0_len, "tensor 0 has an empty name", set64(&b, o.t0_len, 0));
 	CASE("tensor-name-long", GGUF_ERR_TENSOR_NAME, o.t0_len, "is 64 bytes, longer than the limit 63", set64(&b, o.t0_len, 64));
