@@ -91,6 +91,9 @@ KX_INL __m256 kx_gather_f16x8(const uint8_t *p, size_t stride)
 		      (uint64_t)rn_load_u16(p + 2 * stride) << 32 | (uint64_t)rn_load_u16(p + 3 * stride) << 48;
 	uint64_t hi = (uint64_t)rn_load_u16(p + 4 * stride) | (uint64_t)rn_load_u16(p + 5 * stride) << 16 |
 		      (uint64_t)rn_load_u16(p + 6 * stride) << 32 | (uint64_t)rn_load_u16(p + 7 * stride) << 48;
+	/* keep the assembly in general-purpose registers (integer pipes, idle here): left alone, GCC's SLP
+	 * vectoriser turns it into ~20 vector shuffles that compete with the dot products */
+	__asm__("" : "+r"(lo), "+r"(hi));
 	return _mm256_cvtph_ps(_mm_set_epi64x((long long)hi, (long long)lo));
 }
 
@@ -98,6 +101,7 @@ KX_INL __m256 kx_gather_f16x8(const uint8_t *p, size_t stride)
 KX_INL __m256 kx_gather_f16_n(const uint8_t *p, size_t stride, const int t)
 {
 	uint64_t lo = 0, hi = 0;
+#pragma GCC unroll 8
 	for (int k = 0; k < t; k++) {
 		uint64_t v = rn_load_u16(p + k * stride);
 		if (k < 4)
@@ -105,6 +109,7 @@ KX_INL __m256 kx_gather_f16_n(const uint8_t *p, size_t stride, const int t)
 		else
 			hi |= v << (16 * (k - 4));
 	}
+	__asm__("" : "+r"(lo), "+r"(hi));
 	return _mm256_cvtph_ps(_mm_set_epi64x((long long)hi, (long long)lo));
 }
 
@@ -376,8 +381,18 @@ KX_INL void kx_legacy_row(const struct kx_lrow *wrow, int64_t cols, const void *
 	int64_t b = 0;
 	for (; b + 8 <= nb; b += 8)
 		kx_legacy_group(wrow, b, 8, xq, xd, xs, xm, acc, accm, nx, type, unpacked);
-	if (b < nb)
-		kx_legacy_group(wrow, b, (int)(nb - b), xq, xd, xs, xm, acc, accm, nx, type, unpacked);
+	/* the last 1..7 blocks as groups of 4, 2 and 1, each compiled for its size (no run-time lane logic:
+	 * short rows such as 576 or 896 columns spend a good part of their time here) */
+	if (nb - b >= 4) {
+		kx_legacy_group(wrow, b, 4, xq, xd, xs, xm, acc, accm, nx, type, unpacked);
+		b += 4;
+	}
+	if (nb - b >= 2) {
+		kx_legacy_group(wrow, b, 2, xq, xd, xs, xm, acc, accm, nx, type, unpacked);
+		b += 2;
+	}
+	if (nb - b >= 1)
+		kx_legacy_group(wrow, b, 1, xq, xd, xs, xm, acc, accm, nx, type, unpacked);
 	const float moff = type == RN_MM_Q4_0 ? -8.0f : type == RN_MM_Q5_0 ? -16.0f : 1.0f;
 #pragma GCC unroll 4
 	for (int j = 0; j < nx; j++)
