@@ -5,3 +5,4 @@ librunner_a_SOURCES += runner/cpu/pool.c runner/cpu/pool.h runner/cpu/matmul.c r
 	runner/cpu/kernels_avxvnni.c runner/cpu/kernels_avx512.c
 # the forward pass, attention, RoPE/norm helpers and the CPU KV cache (issue [engine], engine part)
 librunner_a_SOURCES += runner/cpu/cpu.h runner/cpu/forward.c runner/cpu/ops.c runner/cpu/ops.h
+EXTRA_DIST += runner/cpu/KERNELS.md
