@@ -23,11 +23,12 @@
 struct mf_json;
 
 /* Limits: a hostile template (or data) cannot hang the caller or exhaust memory. */
-#define MF_TPL_MAX_SOURCE (1u << 20)           /* bytes of template text */
+#define MF_TPL_MAX_SOURCE (256u << 10)         /* bytes of template text (library templates are < 20 KiB) */
+#define MF_TPL_MAX_PARSE_MEMORY (64u << 20)    /* bytes of parse tree per template */
 #define MF_TPL_MAX_PARSE_DEPTH 200             /* nesting of control blocks and parentheses */
 #define MF_TPL_MAX_CALL_DEPTH 100              /* nested {{template}} calls while executing */
 #define MF_TPL_MAX_OUTPUT (64u << 20)          /* bytes of rendered output */
-#define MF_TPL_MAX_MEMORY (256u << 20)         /* bytes of intermediate values per execution */
+#define MF_TPL_MAX_MEMORY (64u << 20)          /* bytes of intermediate values per execution */
 #define MF_TPL_MAX_STEPS (10u * 1000 * 1000)   /* nodes evaluated per execution */
 #define MF_TPL_MAX_ITERATIONS (1u * 1000 * 1000) /* range iterations per execution, all loops together */
 #define MF_TPL_MAX_WIDTH 1000000               /* printf width/precision (Go's fmt refuses larger) */
@@ -57,7 +58,8 @@ const char *mf_tpl_strerror(int code);
 struct mf_tpl;
 
 /* Parses a template as Ollama's template.Parse does. The text is copied. Returns MF_TPL_OK and *out, or an
- * error code with *err filled (err may be NULL). Texts over MF_TPL_MAX_SOURCE are MF_TPL_ERR_LIMIT. */
+ * error code with *err filled (err may be NULL). Texts over MF_TPL_MAX_SOURCE are MF_TPL_ERR_LIMIT.
+ * A parsed template is immutable: any number of threads may execute it and read its properties at once. */
 int mf_tpl_parse(const char *src, size_t len, struct mf_tpl **out, struct mf_tpl_error *err) MF_TPL_WUR;
 
 /* Frees a template; NULL is fine. */

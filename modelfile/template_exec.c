@@ -74,7 +74,8 @@ __attribute__((format(printf, 2, 3), noreturn)) static void xerr(struct xs *s, c
 	longjmp(s->jb, 1);
 }
 
-__attribute__((noreturn)) static void xfail(struct xs *s, int code)
+/* Ends execution for a resource reason; `what` names the limit for MF_TPL_ERR_LIMIT. */
+__attribute__((noreturn)) static void xfail_what(struct xs *s, int code, const char *what)
 {
 	if (s->err) {
 		s->err->code = code;
@@ -82,13 +83,25 @@ __attribute__((noreturn)) static void xfail(struct xs *s, int code)
 		if (code == MF_TPL_ERR_NOMEM)
 			snprintf(s->err->msg, sizeof s->err->msg, "template: out of memory");
 		else
-			snprintf(s->err->msg, sizeof s->err->msg,
-				 "template: execution exceeded a limit (output %u bytes, memory %u bytes, %u steps, %u "
-				 "iterations)",
-				 MF_TPL_MAX_OUTPUT, MF_TPL_MAX_MEMORY, MF_TPL_MAX_STEPS, MF_TPL_MAX_ITERATIONS);
+			snprintf(s->err->msg, sizeof s->err->msg, "template: execution stopped: %s", what);
 	}
 	s->code = code;
 	longjmp(s->jb, 1);
+}
+
+static const char *limit_text(struct xs *s, int code)
+{
+	static _Thread_local char m[120];
+	if (code == MF_TPL_ERR_LIMIT && s->a->limit && s->a->used_total + 4096 > s->a->limit)
+		snprintf(m, sizeof m, "intermediate values over %u bytes", MF_TPL_MAX_MEMORY);
+	else
+		snprintf(m, sizeof m, "output or a string over %u bytes", MF_TPL_MAX_OUTPUT);
+	return m;
+}
+
+__attribute__((noreturn)) static void xfail(struct xs *s, int code)
+{
+	xfail_what(s, code, limit_text(s, code));
 }
 
 static void *xalloc(struct xs *s, size_t n)
@@ -101,8 +114,11 @@ static void *xalloc(struct xs *s, size_t n)
 
 static void step(struct xs *s)
 {
-	if (++s->steps > MF_TPL_MAX_STEPS)
-		xfail(s, MF_TPL_ERR_LIMIT);
+	if (++s->steps > MF_TPL_MAX_STEPS) {
+		char m[64];
+		snprintf(m, sizeof m, "more than %u evaluation steps", MF_TPL_MAX_STEPS);
+		xfail_what(s, MF_TPL_ERR_LIMIT, m);
+	}
 }
 
 /* Checks a scratch buffer after formatting; limit or out-of-memory ends execution. */
@@ -1746,7 +1762,7 @@ static struct tv eval_chain_node(struct xs *s, struct tv dot, const struct tn *c
 	s->at = chain;
 	(void)args;
 	if (chain->node->type == TN_NIL)
-		xerr(s, "indirection through explicit nil in %s", "chain");
+		xerr(s, "indirection through explicit nil"); /* the parser already refuses nil.Field */
 	struct tv v = eval_arg(s, dot, P_VALUE, chain->node);
 	s->at = chain;
 	return eval_field_chain(s, dot, v, chain, chain->ident, chain->nident, nargs, fin);
@@ -1879,8 +1895,11 @@ static void walk_if_with(struct xs *s, struct tv dot, const struct tn *node)
 
 static void range_iteration(struct xs *s, const struct tn *r, struct tv index, struct tv elem, size_t m)
 {
-	if (++s->iterations > MF_TPL_MAX_ITERATIONS)
-		xfail(s, MF_TPL_ERR_LIMIT);
+	if (++s->iterations > MF_TPL_MAX_ITERATIONS) {
+		char why[64];
+		snprintf(why, sizeof why, "more than %u range iterations", MF_TPL_MAX_ITERATIONS);
+		xfail_what(s, MF_TPL_ERR_LIMIT, why);
+	}
 	const struct tn *pipe = r->pipe;
 	if (pipe->ndecl > 0) {
 		if (pipe->is_assign) {

@@ -511,7 +511,7 @@ int mf_tpl_parse(const char *src, size_t len, struct mf_tpl **out, struct mf_tpl
 		set_err(err, MF_TPL_ERR_NOMEM, "template: out of memory");
 		return MF_TPL_ERR_NOMEM;
 	}
-	tpl_arena_init(&t->arena, 0);
+	tpl_arena_init(&t->arena, MF_TPL_MAX_PARSE_MEMORY);
 	t->src = malloc(len + 1);
 	if (!t->src) {
 		mf_tpl_free(t);
@@ -759,12 +759,10 @@ static int collate(struct tpl_arena *a, const struct mf_tpl_values *v, struct cm
 	struct cmsg *c = tpl_arena_alloc(a, (v->n_messages ? v->n_messages : 1) * sizeof *c);
 	if (!c)
 		return MF_TPL_ERR_NOMEM;
-	size_t n = 0, sys_len = 0, nsys = 0;
+	size_t n = 0, sys_len = 0;
 	for (size_t i = 0; i < v->n_messages; i++)
-		if (str_is(v->messages[i].role, "system")) {
+		if (str_is(v->messages[i].role, "system"))
 			sys_len += v->messages[i].content.n + 2;
-			nsys++;
-		}
 	char *sys = tpl_arena_alloc(a, sys_len + 1);
 	if (!sys)
 		return MF_TPL_ERR_NOMEM;
@@ -800,7 +798,6 @@ static int collate(struct tpl_arena *a, const struct mf_tpl_values *v, struct cm
 			n++;
 		}
 	}
-	(void)nsys;
 	system->p = sys;
 	system->n = sk;
 	*out = c;
@@ -1010,7 +1007,7 @@ int tpl_render_generic(const char *src, size_t len, const struct mf_json *data, 
 		set_err(err, MF_TPL_ERR_NOMEM, "template: out of memory");
 		return MF_TPL_ERR_NOMEM;
 	}
-	tpl_arena_init(&t->arena, 0);
+	tpl_arena_init(&t->arena, MF_TPL_MAX_PARSE_MEMORY);
 	if (len)
 		memcpy(t->src, src, len);
 	t->src[len] = 0;

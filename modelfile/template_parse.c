@@ -654,15 +654,19 @@ __attribute__((format(printf, 2, 3), noreturn)) static void perr(struct parser *
 	longjmp(p->jb, 1);
 }
 
+/* An allocation failed: the tree outgrew MF_TPL_MAX_PARSE_MEMORY, or memory ran out. */
 __attribute__((noreturn)) static void pnomem(struct parser *p)
 {
+	bool limit = p->a->limit && p->a->used_total + 4096 > p->a->limit;
 	if (p->err) {
-		p->err->code = MF_TPL_ERR_NOMEM;
+		p->err->code = limit ? MF_TPL_ERR_LIMIT : MF_TPL_ERR_NOMEM;
 		p->err->line = 0;
 		p->err->col = 0;
-		snprintf(p->err->msg, sizeof p->err->msg, "template: out of memory");
+		snprintf(p->err->msg, sizeof p->err->msg, limit ? "template: parse tree larger than %u bytes"
+							      : "template: out of memory",
+			 MF_TPL_MAX_PARSE_MEMORY);
 	}
-	p->code = MF_TPL_ERR_NOMEM;
+	p->code = limit ? MF_TPL_ERR_LIMIT : MF_TPL_ERR_NOMEM;
 	longjmp(p->jb, 1);
 }
 

@@ -589,8 +589,20 @@ static int test_hostile(void)
 		CHECK_EQ_INT(mf_tpl_parse(huge, big, &t, &err), MF_TPL_ERR_LIMIT);
 		free(huge);
 	}
+	/* a maximal template of tiny actions parses within the parse-tree ceiling or fails with a limit */
+	char *p = repeat("{{.}}", MF_TPL_MAX_SOURCE / 5, "", "");
+	if (p) {
+		struct mf_tpl *t = NULL;
+		struct mf_tpl_error err;
+		double t0 = now_s();
+		int rc = mf_tpl_parse(p, strlen(p), &t, &err);
+		CHECKF(rc == 0 || rc == MF_TPL_ERR_LIMIT, "many actions: %s", err.msg);
+		CHECKF(now_s() - t0 < 3.0, "many actions: %.2f s", now_s() - t0);
+		mf_tpl_free(t);
+		free(p);
+	}
 	/* nesting depth: parentheses and control blocks */
-	char *p = repeat("(", 20000, "{{ ", "");
+	p = repeat("(", 20000, "{{ ", "");
 	hostile("deep-parens", p, strlen(p), NULL, MF_TPL_ERR_PARSE, "nesting depth");
 	free(p);
 	p = repeat("{{ if 1 }}", 20000, "", "");
@@ -600,13 +612,16 @@ static int test_hostile(void)
 	const char *list64 = "{\"L\": [1,2,3,4,5,6,7,8,9,10,11,12,13,14,15,16,17,18,19,20,21,22,23,24,25,26,27,28,29,30,31,32,"
 			     "33,34,35,36,37,38,39,40,41,42,43,44,45,46,47,48,49,50,51,52,53,54,55,56,57,58,59,60,61,62,63,64]}";
 	const char *dbl = "{{ $x := \"0123456789\" }}{{ range .L }}{{ $x = print $x $x }}{{ end }}{{ len $x }}";
-	hostile("doubling-string", dbl, strlen(dbl), list64, MF_TPL_ERR_LIMIT, NULL);
+	hostile("doubling-string", dbl, strlen(dbl), list64, MF_TPL_ERR_LIMIT, "bytes");
 	const char *out = "{{ $x := \"0123456789abcdef0123456789abcdef\" }}{{ range .L }}{{ range $.L }}{{ range $.L }}{{ range $.L }}"
 			  "{{ $x }}{{ end }}{{ end }}{{ end }}{{ end }}";
 	hostile("loop-output", out, strlen(out), list64, MF_TPL_ERR_LIMIT, NULL);
 	const char *loops = "{{ range .L }}{{ range $.L }}{{ range $.L }}{{ range $.L }}{{ range $.L }}{{ end }}{{ end }}{{ end }}"
 			    "{{ end }}{{ end }}";
-	hostile("nested-loops", loops, strlen(loops), list64, MF_TPL_ERR_LIMIT, NULL);
+	hostile("nested-loops", loops, strlen(loops), list64, MF_TPL_ERR_LIMIT, "range iterations");
+	const char *steps = "{{ range 900000 }}{{ if 1 }}{{ if 1 }}{{ if 1 }}{{ if 1 }}{{ if 1 }}{{ if 1 }}{{ end }}{{ end }}{{ end }}"
+			    "{{ end }}{{ end }}{{ end }}{{ end }}";
+	hostile("steps", steps, strlen(steps), NULL, MF_TPL_ERR_LIMIT, "evaluation steps");
 	const char *intloop = "{{ range 2000000000 }}{{ end }}";
 	hostile("range-int", intloop, strlen(intloop), NULL, MF_TPL_ERR_LIMIT, NULL);
 	const char *rec = "{{ define \"R\" }}{{ template \"R\" . }}{{ end }}{{ template \"R\" . }}";
@@ -615,7 +630,7 @@ static int test_hostile(void)
 	hostile("fan-out-recursion", fan, strlen(fan), NULL, MF_TPL_ERR_EXEC, NULL);
 	const char *fan2 = "{{ define \"G\" }}{{ if lt (len .) 40 }}{{ template \"G\" (print . \"x\") }}{{ template \"G\" "
 			   "(print . \"y\") }}{{ end }}{{ end }}{{ template \"G\" \"\" }}";
-	hostile("fan-out-bounded", fan2, strlen(fan2), NULL, MF_TPL_ERR_LIMIT, NULL);
+	hostile("fan-out-bounded", fan2, strlen(fan2), NULL, MF_TPL_ERR_LIMIT, "execution stopped");
 	const char *width = "{{ printf \"%2000000000d\" 1 }}|{{ printf \"%.*f\" 2000000000 1.0 }}";
 	hostile("printf-width", width, strlen(width), NULL, 0, NULL);
 	/* many variables declared in a loop are popped every iteration */
