@@ -257,6 +257,28 @@ static void show_info(const struct mf_json *r, bool verbose)
 		render("Metadata", &t);
 	}
 
+	const struct mf_json *tensors = mf_json_get(r, "tensors");
+	if (verbose && tensors && tensors->type == MF_JSON_ARRAY && tensors->count) {
+		table_init(&t, 4, NULL);
+		MF_JSON_FOREACH(tn, tensors)
+		{
+			char name[256], type[64], shape[256] = "[";
+			str_field(tn, "name", name, sizeof name);
+			str_field(tn, "type", type, sizeof type);
+			const struct mf_json *sh = mf_json_get(tn, "shape");
+			if (sh && sh->type == MF_JSON_ARRAY)
+				MF_JSON_FOREACH(d, sh)
+				{
+					size_t l = strlen(shape);
+					snprintf(shape + l, sizeof shape - l, "%s%.0f", l > 1 ? " " : "", d->number);
+				}
+			strncat(shape, "]", sizeof shape - strlen(shape) - 1);
+			const char *row[4] = {"", name, type, shape};
+			table_add(&t, row);
+		}
+		render("Tensors", &t);
+	}
+
 	const struct mf_json *sys = mf_json_get(r, "system");
 	if (sys && sys->type == MF_JSON_STRING && sys->len) {
 		table_init(&t, 2, NULL);
