@@ -41,6 +41,7 @@ struct xs {
 	int depth;
 	uint64_t steps, iterations;
 	int ctl;
+	const struct tn *root; /* the tree being executed (for a detached tree: the one {{template ""}} names) */
 };
 
 /* ------------------------------------------------------------------------------------------ errors */
@@ -1996,9 +1997,10 @@ static void walk_template(struct xs *s, struct tv dot, const struct tn *node)
 	for (size_t i = 0; i < s->t->ntrees; i++)
 		if (strlen(s->t->trees[i].name) == node->n && memcmp(s->t->trees[i].name, node->s, node->n) == 0)
 			tree = &s->t->trees[i];
-	/* the cut-down legacy tree runs in a new template that has no other definitions */
+	/* the cut-down legacy tree runs in a new template named "" that has no other definitions */
+	struct tpl_tree self = {"", (struct tn *)s->root};
 	if (s->o->detached)
-		tree = node->n == 0 ? &s->t->trees[0] : NULL;
+		tree = node->n == 0 ? &self : NULL;
 	if (!tree)
 		xerr(s, "template \"%.*s\" not defined", (int)node->n, node->s);
 	if (s->depth >= MF_TPL_MAX_CALL_DEPTH)
@@ -2069,12 +2071,13 @@ int tpl_exec(const struct mf_tpl *t, const struct tn *root, const struct tv *dat
 	s.out = out;
 	s.err = err;
 	s.tmpl_name = "";
+	s.root = root ? root : t->trees[0].root;
 	if (setjmp(s.jb)) {
 		free(s.vars);
 		return s.code;
 	}
 	push(&s, "$", 1, *data);
-	walk_list(&s, *data, root ? root : t->trees[0].root);
+	walk_list(&s, *data, s.root);
 	free(s.vars);
 	return MF_TPL_OK;
 }
