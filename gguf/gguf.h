@@ -258,7 +258,8 @@ struct gguf_tensor {
 
 /* Open a GGUF file: map it read-only (MAP_PRIVATE, PROT_READ), validate it, index its metadata. Reads only
  * the header, metadata and tensor directory pages. Returns a complete file or NULL with *err filled (err may
- * be NULL). Free with gguf_close. */
+ * be NULL). Free with gguf_close. The file must not be truncated while it is open: reading a mapped page past
+ * a new end of file raises SIGBUS (replace model files by renaming, as gguf_writer_write_file does). */
 struct gguf_file *gguf_open(const char *path, struct gguf_error *err) GGUF_WUR;
 
 /* As gguf_open, on a buffer the caller keeps alive and unchanged until gguf_close (nothing is copied). */
