@@ -11,3 +11,18 @@ EXTRA_DIST += tests/data/tokenizer/README.md tests/data/tokenizer/corpus.inp tes
 # tokenizer speed (a benchmark, not a test): tok_bench MODEL.gguf TEXT_FILE [REPEAT]
 noinst_PROGRAMS += tests/tokenizer/tok_bench
 tests_tokenizer_tok_bench_LDADD = $(TEST_LDADD)
+# Fuzz target (tests/fuzz/fuzz_tokenizer.c): `make check` replays its corpus; with `./configure CC=clang
+# --enable-fuzzing` the libFuzzer binary is built too (tests/fuzz/README.md).
+check_PROGRAMS += tests/fuzz/replay_tokenizer
+tests_fuzz_replay_tokenizer_SOURCES = tests/fuzz/replay.c tests/fuzz/fuzz_tokenizer.c
+tests_fuzz_replay_tokenizer_CPPFLAGS = $(AM_CPPFLAGS) -DFUZZ_CORPUS='"tests/fuzz/corpus/tokenizer"'
+tests_fuzz_replay_tokenizer_LDADD = $(TEST_LDADD)
+TESTS += tests/fuzz/replay_tokenizer
+EXTRA_DIST += tests/fuzz/corpus/tokenizer
+if ENABLE_FUZZING
+noinst_PROGRAMS += tests/fuzz/fuzz_tokenizer
+tests_fuzz_fuzz_tokenizer_SOURCES = tests/fuzz/fuzz_tokenizer.c
+tests_fuzz_fuzz_tokenizer_CFLAGS = $(AM_CFLAGS) -fsanitize=fuzzer
+tests_fuzz_fuzz_tokenizer_LDFLAGS = $(AM_LDFLAGS) -fsanitize=fuzzer
+tests_fuzz_fuzz_tokenizer_LDADD = $(TEST_LDADD)
+endif
