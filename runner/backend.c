@@ -28,8 +28,7 @@ static int cpu_device_count(void) { return 1; }
 static const struct backend_entry backends[] = {
 	{"cpu", cpu_device_count, &rn_cpu_backend_ops},
 #ifdef ORUN_WITH_CUDA
-	/* The CUDA engineer replaces NULL with the CUDA backend's ops table (declared in runner/cuda/cuda.h). */
-	{"cuda", rn_cuda_device_count, NULL},
+	{"cuda", rn_cuda_device_count, &rn_cuda_backend_ops},
 #endif
 };
 

@@ -1,1 +1,18 @@
 # tests/cuda/ — tests of the cuda module (owned with the module's issue).
+EXTRA_DIST += tests/cuda/wrand.h tests/cuda/synth.h
+if WITH_CUDA
+# The backend's decoding code compiled for the host, against the CPU backend: runs without a GPU.
+check_PROGRAMS += tests/cuda/test_cuda_host
+tests_cuda_test_cuda_host_LDADD = $(TEST_LDADD)
+TESTS += tests/cuda/test_cuda_host
+# Kernels, the whole forward pass and the real models' greedy continuations against the CPU backend: these
+# skip (77) where rn_cuda_device_count() == 0.
+check_PROGRAMS += tests/cuda/test_cuda_kernels tests/cuda/test_cuda_forward tests/cuda/test_cuda_models
+tests_cuda_test_cuda_kernels_LDADD = $(TEST_LDADD)
+tests_cuda_test_cuda_forward_LDADD = $(TEST_LDADD)
+tests_cuda_test_cuda_models_LDADD = $(TEST_LDADD)
+TESTS += tests/cuda/test_cuda_kernels tests/cuda/test_cuda_forward tests/cuda/test_cuda_models
+# Speed on one model (not a test; tools/gpu-check runs it): tests/cuda/bench_cuda --help
+noinst_PROGRAMS += tests/cuda/bench_cuda
+tests_cuda_bench_cuda_LDADD = $(TEST_LDADD)
+endif
