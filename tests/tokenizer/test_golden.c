@@ -1,7 +1,8 @@
 /* tests/tokenizer/test_golden.c — the tokenizer of both real test models against llama.cpp's golden ids.
  *
  * Every corpus string, parse_special on and off, for Qwen2.5-Coder (BPE, pre "qwen2") and SmolLM2 (BPE, pre
- * "smollm"). Also:
+ * "smollm"), plus SmolLM2's vocabulary under the "gpt-2", "llama-bpe" and default pre-tokenizers (golden data
+ * from copies of the file with tokenizer.ggml.pre changed; here through rn_tok_options.pre_override). Also:
  * pieces, round trips, the streaming decoder, the end-of-generation sets llama.cpp prints, and the same
  * results from four threads encoding at once. Skips (77) when a model file is not installed.
  */
@@ -140,6 +141,9 @@ static void test_llama(const char *path, const struct corpus *c)
 		const char *golden, *pre;
 	} sets[] = {
 		{"llama", NULL},
+		{"llama-gpt2", "gpt-2"},
+		{"llama-llama3", "llama-bpe"},
+		{"llama-default", ""},
 	};
 	for (size_t k = 0; k < sizeof sets / sizeof sets[0]; k++) {
 		struct gguf_file *f;
