@@ -1,7 +1,8 @@
 #!/bin/sh
 # tests/data/tokenizer/regenerate.sh — rebuild every file in this folder from its sources: the corpus, the
 # synthetic GGUF files, and the golden ids/pieces from the reference engine's llama-tokenize (already built;
-# this script builds nothing). Takes about 20 minutes on 2 cores, most of it loading Qwen's vocabulary 1,173 times.
+# this script builds nothing). About 25 minutes of CPU time, most of it loading Qwen's vocabulary 1,173 times
+# (1.5 hours wall on a busy shared 2-core machine).
 #
 #   LLAMA_TOKENIZE=/path/to/llama.cpp/build/bin/llama-tokenize PYTHON=/path/to/venv/bin/python \
 #   MODELS=~/.cache/orun/models sh tests/data/tokenizer/regenerate.sh
