@@ -14,4 +14,4 @@ librunner_a_SOURCES += runner/tokenizer.c runner/tokenizer.h runner/tokenizer_in
 EXTRA_DIST += runner/tokenizer_unicode_gen.py
 # The engine (issue [engine]): model, backend interface, KV cells, sampler, sequence manager.
 librunner_a_SOURCES += runner/error.c runner/error.h runner/model.c runner/model.h runner/kvcache.c \
-	runner/kvcache.h runner/sampler.c runner/sampler.h
+	runner/kvcache.h runner/sampler.c runner/sampler.h runner/engine.c runner/engine.h

@@ -1,0 +1,143 @@
+/* runner/engine.h — the sequence manager on top of a backend: slots, prompt processing in num_batch chunks,
+ * prefix reuse, context shift, sampling, stop strings, and one event per generated token.
+ *
+ * One engine per loaded model, driven by one thread (the "engine thread") that calls rn_engine_step() in a
+ * loop; each step advances every active slot together in one forward call (continuous batching: decoding
+ * slots add one token each, prefilling slots share the rest of the num_batch budget). Requests arrive from
+ * any thread through rn_engine_submit(); their events (token id + the text that became safe to show) are
+ * delivered on the engine thread through the request's callback, so a server can write each one straight to
+ * its connection. Behaviour follows Ollama's runners: truncation and context shift keep num_keep tokens
+ * (+ BOS) and drop half of the rest; num_predict is capped at 10 x num_ctx; stop strings end the generation
+ * and are not shown; text is held back only for a possible stop string or an incomplete UTF-8 character.
+ */
+#ifndef ORUN_RUNNER_ENGINE_H
+#define ORUN_RUNNER_ENGINE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "runner/backend.h"
+#include "runner/error.h"
+#include "runner/model.h"
+#include "runner/sampler.h"
+#include "runner/tokenizer.h"
+
+#define RN_ENGINE_MAX_STOP 16        /* stop strings per request */
+#define RN_ENGINE_MAX_STOP_LEN 1024  /* bytes per stop string */
+#define RN_ENGINE_PREDICT_CAP 10     /* num_predict is capped at this many times num_ctx */
+
+struct rn_engine_params {
+	int n_slots;             /* sequences decoded together (OLLAMA_NUM_PARALLEL); 0 = 1 */
+	int n_ctx;               /* context per slot, tokens (num_ctx); 0 = min(model's context, 4096) */
+	int n_batch;             /* most tokens per forward call (num_batch); 0 = 512 */
+	int n_threads;           /* CPU threads (num_thread); 0 = physical cores */
+	enum rn_kv_type kv_type; /* RN_KV_F16 (default) or RN_KV_Q8_0 (OLLAMA_KV_CACHE_TYPE) */
+	float rope_freq_base;    /* 0 = the file's */
+	float rope_freq_scale;   /* 0 = the file's */
+	int backend;             /* backend index (rn_backend_find); -1 = the best available */
+};
+
+enum rn_done_reason {
+	RN_DONE_NONE = 0,  /* not finished */
+	RN_DONE_STOP,      /* end-of-generation token or a stop string ("stop") */
+	RN_DONE_LENGTH,    /* num_predict reached, or the context is full and shift is off ("length") */
+	RN_DONE_CANCEL,    /* the callback or rn_engine_cancel asked to stop */
+	RN_DONE_ERROR,     /* the request could not run (bad prompt, backend failure): see event.error */
+};
+
+/* "stop", "length", "cancel", "error", "" */
+const char *rn_done_reason_name(enum rn_done_reason r);
+
+struct rn_engine_stats {
+	int n_prompt;         /* prompt tokens after truncation (Ollama's prompt_eval_count counts these) */
+	int n_cached;         /* of which reused from the slot's cache (not evaluated again) */
+	int n_eval;           /* tokens sampled (Ollama's eval_count) */
+	int n_shift;          /* context shifts during this request */
+	bool truncated;       /* the prompt was truncated to fit the context */
+	int64_t prompt_ns;    /* submit (activation) to the first sampled token: prompt processing */
+	int64_t eval_ns;      /* first sampled token to the end */
+};
+
+struct rn_event {
+	int32_t token;          /* the sampled token, or -1 in the final event */
+	const char *text;       /* text released by this event (valid UTF-8, no stop string), borrowed until the
+				 * callback returns; may be empty */
+	size_t len;
+	bool done;              /* the final event of the request (exactly one per accepted request) */
+	enum rn_done_reason reason;              /* final event only */
+	const struct rn_engine_stats *stats;     /* final event only */
+	const struct rn_error *error;            /* RN_DONE_ERROR only */
+	int slot;
+};
+
+/* Called on the engine thread. Return 0 to continue, nonzero to cancel the request (a final event with
+ * RN_DONE_CANCEL follows unless this already was the final event). */
+typedef int (*rn_event_fn)(void *user, const struct rn_event *ev);
+
+struct rn_request {
+	const int32_t *prompt;   /* token ids, already tokenized with BOS where the model wants it; copied */
+	size_t n_prompt;         /* >= 1 */
+	struct rn_sampler_params sampling;
+	int num_predict;         /* tokens to generate: -1 no limit, -2 until the context is full; capped at
+				  * RN_ENGINE_PREDICT_CAP x n_ctx */
+	int num_keep;            /* tokens kept at the start on truncation and context shift (+1 when the model
+				  * adds BOS); -1 = the whole prompt. Ollama's default is 4. */
+	bool cache_prompt;       /* reuse the longest common prefix with the slot's cached tokens */
+	bool truncate;           /* a prompt that does not fit: truncate (true) or fail with RN_ERR_CONTEXT */
+	bool shift;              /* the context fills while generating: shift (true) or stop with LENGTH */
+	const char *const *stop; /* stop strings (copied); NULL when n_stop is 0 */
+	int n_stop;
+	bool render_special;     /* show control tokens in the text (Ollama: false) */
+	int slot;                /* the slot to use, or -1: the idle slot sharing the longest prefix */
+	rn_event_fn on_event;
+	void *user;
+};
+
+/* Fill r with Ollama's defaults: sampling defaults, num_predict -1, num_keep 4, cache_prompt, truncate and
+ * shift on, slot -1. */
+void rn_request_default(struct rn_request *r);
+
+struct rn_engine;
+
+/* Create an engine for model m (borrowed; must outlive the engine) and tokenizer tok (borrowed; may be NULL:
+ * then events carry no text, stop strings never match and no token ends the generation by itself). Loads a
+ * backend instance with n_slots sequences of n_ctx cells. Returns NULL with *err filled. */
+struct rn_engine *rn_engine_new(const struct rn_model *m, const struct rn_tok *tok, const struct rn_engine_params *p,
+				struct rn_error *err) RN_WUR;
+
+/* Free the engine; active requests are dropped without events. Accepts NULL. */
+void rn_engine_free(struct rn_engine *e);
+
+/* The parameters in effect (defaults resolved), the backend, and the model. Borrowed. */
+const struct rn_engine_params *rn_engine_params(const struct rn_engine *e);
+struct rn_backend *rn_engine_backend(struct rn_engine *e);
+
+/* Queue a request (any thread). Returns the slot it will run in (>= 0), or -1 with *err: RN_ERR_BUSY when no
+ * slot is free (or the asked slot is busy), RN_ERR_INVALID_ARG for a bad request (empty prompt, token ids out
+ * of range, too many stop strings, bad sampling options), RN_ERR_NOMEM. Prompt-length problems are reported
+ * through the request's final event (RN_DONE_ERROR with RN_ERR_CONTEXT) since truncation happens at
+ * activation. */
+int rn_engine_submit(struct rn_engine *e, const struct rn_request *r, struct rn_error *err) RN_WUR;
+
+/* Ask the request in slot to stop (any thread); its final event comes from the next step. */
+void rn_engine_cancel(struct rn_engine *e, int slot);
+
+/* Engine thread: activate queued requests, run one forward call over every active slot, sample, deliver
+ * events. Returns the number of slots still active or queued (0 = idle), or -1 when the backend failed (the
+ * affected requests got RN_DONE_ERROR events). */
+int rn_engine_step(struct rn_engine *e);
+
+/* Engine thread: block until a request is queued or timeout_ms passes (timeout_ms < 0: forever). Returns
+ * true when there is work. */
+bool rn_engine_wait(struct rn_engine *e, int timeout_ms);
+
+/* Convenience for one-shot tools (generate, bench): submit r and step until it finishes. Returns RN_OK, or the
+ * submit error; generation errors arrive as the final event. */
+int rn_engine_run(struct rn_engine *e, const struct rn_request *r, struct rn_error *err) RN_WUR;
+
+/* Idle slots and the token count cached in a slot (for a scheduler's prefix matching). */
+int rn_engine_idle_slots(struct rn_engine *e);
+int rn_engine_cached_tokens(struct rn_engine *e, int slot);
+
+#endif

@@ -1,0 +1,412 @@
+/* tools/cmd_bench.c — `orun bench`: prefill and decode speed of a model on this machine, time to first
+ * token, peak RSS, achieved bandwidth and the share of this machine's memory-bandwidth roofline, which the
+ * bench measures itself with a streaming read on the same number of threads.
+ *
+ * Like llama-bench it runs the backend on a synthetic prompt of random (non-control) tokens and decodes
+ * greedily without stopping at end-of-generation tokens, so every run does the same amount of work.
+ */
+#include "config.h"
+
+#include <errno.h>
+#include <limits.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <time.h>
+
+#if defined(__x86_64__) || defined(__i386__)
+#include <immintrin.h>
+#define BENCH_X86 1
+#endif
+
+#include "modelfile/json.h"
+#include "runner/backend.h"
+#include "runner/cpu/pool.h"
+#include "runner/model.h"
+#include "runner/tokenizer.h"
+#include "tools/commands.h"
+
+#define BW_BYTES ((size_t)1 << 30) /* streaming-read buffer: far larger than any last-level cache */
+#define BW_PASSES 5
+#define MAX_REPS 100
+
+static double now_s(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+/* ---------------------------------------------------------------------------------------------------- */
+/* memory bandwidth: every thread sums its share of a large buffer */
+
+struct bw_job {
+	const uint8_t *buf;
+	size_t bytes;
+	double sink[RN_POOL_MAX_THREADS];
+};
+
+#ifdef BENCH_X86
+__attribute__((target("avx2"))) static double read_avx2(const uint8_t *p, size_t n)
+{
+	__m256i a0 = _mm256_setzero_si256(), a1 = a0, a2 = a0, a3 = a0;
+	for (size_t i = 0; i + 128 <= n; i += 128) {
+		a0 = _mm256_xor_si256(a0, _mm256_load_si256((const __m256i *)(p + i)));
+		a1 = _mm256_xor_si256(a1, _mm256_load_si256((const __m256i *)(p + i + 32)));
+		a2 = _mm256_xor_si256(a2, _mm256_load_si256((const __m256i *)(p + i + 64)));
+		a3 = _mm256_xor_si256(a3, _mm256_load_si256((const __m256i *)(p + i + 96)));
+	}
+	a0 = _mm256_xor_si256(_mm256_xor_si256(a0, a1), _mm256_xor_si256(a2, a3));
+	return (double)_mm256_extract_epi64(a0, 0);
+}
+#endif
+
+static double read_plain(const uint8_t *p, size_t n)
+{
+	uint64_t acc = 0;
+	for (size_t i = 0; i + 8 <= n; i += 8) {
+		uint64_t v;
+		memcpy(&v, p + i, 8);
+		acc ^= v;
+	}
+	return (double)acc;
+}
+
+static void bw_job(void *ctx, int ith, int nth)
+{
+	struct bw_job *J = ctx;
+	int64_t b, e;
+	rn_pool_split((int64_t)(J->bytes / 4096), 1, ith, nth, &b, &e);
+	const uint8_t *p = J->buf + (size_t)b * 4096;
+	size_t n = (size_t)(e - b) * 4096;
+#ifdef BENCH_X86
+	if (__builtin_cpu_supports("avx2")) {
+		J->sink[ith] = read_avx2(p, n);
+		return;
+	}
+#endif
+	J->sink[ith] = read_plain(p, n);
+}
+
+/* Best of BW_PASSES streaming reads of BW_BYTES, GB/s; 0 when the buffer cannot be allocated. */
+static double measure_bandwidth(struct rn_pool *pool)
+{
+	uint8_t *buf = aligned_alloc(4096, BW_BYTES);
+	if (!buf)
+		return 0;
+	for (size_t i = 0; i < BW_BYTES; i += 64)
+		buf[i] = (uint8_t)i;
+	for (size_t i = 0; i < BW_BYTES; i += 4096)
+		memset(buf + i, (int)(i >> 12), 4096);
+	struct bw_job J = {.buf = buf, .bytes = BW_BYTES};
+	double best = 0;
+	for (int pass = 0; pass < BW_PASSES; pass++) {
+		double t0 = now_s();
+		rn_pool_run(pool, bw_job, &J);
+		double gbs = (double)BW_BYTES / (now_s() - t0) / 1e9;
+		if (gbs > best)
+			best = gbs;
+	}
+	free(buf);
+	return best;
+}
+
+/* ---------------------------------------------------------------------------------------------------- */
+
+static void usage(FILE *f)
+{
+	fprintf(f, "Usage: orun bench -m FILE [options]\n\n"
+		   "Measures prefill and decode speed on this machine, time to first token, peak RSS, achieved\n"
+		   "bandwidth (weight bytes read per token x tokens/s) and the share of the memory-bandwidth roofline\n"
+		   "measured here with a streaming read on the same threads.\n\n"
+		   "Options:\n"
+		   "  -m, --model FILE     GGUF model\n"
+		   "  -p, --prompt N       prompt tokens (default 512)\n"
+		   "  -n, --gen N          generated tokens (default 128)\n"
+		   "  -r, --reps N         repetitions, the median is reported (default 3)\n"
+		   "  -t, --threads N      CPU threads (default: physical cores)\n"
+		   "  -b, --batch N        prompt tokens per forward pass (num_batch, default 512)\n"
+		   "      --kv-type T      f16 (default) or q8_0\n"
+		   "      --no-bandwidth   skip the streaming-read measurement\n"
+		   "      --json           one JSON object with every figure\n"
+		   "  -h, --help           show this help\n");
+}
+
+static int parse_int(const char *flag, const char *s, long lo, long hi, int *out)
+{
+	char *end;
+	errno = 0;
+	long v = strtol(s, &end, 10);
+	if (errno || *end || end == s || v < lo || v > hi) {
+		fprintf(stderr, "orun bench: %s wants an integer in [%ld, %ld], got '%s'\n", flag, lo, hi, s);
+		return -1;
+	}
+	*out = (int)v;
+	return 0;
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+	return (x > y) - (x < y);
+}
+
+static double median(double *v, int n)
+{
+	qsort(v, (size_t)n, sizeof *v, cmp_double);
+	return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+}
+
+static int32_t argmax(const float *x, int n)
+{
+	int32_t b = 0;
+	for (int i = 1; i < n; i++)
+		if (x[i] > x[b])
+			b = i;
+	return b;
+}
+
+int cmd_bench(int argc, char **argv)
+{
+	const char *model = NULL, *kv = getenv("OLLAMA_KV_CACHE_TYPE");
+	int n_prompt = 512, n_gen = 128, reps = 3, threads = 0, batch = 512;
+	bool json = false, bandwidth = true;
+	for (int i = 1; i < argc; i++) {
+		const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
+#define NEED()                                                                                   \
+	do {                                                                                     \
+		if (!v) {                                                                        \
+			fprintf(stderr, "orun bench: %s needs a value\n", a);                    \
+			return 2;                                                                \
+		}                                                                                \
+		i++;                                                                             \
+	} while (0)
+		if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
+			usage(stdout);
+			return 0;
+		} else if (!strcmp(a, "-m") || !strcmp(a, "--model")) {
+			NEED();
+			model = v;
+		} else if (!strcmp(a, "-p") || !strcmp(a, "--prompt")) {
+			NEED();
+			if (parse_int(a, v, 1, 1 << 20, &n_prompt))
+				return 2;
+		} else if (!strcmp(a, "-n") || !strcmp(a, "--gen")) {
+			NEED();
+			if (parse_int(a, v, 0, 1 << 20, &n_gen))
+				return 2;
+		} else if (!strcmp(a, "-r") || !strcmp(a, "--reps")) {
+			NEED();
+			if (parse_int(a, v, 1, MAX_REPS, &reps))
+				return 2;
+		} else if (!strcmp(a, "-t") || !strcmp(a, "--threads")) {
+			NEED();
+			if (parse_int(a, v, 1, RN_POOL_MAX_THREADS, &threads))
+				return 2;
+		} else if (!strcmp(a, "-b") || !strcmp(a, "--batch")) {
+			NEED();
+			if (parse_int(a, v, 1, RN_MAX_BATCH, &batch))
+				return 2;
+		} else if (!strcmp(a, "--kv-type")) {
+			NEED();
+			kv = v;
+		} else if (!strcmp(a, "--no-bandwidth")) {
+			bandwidth = false;
+		} else if (!strcmp(a, "--json")) {
+			json = true;
+		} else {
+			fprintf(stderr, "orun bench: unknown option '%s' (see orun bench --help)\n", a);
+			return 2;
+		}
+#undef NEED
+	}
+	if (!model) {
+		fprintf(stderr, "orun bench: -m FILE is required\n\n");
+		usage(stderr);
+		return 2;
+	}
+	struct rn_error err = {0};
+	enum rn_kv_type kvt;
+	if (rn_kv_type_parse(kv, &kvt, &err) != RN_OK) {
+		fprintf(stderr, "orun bench: %s\n", err.msg);
+		return 2;
+	}
+	int rc = 1;
+	struct rn_pool *pool = NULL;
+	struct rn_model *m = NULL;
+	struct rn_tok *tok = NULL;
+	struct rn_backend *b = NULL;
+	int32_t *prompt = NULL, *pos = NULL, *seq = NULL;
+	float *logits = NULL;
+	double gbs = 0;
+	double t_load = now_s();
+	m = rn_model_open(model, &err);
+	if (!m) {
+		fprintf(stderr, "orun bench: %s\n", err.msg);
+		goto out;
+	}
+	if (rn_tok_load(m->gguf, NULL, &tok, NULL) != RN_TOK_OK) /* only to keep control tokens out of the prompt */
+		tok = NULL;
+	int n_ctx = n_prompt + n_gen + 1;
+	struct rn_backend_params bp = {.n_seq = 1, .n_ctx = n_ctx, .n_batch = batch < n_prompt ? batch : n_prompt,
+				       .n_threads = threads, .kv_type = kvt};
+	b = rn_backend_load(-1, m, &bp, &err);
+	if (!b) {
+		fprintf(stderr, "orun bench: %s\n", err.msg);
+		goto out;
+	}
+	t_load = now_s() - t_load;
+	const int V = m->hp.n_vocab, B = rn_backend_params(b)->n_batch;
+	prompt = malloc((size_t)n_prompt * sizeof *prompt);
+	pos = malloc((size_t)(B > 1 ? B : 1) * sizeof *pos);
+	seq = calloc((size_t)(B > 1 ? B : 1), sizeof *seq);
+	logits = malloc((size_t)V * sizeof *logits);
+	if (!prompt || !pos || !seq || !logits) {
+		fprintf(stderr, "orun bench: out of memory\n");
+		goto out;
+	}
+	uint64_t s = 0x1234567;
+	for (int i = 0; i < n_prompt; i++) {
+		int32_t t;
+		do {
+			s = s * 6364136223846793005ull + 1442695040888963407ull;
+			t = (int32_t)((s >> 33) % (uint64_t)V);
+		} while (tok && (rn_tok_is_control(tok, t) || (uint32_t)t >= rn_tok_n_vocab(tok)));
+		prompt[i] = t;
+	}
+	double pp[MAX_REPS], tg[MAX_REPS], ttft[MAX_REPS];
+	struct rn_outputs out = {.logits = logits};
+	for (int r = -1; r < reps; r++) { /* r = -1: warm-up (page in the weights), not counted */
+		rn_backend_kv_clear(b, 0);
+		double t0 = now_s();
+		for (int done = 0; done < n_prompt;) {
+			int k = n_prompt - done < B ? n_prompt - done : B;
+			for (int i = 0; i < k; i++)
+				pos[i] = done + i;
+			struct rn_batch bt = {.n_tokens = k, .token = prompt + done, .pos = pos, .seq = seq};
+			if (rn_backend_forward(b, &bt, &out, &err) != RN_OK) {
+				fprintf(stderr, "orun bench: %s\n", err.msg);
+				goto out;
+			}
+			done += k;
+		}
+		int32_t t = argmax(logits, V);
+		double t1 = now_s();
+		for (int g = 0; g < n_gen; g++) {
+			int32_t p = n_prompt + g;
+			struct rn_batch bt = {.n_tokens = 1, .token = &t, .pos = &p, .seq = seq};
+			if (rn_backend_forward(b, &bt, &out, &err) != RN_OK) {
+				fprintf(stderr, "orun bench: %s\n", err.msg);
+				goto out;
+			}
+			t = argmax(logits, V);
+		}
+		double t2 = now_s();
+		if (r >= 0) {
+			ttft[r] = (t1 - t0) * 1e3;
+			pp[r] = n_prompt / (t1 - t0);
+			tg[r] = n_gen > 0 ? n_gen / (t2 - t1) : 0;
+		}
+		if (r == -1 && reps == 1 && n_prompt * (double)n_gen > 0 && t2 - t0 > 60)
+			break; /* a very slow machine: one measured run is enough after a minute-long warm-up */
+	}
+	double pp_m = median(pp, reps), tg_m = median(tg, reps), ttft_m = median(ttft, reps);
+	/* peak RSS of the model run, before the bandwidth test allocates its buffer */
+	struct rusage ru;
+	getrusage(RUSAGE_SELF, &ru);
+	double rss_mib = (double)ru.ru_maxrss / 1024.0;
+	if (bandwidth) {
+		if (rn_pool_new(threads, &pool) != 0) {
+			fprintf(stderr, "orun bench: cannot start %d threads\n", threads);
+			goto out;
+		}
+		gbs = measure_bandwidth(pool);
+		rn_pool_free(pool);
+		pool = NULL;
+	}
+	double bpt = (double)m->bytes_per_token;
+	double achieved = bpt * tg_m / 1e9;
+	const struct rn_backend_params *rp = rn_backend_params(b);
+	if (json) {
+		struct mf_jw w;
+		mf_jw_init(&w, 0, MF_JW_NO_HTML_ESCAPE);
+		mf_jw_obj(&w);
+		mf_jw_key(&w, "model");
+		mf_jw_string(&w, model);
+		mf_jw_key(&w, "architecture");
+		mf_jw_string(&w, m->hp.arch_name);
+		mf_jw_key(&w, "backend");
+		mf_jw_string(&w, rn_backend_instance_name(b));
+		mf_jw_key(&w, "threads");
+		mf_jw_int(&w, threads);
+		mf_jw_key(&w, "n_prompt");
+		mf_jw_int(&w, n_prompt);
+		mf_jw_key(&w, "n_gen");
+		mf_jw_int(&w, n_gen);
+		mf_jw_key(&w, "n_batch");
+		mf_jw_int(&w, rp->n_batch);
+		mf_jw_key(&w, "kv_type");
+		mf_jw_string(&w, rn_kv_type_name(rp->kv_type));
+		mf_jw_key(&w, "reps");
+		mf_jw_int(&w, reps);
+		mf_jw_key(&w, "prefill_tokens_per_second");
+		mf_jw_float64(&w, pp_m);
+		mf_jw_key(&w, "decode_tokens_per_second");
+		mf_jw_float64(&w, tg_m);
+		mf_jw_key(&w, "time_to_first_token_ms");
+		mf_jw_float64(&w, ttft_m);
+		mf_jw_key(&w, "load_seconds");
+		mf_jw_float64(&w, t_load);
+		mf_jw_key(&w, "peak_rss_mib");
+		mf_jw_float64(&w, rss_mib);
+		mf_jw_key(&w, "bytes_per_token");
+		mf_jw_uint(&w, m->bytes_per_token);
+		mf_jw_key(&w, "achieved_gb_per_second");
+		mf_jw_float64(&w, achieved);
+		mf_jw_key(&w, "measured_bandwidth_gb_per_second");
+		mf_jw_float64(&w, gbs);
+		mf_jw_key(&w, "roofline_tokens_per_second");
+		mf_jw_float64(&w, gbs > 0 ? gbs * 1e9 / bpt : 0);
+		mf_jw_key(&w, "roofline_percent");
+		mf_jw_float64(&w, gbs > 0 ? 100.0 * achieved / gbs : 0);
+		mf_jw_key(&w, "prefill_runs");
+		mf_jw_arr(&w);
+		for (int r = 0; r < reps; r++)
+			mf_jw_float64(&w, pp[r]);
+		mf_jw_arr_end(&w);
+		mf_jw_key(&w, "decode_runs");
+		mf_jw_arr(&w);
+		for (int r = 0; r < reps; r++)
+			mf_jw_float64(&w, tg[r]);
+		mf_jw_arr_end(&w);
+		mf_jw_obj_end(&w);
+		printf("%s\n", mf_jw_str(&w) ? mf_jw_str(&w) : "{}");
+		mf_jw_free(&w);
+	} else {
+		printf("model              %s (%s, %.1f M params, %.1f MiB read per token)\n", model, m->hp.arch_name,
+		       (double)m->n_params / 1e6, bpt / 1048576.0);
+		printf("backend            %s, %d threads, batch %d, KV %s\n", rn_backend_instance_name(b),
+		       threads ? threads : rn_cpu_physical_cores(), rp->n_batch, rn_kv_type_name(rp->kv_type));
+		printf("prefill            %.2f tok/s (%d tokens, median of %d)\n", pp_m, n_prompt, reps);
+		printf("decode             %.2f tok/s (%d tokens, median of %d)\n", tg_m, n_gen, reps);
+		printf("time to first tok  %.1f ms\n", ttft_m);
+		printf("peak RSS           %.1f MiB\n", rss_mib);
+		printf("achieved           %.2f GB/s\n", achieved);
+		if (gbs > 0)
+			printf("roofline           %.2f GB/s streaming read -> %.1f tok/s; decode at %.1f%% of it\n", gbs,
+			       gbs * 1e9 / bpt, 100.0 * achieved / gbs);
+	}
+	rc = 0;
+out:
+	rn_pool_free(pool);
+	free(prompt);
+	free(pos);
+	free(seq);
+	free(logits);
+	rn_backend_free(b);
+	rn_tok_free(tok);
+	rn_model_free(m);
+	return rc;
+}

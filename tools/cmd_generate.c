@@ -1,0 +1,414 @@
+/* tools/cmd_generate.c — `orun generate`: run a raw prompt through a GGUF model with no server and print
+ * the text as it is generated (or, with --json, one JSON line per token and a final line with timings).
+ *
+ * The prompt is tokenized as llama-server does for a raw completion (BOS added when the model wants it,
+ * special tokens recognised). Sampling options and their defaults are Ollama's.
+ */
+#include "config.h"
+
+#include <errno.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "modelfile/json.h"
+#include "runner/engine.h"
+#include "runner/model.h"
+#include "runner/tokenizer.h"
+#include "tools/commands.h"
+
+#define GEN_MAX_STOP RN_ENGINE_MAX_STOP
+
+static void usage(FILE *f)
+{
+	fprintf(f,
+		"Usage: orun generate -m FILE -p PROMPT [options]\n\n"
+		"Runs a raw prompt (no template) through a GGUF model on this machine and prints the text as it is\n"
+		"generated.\n\n"
+		"Options:\n"
+		"  -m, --model FILE        GGUF model file (llama, qwen2 or qwen3)\n"
+		"  -p, --prompt TEXT       the prompt\n"
+		"  -f, --file FILE         read the prompt from FILE ('-' = standard input)\n"
+		"  -n, --num-predict N     tokens to generate (-1 = until end of generation, capped at 10 x ctx;\n"
+		"                          default -1)\n"
+		"      --temperature T     sampling temperature (default 0.8; 0 = greedy)\n"
+		"      --top-k N           (default 40)   --top-p P (default 0.9)   --min-p P (default 0)\n"
+		"      --typical-p P       (default 1)    --repeat-penalty R (default 1)\n"
+		"      --repeat-last-n N   (default 64)   --presence-penalty P   --frequency-penalty P\n"
+		"      --seed S            random seed (default -1 = random; same seed, same output)\n"
+		"      --stop TEXT         stop string (repeatable, at most %d)\n"
+		"      --ctx N             context length, tokens (num_ctx; default 4096, capped at the model's)\n"
+		"      --batch N           prompt tokens per forward pass (num_batch; default 512)\n"
+		"      --keep N            tokens kept on context shift (num_keep; default 4)\n"
+		"      --kv-type T         KV cache type: f16 (default) or q8_0 (default from OLLAMA_KV_CACHE_TYPE)\n"
+		"      --threads N         CPU threads (default: physical cores)\n"
+		"      --no-shift          stop instead of shifting the context when it is full\n"
+		"      --json              one JSON object per line: {\"token\":ID,\"text\":...} then a final line\n"
+		"                          with the prompt ids, counts and timings\n"
+		"  -h, --help              show this help\n",
+		GEN_MAX_STOP);
+}
+
+static int parse_int(const char *flag, const char *s, long lo, long hi, int *out)
+{
+	char *end;
+	errno = 0;
+	long v = strtol(s, &end, 10);
+	if (errno || *end || end == s || v < lo || v > hi) {
+		fprintf(stderr, "orun generate: %s wants an integer in [%ld, %ld], got '%s'\n", flag, lo, hi, s);
+		return -1;
+	}
+	*out = (int)v;
+	return 0;
+}
+
+static int parse_i64(const char *flag, const char *s, int64_t *out)
+{
+	char *end;
+	errno = 0;
+	long long v = strtoll(s, &end, 10);
+	if (errno || *end || end == s) {
+		fprintf(stderr, "orun generate: %s wants an integer, got '%s'\n", flag, s);
+		return -1;
+	}
+	*out = v;
+	return 0;
+}
+
+static int parse_float(const char *flag, const char *s, float *out)
+{
+	char *end;
+	errno = 0;
+	float v = strtof(s, &end);
+	if (errno || *end || end == s || v != v) {
+		fprintf(stderr, "orun generate: %s wants a number, got '%s'\n", flag, s);
+		return -1;
+	}
+	*out = v;
+	return 0;
+}
+
+static char *read_all(const char *path, size_t *len)
+{
+	FILE *f = strcmp(path, "-") == 0 ? stdin : fopen(path, "rb");
+	if (!f)
+		return NULL;
+	size_t cap = 4096, n = 0;
+	char *buf = malloc(cap);
+	while (buf) {
+		if (n + 1 >= cap) {
+			char *nb = cap > (1u << 28) ? NULL : realloc(buf, cap * 2);
+			if (!nb) {
+				free(buf);
+				buf = NULL;
+				break;
+			}
+			buf = nb;
+			cap *= 2;
+		}
+		size_t r = fread(buf + n, 1, cap - n - 1, f);
+		if (r == 0)
+			break;
+		n += r;
+	}
+	if (f != stdin)
+		fclose(f);
+	if (buf) {
+		buf[n] = 0;
+		*len = n;
+	}
+	return buf;
+}
+
+struct gen_state {
+	bool json;
+	struct mf_jw jw;
+	int32_t *ids;
+	size_t n_ids, cap_ids;
+	enum rn_done_reason reason;
+	struct rn_engine_stats stats;
+	char err[512];
+};
+
+static void print_json_line(struct mf_jw *w)
+{
+	const char *s = mf_jw_str(w);
+	if (s)
+		printf("%s\n", s);
+	mf_jw_reset(w);
+}
+
+static int on_event(void *user, const struct rn_event *ev)
+{
+	struct gen_state *g = user;
+	if (ev->token >= 0) {
+		if (g->n_ids == g->cap_ids) {
+			size_t cap = g->cap_ids ? 2 * g->cap_ids : 256;
+			int32_t *p = realloc(g->ids, cap * sizeof *p);
+			if (!p)
+				return 1;
+			g->ids = p;
+			g->cap_ids = cap;
+		}
+		g->ids[g->n_ids++] = ev->token;
+	}
+	if (g->json) {
+		if (ev->token >= 0 || ev->len) {
+			mf_jw_obj(&g->jw);
+			mf_jw_key(&g->jw, "token");
+			mf_jw_int(&g->jw, ev->token);
+			mf_jw_key(&g->jw, "text");
+			mf_jw_stringn(&g->jw, ev->text, ev->len);
+			mf_jw_obj_end(&g->jw);
+			print_json_line(&g->jw);
+		}
+	} else if (ev->len) {
+		fwrite(ev->text, 1, ev->len, stdout);
+	}
+	fflush(stdout);
+	if (ev->done) {
+		g->reason = ev->reason;
+		if (ev->stats)
+			g->stats = *ev->stats;
+		if (ev->error)
+			snprintf(g->err, sizeof g->err, "%s", ev->error->msg);
+	}
+	return 0;
+}
+
+int cmd_generate(int argc, char **argv)
+{
+	const char *model = NULL, *prompt = NULL, *prompt_file = NULL, *kv = getenv("OLLAMA_KV_CACHE_TYPE");
+	const char *stops[GEN_MAX_STOP];
+	int n_stop = 0;
+	struct rn_request req;
+	rn_request_default(&req);
+	struct rn_engine_params ep = {.backend = -1};
+	bool json = false;
+	for (int i = 1; i < argc; i++) {
+		const char *a = argv[i];
+		const char *v = i + 1 < argc ? argv[i + 1] : NULL;
+#define NEED()                                                                                   \
+	do {                                                                                     \
+		if (!v) {                                                                        \
+			fprintf(stderr, "orun generate: %s needs a value\n", a);                 \
+			return 2;                                                                \
+		}                                                                                \
+		i++;                                                                             \
+	} while (0)
+		if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
+			usage(stdout);
+			return 0;
+		} else if (!strcmp(a, "-m") || !strcmp(a, "--model")) {
+			NEED();
+			model = v;
+		} else if (!strcmp(a, "-p") || !strcmp(a, "--prompt")) {
+			NEED();
+			prompt = v;
+		} else if (!strcmp(a, "-f") || !strcmp(a, "--file")) {
+			NEED();
+			prompt_file = v;
+		} else if (!strcmp(a, "-n") || !strcmp(a, "--num-predict")) {
+			NEED();
+			if (parse_int(a, v, -2, INT_MAX, &req.num_predict))
+				return 2;
+		} else if (!strcmp(a, "--temperature") || !strcmp(a, "--temp")) {
+			NEED();
+			if (parse_float(a, v, &req.sampling.temperature))
+				return 2;
+		} else if (!strcmp(a, "--top-k")) {
+			NEED();
+			if (parse_int(a, v, INT_MIN, INT_MAX, &req.sampling.top_k))
+				return 2;
+		} else if (!strcmp(a, "--top-p")) {
+			NEED();
+			if (parse_float(a, v, &req.sampling.top_p))
+				return 2;
+		} else if (!strcmp(a, "--min-p")) {
+			NEED();
+			if (parse_float(a, v, &req.sampling.min_p))
+				return 2;
+		} else if (!strcmp(a, "--typical-p")) {
+			NEED();
+			if (parse_float(a, v, &req.sampling.typical_p))
+				return 2;
+		} else if (!strcmp(a, "--repeat-penalty")) {
+			NEED();
+			if (parse_float(a, v, &req.sampling.repeat_penalty))
+				return 2;
+		} else if (!strcmp(a, "--repeat-last-n")) {
+			NEED();
+			if (parse_int(a, v, -1, INT_MAX, &req.sampling.repeat_last_n))
+				return 2;
+		} else if (!strcmp(a, "--presence-penalty")) {
+			NEED();
+			if (parse_float(a, v, &req.sampling.presence_penalty))
+				return 2;
+		} else if (!strcmp(a, "--frequency-penalty")) {
+			NEED();
+			if (parse_float(a, v, &req.sampling.frequency_penalty))
+				return 2;
+		} else if (!strcmp(a, "--seed")) {
+			NEED();
+			if (parse_i64(a, v, &req.sampling.seed))
+				return 2;
+		} else if (!strcmp(a, "--stop")) {
+			NEED();
+			if (n_stop == GEN_MAX_STOP) {
+				fprintf(stderr, "orun generate: at most %d stop strings\n", GEN_MAX_STOP);
+				return 2;
+			}
+			stops[n_stop++] = v;
+		} else if (!strcmp(a, "--ctx") || !strcmp(a, "-c")) {
+			NEED();
+			if (parse_int(a, v, 1, RN_MAX_CTX, &ep.n_ctx))
+				return 2;
+		} else if (!strcmp(a, "--batch") || !strcmp(a, "-b")) {
+			NEED();
+			if (parse_int(a, v, 1, RN_MAX_BATCH, &ep.n_batch))
+				return 2;
+		} else if (!strcmp(a, "--keep")) {
+			NEED();
+			if (parse_int(a, v, -1, INT_MAX, &req.num_keep))
+				return 2;
+		} else if (!strcmp(a, "--kv-type")) {
+			NEED();
+			kv = v;
+		} else if (!strcmp(a, "--threads") || !strcmp(a, "-t")) {
+			NEED();
+			if (parse_int(a, v, 1, 256, &ep.n_threads))
+				return 2;
+		} else if (!strcmp(a, "--no-shift")) {
+			req.shift = false;
+		} else if (!strcmp(a, "--json")) {
+			json = true;
+		} else {
+			fprintf(stderr, "orun generate: unknown option '%s' (see orun generate --help)\n", a);
+			return 2;
+		}
+#undef NEED
+	}
+	if (!model || (!prompt && !prompt_file)) {
+		fprintf(stderr, "orun generate: -m FILE and -p PROMPT (or -f FILE) are required\n\n");
+		usage(stderr);
+		return 2;
+	}
+	struct rn_error err = {0};
+	if (rn_kv_type_parse(kv, &ep.kv_type, &err) != RN_OK) {
+		fprintf(stderr, "orun generate: %s\n", err.msg);
+		return 2;
+	}
+	char *text = NULL;
+	size_t text_len = 0;
+	if (prompt_file) {
+		text = read_all(prompt_file, &text_len);
+		if (!text) {
+			fprintf(stderr, "orun generate: cannot read %s: %s\n", prompt_file, strerror(errno));
+			return 1;
+		}
+	} else {
+		text_len = strlen(prompt);
+	}
+
+	int rc = 1;
+	struct rn_model *m = NULL;
+	struct rn_tok *tok = NULL;
+	struct rn_engine *e = NULL;
+	int32_t *ids = NULL;
+	size_t n_ids = 0;
+	struct gen_state g = {.json = json};
+	mf_jw_init(&g.jw, 0, MF_JW_NO_HTML_ESCAPE);
+
+	m = rn_model_open(model, &err);
+	if (!m) {
+		fprintf(stderr, "orun generate: %s\n", err.msg);
+		goto out;
+	}
+	struct rn_tok_error te = {0};
+	if (rn_tok_load(m->gguf, NULL, &tok, &te) != RN_TOK_OK) {
+		fprintf(stderr, "orun generate: %s: tokenizer: %s\n", model, te.msg);
+		goto out;
+	}
+	if (rn_tok_encode_alloc(tok, text ? text : prompt, text_len, true, true, &ids, &n_ids, &te) != RN_TOK_OK) {
+		fprintf(stderr, "orun generate: tokenizing the prompt: %s\n", te.msg);
+		goto out;
+	}
+	if (n_ids == 0) {
+		fprintf(stderr, "orun generate: the prompt is empty after tokenization\n");
+		goto out;
+	}
+	e = rn_engine_new(m, tok, &ep, &err);
+	if (!e) {
+		fprintf(stderr, "orun generate: %s\n", err.msg);
+		goto out;
+	}
+	req.prompt = ids;
+	req.n_prompt = n_ids;
+	req.stop = stops;
+	req.n_stop = n_stop;
+	req.on_event = on_event;
+	req.user = &g;
+	if (rn_engine_run(e, &req, &err) != RN_OK) {
+		fprintf(stderr, "orun generate: %s\n", err.msg);
+		goto out;
+	}
+	if (g.reason == RN_DONE_ERROR) {
+		fprintf(stderr, "\norun generate: %s\n", g.err);
+		goto out;
+	}
+	const struct rn_engine_stats *st = &g.stats;
+	double pt = (double)st->prompt_ns / 1e9, et = (double)st->eval_ns / 1e9;
+	int evaluated = st->n_prompt - st->n_cached;
+	if (json) {
+		struct mf_jw *w = &g.jw;
+		mf_jw_obj(w);
+		mf_jw_key(w, "done");
+		mf_jw_bool(w, true);
+		mf_jw_key(w, "done_reason");
+		mf_jw_string(w, rn_done_reason_name(g.reason));
+		mf_jw_key(w, "prompt_tokens");
+		mf_jw_arr(w);
+		for (size_t i = 0; i < n_ids; i++)
+			mf_jw_int(w, ids[i]);
+		mf_jw_arr_end(w);
+		mf_jw_key(w, "tokens");
+		mf_jw_arr(w);
+		for (size_t i = 0; i < g.n_ids; i++)
+			mf_jw_int(w, g.ids[i]);
+		mf_jw_arr_end(w);
+		mf_jw_key(w, "prompt_eval_count");
+		mf_jw_int(w, st->n_prompt);
+		mf_jw_key(w, "prompt_eval_duration");
+		mf_jw_int(w, st->prompt_ns);
+		mf_jw_key(w, "eval_count");
+		mf_jw_int(w, st->n_eval);
+		mf_jw_key(w, "eval_duration");
+		mf_jw_int(w, st->eval_ns);
+		mf_jw_key(w, "prompt_tokens_per_second");
+		mf_jw_float64(w, pt > 0 ? evaluated / pt : 0);
+		mf_jw_key(w, "eval_tokens_per_second");
+		mf_jw_float64(w, et > 0 && st->n_eval > 1 ? (st->n_eval - 1) / et : 0);
+		mf_jw_key(w, "context_shifts");
+		mf_jw_int(w, st->n_shift);
+		mf_jw_key(w, "truncated");
+		mf_jw_bool(w, st->truncated);
+		mf_jw_obj_end(w);
+		print_json_line(w);
+	} else {
+		printf("\n");
+		fprintf(stderr, "[%s: prompt %d tokens in %.3f s (%.1f tok/s), generated %d tokens in %.3f s (%.1f tok/s)]\n",
+			rn_done_reason_name(g.reason), st->n_prompt, pt, pt > 0 ? evaluated / pt : 0.0, st->n_eval, et,
+			et > 0 && st->n_eval > 1 ? (st->n_eval - 1) / et : 0.0);
+	}
+	rc = 0;
+out:
+	mf_jw_free(&g.jw);
+	free(g.ids);
+	free(ids);
+	free(text);
+	rn_engine_free(e);
+	rn_tok_free(tok);
+	rn_model_free(m);
+	return rc;
+}
