@@ -22,4 +22,11 @@ int cmd_mkmodel(int argc, char **argv);
 int cmd_generate(int argc, char **argv);
 int cmd_bench(int argc, char **argv);
 
+/* Client commands (tools/cmd_{create,show,list,cp,rm}.c; need the libcurl part of the build). */
+int cmd_create(int argc, char **argv);
+int cmd_show(int argc, char **argv);
+int cmd_list(int argc, char **argv);
+int cmd_cp(int argc, char **argv);
+int cmd_rm(int argc, char **argv);
+
 #endif

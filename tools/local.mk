@@ -5,3 +5,8 @@ orun_SOURCES += tools/cmd_gguf.c
 orun_SOURCES += tools/cmd_mkmodel.c tools/mkmodel_quant.c tools/mkmodel_quant.h
 orun_SOURCES += tools/cmd_generate.c tools/cmd_bench.c
 orun_LDADD = librunner.a libmodelfile.a libgguf.a $(ORUN_LIBS_ALL)
+# The client commands (libcurl): only with the server/client part of the build.
+if WITH_SERVER
+orun_SOURCES += tools/client.c tools/client.h tools/clifmt.c tools/clifmt.h \
+	tools/cmd_create.c tools/cmd_show.c tools/cmd_list.c tools/cmd_cp.c tools/cmd_rm.c
+endif

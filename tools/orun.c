@@ -19,6 +19,14 @@ const struct orun_command orun_commands[] = {
 	{"generate", "run a raw prompt through a model on this machine (no server)", cmd_generate},
 	{"mkmodel", "write a deterministic synthetic llama/qwen2/qwen3 GGUF of any shape", cmd_mkmodel},
 	{"bench", "measure prefill/decode speed, TTFT, GB/s and % of the memory roofline", cmd_bench},
+#ifdef ORUN_WITH_SERVER
+	{"create", "create a model from a Modelfile (on the server OLLAMA_HOST names)", cmd_create},
+	{"show", "show information for a model", cmd_show},
+	{"list", "list models", cmd_list},
+	{"ls", "list models (alias of list)", cmd_list},
+	{"cp", "copy a model", cmd_cp},
+	{"rm", "remove a model", cmd_rm},
+#endif
 	{NULL, NULL, NULL},
 };
 
