@@ -7,6 +7,9 @@ if WITH_SERVER
 librunner_a_SOURCES += runner/http.c runner/http.h runner/http_decode.c runner/http_decode.h \
 	runner/server_config.c runner/server_config.h runner/server_parsers.c runner/server_parsers.h
 librunner_a_SOURCES += runner/metrics.c runner/metrics.h runner/server_model.c runner/server_model.h
+librunner_a_SOURCES += runner/sched.c runner/sched.h runner/server.c runner/server.h runner/server_infer.c \
+	runner/server_infer.h runner/api_ollama.c runner/api_ollama_embed.c runner/api_openai.c \
+	runner/api_llamaserver.c runner/api_llamaserver.h
 endif
 # The tokenizer (issue [engine], tokenizer part): BPE with PCRE2 pre-tokenizers, SentencePiece, streaming decode.
 librunner_a_SOURCES += runner/tokenizer.c runner/tokenizer.h runner/tokenizer_internal.h runner/tokenizer_bpe.c \

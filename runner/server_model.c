@@ -7,6 +7,7 @@
  */
 #include "config.h"
 
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -45,8 +46,76 @@ static int cap_from_name(const char *s)
 	return -1;
 }
 
+/* GGUF facts per model blob. Blob paths are content-addressed (sha256-<digest>), so an entry never goes
+ * stale; opening a GGUF indexes its vocabulary (10-20 ms for 150k tokens), which requests must not pay. */
+#define FACTS_CACHE_SIZE 64
+
+struct facts {
+	char *path;
+	char arch[64];
+	int64_t context_length, embedding_length;
+	uint32_t file_type;
+	bool pooling, vision;
+	uint64_t used;
+};
+
+static pthread_mutex_t facts_mu = PTHREAD_MUTEX_INITIALIZER;
+static struct facts facts_cache[FACTS_CACHE_SIZE];
+static uint64_t facts_clock;
+
+static bool facts_get(const char *path, struct rn_srv_model *sm)
+{
+	bool hit = false;
+	pthread_mutex_lock(&facts_mu);
+	for (int i = 0; i < FACTS_CACHE_SIZE && !hit; i++) {
+		struct facts *f = &facts_cache[i];
+		if (f->path && strcmp(f->path, path) == 0) {
+			memcpy(sm->arch, f->arch, sizeof sm->arch);
+			sm->context_length = f->context_length;
+			sm->embedding_length = f->embedding_length;
+			sm->file_type = f->file_type;
+			sm->pooling = f->pooling;
+			sm->vision = f->vision;
+			sm->gguf_ok = true;
+			f->used = ++facts_clock;
+			hit = true;
+		}
+	}
+	pthread_mutex_unlock(&facts_mu);
+	return hit;
+}
+
+static void facts_put(const char *path, const struct rn_srv_model *sm)
+{
+	char *copy = strdup(path);
+	if (!copy)
+		return;
+	pthread_mutex_lock(&facts_mu);
+	struct facts *victim = &facts_cache[0];
+	for (int i = 0; i < FACTS_CACHE_SIZE; i++) {
+		if (!facts_cache[i].path) {
+			victim = &facts_cache[i];
+			break;
+		}
+		if (facts_cache[i].used < victim->used)
+			victim = &facts_cache[i];
+	}
+	free(victim->path);
+	victim->path = copy;
+	memcpy(victim->arch, sm->arch, sizeof victim->arch);
+	victim->context_length = sm->context_length;
+	victim->embedding_length = sm->embedding_length;
+	victim->file_type = sm->file_type;
+	victim->pooling = sm->pooling;
+	victim->vision = sm->vision;
+	victim->used = ++facts_clock;
+	pthread_mutex_unlock(&facts_mu);
+}
+
 static void read_gguf_facts(struct rn_srv_model *sm)
 {
+	if (facts_get(sm->m->model_path, sm))
+		return;
 	struct gguf_error ge = {0};
 	struct gguf_file *f = gguf_open(sm->m->model_path, &ge);
 	if (!f) {
@@ -67,6 +136,7 @@ static void read_gguf_facts(struct rn_srv_model *sm)
 	snprintf(key, sizeof key, "%s.vision.block_count", sm->arch);
 	sm->vision = gguf_find_kv(f, key) != NULL;
 	gguf_close(f);
+	facts_put(sm->m->model_path, sm);
 }
 
 struct rn_srv_model *rn_srv_model_load(const struct mf_store *st, const char *name, int *status, char *msg,

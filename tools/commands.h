@@ -29,4 +29,11 @@ int cmd_list(int argc, char **argv);
 int cmd_cp(int argc, char **argv);
 int cmd_rm(int argc, char **argv);
 
+/* The server side (tools/cmd_{serve,llama_server,ps,run,stop}.c; built with the server). */
+int cmd_serve(int argc, char **argv);
+int cmd_llama_server(int argc, char **argv);
+int cmd_ps(int argc, char **argv);
+int cmd_run(int argc, char **argv);
+int cmd_stop(int argc, char **argv);
+
 #endif

@@ -10,3 +10,8 @@ if WITH_SERVER
 orun_SOURCES += tools/client.c tools/client.h tools/clifmt.c tools/clifmt.h \
 	tools/cmd_create.c tools/cmd_show.c tools/cmd_list.c tools/cmd_cp.c tools/cmd_rm.c
 endif
+# The server side (issue [server]): serve, the llama-server runner mode, and the ps/run/stop client commands.
+if WITH_SERVER
+orun_SOURCES += tools/cmd_serve.c tools/cmd_llama_server.c tools/cmd_ps.c tools/cmd_run.c tools/cmd_stop.c \
+	tools/bench_api.c tools/bench_api.h
+endif

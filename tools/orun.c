@@ -27,6 +27,13 @@ const struct orun_command orun_commands[] = {
 	{"cp", "copy a model", cmd_cp},
 	{"rm", "remove a model", cmd_rm},
 #endif
+#ifdef ORUN_WITH_SERVER
+	{"serve", "start orun's server: Ollama's API, the OpenAI /v1 API and /metrics", cmd_serve},
+	{"run", "run a model (chat through the server)", cmd_run},
+	{"stop", "stop (unload) a running model", cmd_stop},
+	{"ps", "list running models", cmd_ps},
+	{"llama-server", "run as llama.cpp's llama-server (Ollama's runner); see --help", cmd_llama_server},
+#endif
 	{NULL, NULL, NULL},
 };
 

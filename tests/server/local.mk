@@ -6,4 +6,7 @@ TESTS += tests/server/test_http
 check_PROGRAMS += tests/server/test_parsers
 tests_server_test_parsers_LDADD = $(TEST_LDADD)
 TESTS += tests/server/test_parsers
+check_PROGRAMS += tests/server/test_sched
+tests_server_test_sched_LDADD = $(TEST_LDADD)
+TESTS += tests/server/test_sched
 endif

@@ -1,0 +1,567 @@
+/* tools/bench_api.c — `orun bench --api`: what the HTTP streaming path costs on top of the engine.
+ *
+ * In one process and one run: the same model and the same rendered chat prompt go (1) through `orun serve`'s
+ * /api/chat streaming path, read by a raw-socket client on loopback, and (2) through the engine alone
+ * (runner/engine.h, no HTTP). Both decode greedily with prompt caching off, so every run evaluates the whole
+ * prompt. Reported: time to first token and decode tok/s (+ GB/s) of each path, their ratio, and the delivery
+ * delay of every streamed token (engine sampled it → its line was read by the client; one monotonic clock),
+ * against the goals of issue [server]: >= 99.5 % of the engine's tok/s, TTFT at most 1 ms more, p99 delivery
+ * delay <= 200 us.
+ */
+#include "config.h"
+
+#include <arpa/inet.h>
+#include <errno.h>
+#include <math.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "modelfile/buf.h"
+#include "modelfile/create.h"
+#include "modelfile/json.h"
+#include "modelfile/model.h"
+#include "modelfile/store.h"
+#include "runner/engine.h"
+#include "runner/server.h"
+#include "runner/server_config.h"
+#include "runner/tokenizer.h"
+#include "tools/bench_api.h"
+
+#define BENCH_MAX_TOKENS 65536
+
+static int64_t mono(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (int64_t)ts.tv_sec * 1000000000LL + ts.tv_nsec;
+}
+
+static void usage(FILE *f)
+{
+	fprintf(f, "Usage: orun bench --api (-m FILE.gguf | --model NAME) [-n TOKENS] [--runs R] [--prompt TEXT]\n"
+		   "                        [--ctx N] [-t THREADS]\n\n"
+		   "Runs the same model and chat prompt through `orun serve`'s streaming /api/chat (in-process, loopback)\n"
+		   "and through the engine alone, and reports TTFT, decode tok/s and per-token delivery delay.\n"
+		   "  -m FILE       a GGUF file (put into a temporary store by hard link, or copied)\n"
+		   "  --model NAME  a model of the store in OLLAMA_MODELS instead\n"
+		   "  -n N          tokens to generate per run (default 128)\n"
+		   "  --runs R      measured runs per path after one warm-up (default 3)\n"
+		   "  --prompt T    the user message (default: a fixed paragraph request)\n"
+		   "  --ctx N       num_ctx (default 4096)\n"
+		   "  -t N          threads (num_thread; default: automatic)\n");
+}
+
+/* ---------------------------------------------------------------------------------------------------- */
+/* delivery taps: the server reports (engine time, line time) per token line, the client its read times */
+
+struct taps {
+	pthread_mutex_t mu;
+	int64_t *engine;
+	size_t n, cap;
+};
+
+static void tap(void *ctx, int64_t t_engine, int64_t t_line)
+{
+	(void)t_line;
+	struct taps *t = ctx;
+	pthread_mutex_lock(&t->mu);
+	if (t->n < t->cap)
+		t->engine[t->n++] = t_engine;
+	pthread_mutex_unlock(&t->mu);
+}
+
+/* ---------------------------------------------------------------------------------------------------- */
+/* a raw HTTP client for one streamed /api/chat */
+
+struct run_result {
+	int64_t t_send, t_first, t_last;
+	size_t n_lines;      /* content lines */
+	int64_t *reads;      /* read time of each content line */
+	int64_t eval_count, eval_ns, prompt_count;
+	char error[256];
+};
+
+static int http_connect(int port)
+{
+	int fd = socket(AF_INET, SOCK_STREAM, 0);
+	if (fd < 0)
+		return -1;
+	struct sockaddr_in a = {.sin_family = AF_INET, .sin_port = htons((uint16_t)port)};
+	inet_pton(AF_INET, "127.0.0.1", &a.sin_addr);
+	if (connect(fd, (struct sockaddr *)&a, sizeof a) != 0) {
+		close(fd);
+		return -1;
+	}
+	int one = 1;
+	setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
+	return fd;
+}
+
+/* Handles one decoded chunk payload (one NDJSON line). */
+static void on_chunk(struct run_result *rr, const char *p, size_t n, int64_t t)
+{
+	struct mf_json_error je;
+	struct mf_json_doc *d = mf_json_parse(p, n, &je);
+	if (!d)
+		return;
+	const struct mf_json *root = mf_json_root(d);
+	const struct mf_json *err = mf_json_get(root, "error");
+	if (err && err->type == MF_JSON_STRING)
+		snprintf(rr->error, sizeof rr->error, "%s", err->str);
+	const struct mf_json *msg = mf_json_get(root, "message");
+	const struct mf_json *c = msg ? mf_json_get(msg, "content") : NULL;
+	const struct mf_json *done = mf_json_get(root, "done");
+	bool is_done = done && done->type == MF_JSON_BOOL && done->boolean;
+	if (!is_done && c && c->type == MF_JSON_STRING && c->len) {
+		if (!rr->n_lines)
+			rr->t_first = t;
+		rr->t_last = t;
+		if (rr->n_lines < BENCH_MAX_TOKENS)
+			rr->reads[rr->n_lines] = t;
+		rr->n_lines++;
+	}
+	if (is_done) {
+		const struct mf_json *v;
+		if ((v = mf_json_get(root, "eval_count")))
+			(void)mf_json_int(v, &rr->eval_count);
+		if ((v = mf_json_get(root, "eval_duration")))
+			(void)mf_json_int(v, &rr->eval_ns);
+		if ((v = mf_json_get(root, "prompt_eval_count")))
+			(void)mf_json_int(v, &rr->prompt_count);
+	}
+	mf_json_free(d);
+}
+
+/* POSTs body to path and reads a chunked NDJSON answer; each chunk's read time is taken when its last byte
+ * arrived. Returns 0, or -1 with rr->error. */
+static int stream_chat(int port, const char *body, struct run_result *rr, bool want_whole, char **whole)
+{
+	int fd = http_connect(port);
+	if (fd < 0) {
+		snprintf(rr->error, sizeof rr->error, "cannot connect to 127.0.0.1:%d", port);
+		return -1;
+	}
+	char head[256];
+	int hl = snprintf(head, sizeof head,
+			  "POST /api/chat HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n"
+			  "Content-Length: %zu\r\nConnection: close\r\n\r\n",
+			  strlen(body));
+	rr->t_send = mono();
+	if (write(fd, head, (size_t)hl) != hl || write(fd, body, strlen(body)) != (ssize_t)strlen(body)) {
+		close(fd);
+		snprintf(rr->error, sizeof rr->error, "write failed");
+		return -1;
+	}
+	struct mf_buf in;
+	mf_buf_init(&in, 256u << 20);
+	char buf[65536];
+	bool headers = false, chunked = false;
+	size_t pos = 0; /* parse position in in */
+	for (;;) {
+		ssize_t k = read(fd, buf, sizeof buf);
+		int64_t t = mono();
+		if (k <= 0)
+			break;
+		mf_buf_append(&in, buf, (size_t)k);
+		if (in.failed)
+			break;
+		if (!headers) {
+			char *e = in.p ? strstr(in.p, "\r\n\r\n") : NULL;
+			if (!e)
+				continue;
+			headers = true;
+			chunked = strstr(in.p, "chunked") != NULL;
+			pos = (size_t)(e - in.p) + 4;
+			if (strncmp(in.p + 9, "200", 3) != 0) {
+				/* an error answer: its body follows */
+				continue;
+			}
+		}
+		if (!chunked)
+			continue;
+		for (;;) {
+			char *crlf = memmem(in.p + pos, in.len - pos, "\r\n", 2);
+			if (!crlf)
+				break;
+			size_t size = strtoul(in.p + pos, NULL, 16);
+			size_t data = (size_t)(crlf - in.p) + 2;
+			if (in.len < data + size + 2)
+				break;
+			if (size == 0) {
+				pos = data + 2;
+				goto out;
+			}
+			on_chunk(rr, in.p + data, size, t);
+			pos = data + size + 2;
+		}
+	}
+out:
+	close(fd);
+	if (want_whole && whole)
+		*whole = in.p && headers ? strdup(strstr(in.p, "\r\n\r\n") + 4) : NULL;
+	if (in.p && strncmp(in.p + 9, "200", 3) != 0 && !rr->error[0])
+		snprintf(rr->error, sizeof rr->error, "%.200s", in.p);
+	mf_buf_free(&in);
+	return rr->error[0] ? -1 : 0;
+}
+
+/* ---------------------------------------------------------------------------------------------------- */
+/* the engine alone */
+
+struct eng_run {
+	int64_t t_submit, t_first, t_last;
+	size_t n;
+	bool done;
+	pthread_mutex_t mu;
+};
+
+static int eng_cb(void *user, const struct rn_event *ev)
+{
+	struct eng_run *r = user;
+	int64_t t = mono();
+	if (ev->done) {
+		r->done = true;
+		return 0;
+	}
+	if (ev->token >= 0) {
+		if (!r->n)
+			r->t_first = t;
+		r->t_last = t;
+		r->n++;
+	}
+	return 0;
+}
+
+static int cmp_i64(const void *a, const void *b)
+{
+	int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
+	return (x > y) - (x < y);
+}
+
+static double median(double *v, int n)
+{
+	for (int i = 1; i < n; i++)
+		for (int j = i; j > 0 && v[j - 1] > v[j]; j--) {
+			double t = v[j];
+			v[j] = v[j - 1];
+			v[j - 1] = t;
+		}
+	return n ? (n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2) : 0;
+}
+
+/* Hard-links (or copies) a GGUF into a fresh temporary store and creates "bench" from it. */
+static int make_store(const char *gguf, char *dir, size_t dir_size, char *err, size_t err_size)
+{
+	snprintf(dir, dir_size, "%s/orun-bench-XXXXXX", getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp");
+	if (!mkdtemp(dir)) {
+		snprintf(err, err_size, "mkdtemp: %s", strerror(errno));
+		return -1;
+	}
+	struct mf_store *st = NULL;
+	struct mf_error e = {0};
+	char digest[MF_DIGEST_LEN + 1];
+	uint64_t size;
+	if (mf_store_open(dir, &st, &e) != MF_OK || mf_sha256_file(gguf, digest, &size, &e) != MF_OK) {
+		snprintf(err, err_size, "%s", e.msg);
+		mf_store_close(st);
+		return -1;
+	}
+	char blob[4200];
+	if (mf_store_blob_path(st, digest, blob, sizeof blob, &e) != MF_OK) {
+		snprintf(err, err_size, "%s", e.msg);
+		mf_store_close(st);
+		return -1;
+	}
+	if (link(gguf, blob) != 0) {
+		bool created;
+		char d2[MF_DIGEST_LEN + 1];
+		if (mf_store_put_file(st, gguf, d2, &size, &created, &e) != MF_OK) {
+			snprintf(err, err_size, "%s", e.msg);
+			mf_store_close(st);
+			return -1;
+		}
+	}
+	char req[512];
+	snprintf(req, sizeof req, "{\"model\":\"bench\",\"files\":{\"model.gguf\":\"%s\"}}", digest);
+	struct mf_create_request *cr = NULL;
+	struct mf_warnings w = {0};
+	int rc = mf_create_request_parse(req, strlen(req), &cr, &w, &e);
+	if (rc == MF_OK)
+		rc = mf_create_run(st, cr, NULL, NULL, &w, &e);
+	mf_create_request_free(cr);
+	mf_warnings_free(&w);
+	mf_store_close(st);
+	if (rc != MF_OK) {
+		snprintf(err, err_size, "create: %s", e.msg);
+		return -1;
+	}
+	return 0;
+}
+
+static void rm_tree(const char *dir)
+{
+	char cmd[4300];
+	snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
+	if (system(cmd) != 0)
+		fprintf(stderr, "warning: could not remove %s\n", dir);
+}
+
+static char *json_string(const char *s)
+{
+	struct mf_jw w;
+	mf_jw_init(&w, 0, 0);
+	mf_jw_string(&w, s);
+	size_t n;
+	char *r = mf_jw_take(&w, &n);
+	mf_jw_free(&w);
+	return r;
+}
+
+int bench_api(int argc, char **argv)
+{
+	const char *file = NULL, *name = NULL;
+	const char *prompt = "Explain, in a long and detailed answer, how a transformer language model turns a prompt "
+			     "into text, step by step.";
+	int n_predict = 128, runs = 3, ctx = 4096, threads = 0;
+	for (int i = 1; i < argc; i++) {
+		const char *a = argv[i];
+		const char *v = i + 1 < argc ? argv[i + 1] : NULL;
+		if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
+			usage(stdout);
+			return 0;
+		} else if (!strcmp(a, "--api")) {
+			continue;
+		} else if (!strcmp(a, "-m") && v) {
+			file = v, i++;
+		} else if (!strcmp(a, "--model") && v) {
+			name = v, i++;
+		} else if (!strcmp(a, "-n") && v) {
+			n_predict = atoi(v), i++;
+		} else if (!strcmp(a, "--runs") && v) {
+			runs = atoi(v), i++;
+		} else if (!strcmp(a, "--prompt") && v) {
+			prompt = v, i++;
+		} else if (!strcmp(a, "--ctx") && v) {
+			ctx = atoi(v), i++;
+		} else if (!strcmp(a, "-t") && v) {
+			threads = atoi(v), i++;
+		} else {
+			fprintf(stderr, "orun bench --api: unknown or incomplete flag %s\n", a);
+			usage(stderr);
+			return 2;
+		}
+	}
+	if ((!file) == (!name) || n_predict < 2 || n_predict > BENCH_MAX_TOKENS || runs < 1 || runs > 1000 || ctx < 64) {
+		usage(stderr);
+		return 2;
+	}
+	signal(SIGPIPE, SIG_IGN);
+	char store[4096] = "", err[MF_ERROR_MSG_MAX + 64];
+	bool tmp_store = false;
+	if (file) {
+		if (make_store(file, store, sizeof store, err, sizeof err) != 0) {
+			fprintf(stderr, "Error: %s\n", err);
+			if (store[0])
+				rm_tree(store);
+			return 1;
+		}
+		tmp_store = true;
+		name = "bench";
+	}
+	struct rn_srv_config cfg;
+	if (rn_srv_config_from_env(&cfg) != 0)
+		return 1;
+	rn_srv_parse_host("127.0.0.1:0", &cfg.host, NULL, 0);
+	if (store[0])
+		snprintf(cfg.models, sizeof cfg.models, "%s", store);
+	cfg.noprune = true;
+	cfg.num_parallel = 1;
+	cfg.keep_alive_ns = RN_SRV_KEEP_FOREVER;
+	struct taps taps = {.cap = (size_t)BENCH_MAX_TOKENS};
+	pthread_mutex_init(&taps.mu, NULL);
+	taps.engine = calloc(taps.cap, sizeof *taps.engine);
+	int64_t *reads = calloc((size_t)BENCH_MAX_TOKENS, sizeof *reads);
+	int64_t *delays = calloc((size_t)BENCH_MAX_TOKENS * (size_t)runs, sizeof *delays);
+	double *api_tps = calloc((size_t)runs, sizeof(double)), *api_ttft = calloc((size_t)runs, sizeof(double));
+	double *eng_tps = calloc((size_t)runs, sizeof(double)), *eng_ttft = calloc((size_t)runs, sizeof(double));
+	int rc = 1;
+	size_t n_delays = 0;
+	char *rendered = NULL;
+	struct rn_server *srv = NULL;
+	if (!taps.engine || !reads || !delays || !api_tps || !api_ttft || !eng_tps || !eng_ttft)
+		goto out;
+	srv = rn_server_start(&cfg, true);
+	if (!srv)
+		goto out;
+	srv->emit_tap = tap;
+	srv->emit_tap_ctx = &taps;
+	int port = rn_server_port(srv);
+	char *pj = json_string(prompt), *mj = json_string(name);
+	char body[8192], render_body[8192];
+	snprintf(body, sizeof body,
+		 "{\"model\":%s,\"messages\":[{\"role\":\"user\",\"content\":%s}],\"stream\":true,"
+		 "\"options\":{\"temperature\":0,\"seed\":1,\"num_predict\":%d,\"num_ctx\":%d,\"num_thread\":%d,"
+		 "\"cache_prompt\":false}}",
+		 mj, pj, n_predict, ctx, threads);
+	snprintf(render_body, sizeof render_body,
+		 "{\"model\":%s,\"messages\":[{\"role\":\"user\",\"content\":%s}],\"_debug_render_only\":true,"
+		 "\"options\":{\"num_ctx\":%d,\"num_thread\":%d}}",
+		 mj, pj, ctx, threads);
+	free(pj);
+	free(mj);
+
+	/* the prompt exactly as the server renders it (this also loads the model) */
+	struct run_result rr = {.reads = reads};
+	char *whole = NULL;
+	(void)stream_chat(port, render_body, &rr, true, &whole);
+	if (whole) {
+		struct mf_json_error je;
+		struct mf_json_doc *d = mf_json_parse(whole, strlen(whole), &je);
+		const struct mf_json *di = d ? mf_json_get(mf_json_root(d), "_debug_info") : NULL;
+		const struct mf_json *rt = di ? mf_json_get(di, "rendered_template") : NULL;
+		if (rt && rt->type == MF_JSON_STRING)
+			rendered = strdup(rt->str);
+		mf_json_free(d);
+		free(whole);
+	}
+	if (!rendered) {
+		fprintf(stderr, "Error: the server did not render the prompt: %s\n", rr.error);
+		goto out;
+	}
+
+	/* 1. /api/chat streamed: one warm-up, then the measured runs */
+	for (int r = -1; r < runs; r++) {
+		memset(&rr, 0, sizeof rr);
+		rr.reads = reads;
+		pthread_mutex_lock(&taps.mu);
+		taps.n = 0;
+		pthread_mutex_unlock(&taps.mu);
+		if (stream_chat(port, body, &rr, false, NULL) != 0) {
+			fprintf(stderr, "Error: /api/chat: %s\n", rr.error);
+			goto out;
+		}
+		if (r < 0)
+			continue;
+		api_ttft[r] = (double)(rr.t_first - rr.t_send) / 1e6;
+		api_tps[r] = rr.n_lines > 1 ? (double)(rr.n_lines - 1) / ((double)(rr.t_last - rr.t_first) / 1e9) : 0;
+		pthread_mutex_lock(&taps.mu);
+		size_t m = taps.n < rr.n_lines ? taps.n : rr.n_lines;
+		for (size_t k = 0; k < m; k++)
+			delays[n_delays++] = reads[k] - taps.engine[k];
+		pthread_mutex_unlock(&taps.mu);
+		if (r == runs - 1)
+			printf("api run: %zu tokens streamed, server eval_count %lld, prompt %lld tokens\n", rr.n_lines,
+			       (long long)rr.eval_count, (long long)rr.prompt_count);
+	}
+	rn_server_stop(srv);
+	srv = NULL;
+
+	/* 2. the engine alone, same rendered prompt and options */
+	char model_path[4096] = "";
+	{
+		struct mf_store *st = NULL;
+		struct mf_model *mm = NULL;
+		struct mf_error e = {0};
+		if (mf_store_open(cfg.models, &st, &e) == MF_OK && mf_model_load(st, name, &mm, &e) == MF_OK &&
+		    mm->model_path)
+			snprintf(model_path, sizeof model_path, "%s", mm->model_path);
+		mf_model_free(mm);
+		mf_store_close(st);
+		if (!model_path[0]) {
+			fprintf(stderr, "Error: %s\n", e.msg);
+			goto out;
+		}
+	}
+	struct rn_error re = {0};
+	struct rn_model *model = rn_model_open(model_path, &re);
+	struct rn_tok *tok = NULL;
+	struct rn_tok_error te = {0};
+	if (!model || rn_tok_load(model->gguf, NULL, &tok, &te) != RN_TOK_OK) {
+		fprintf(stderr, "Error: %s\n", model ? te.msg : re.msg);
+		rn_model_free(model);
+		goto out;
+	}
+	struct rn_engine_params ep = {.n_slots = 1, .n_ctx = ctx, .n_batch = 512, .n_threads = threads, .backend = -1};
+	struct rn_engine *eng = rn_engine_new(model, tok, &ep, &re);
+	int32_t *ids = NULL;
+	size_t n_ids = 0;
+	if (!eng || rn_tok_encode_alloc(tok, rendered, strlen(rendered), true, true, &ids, &n_ids, &te) != RN_TOK_OK) {
+		fprintf(stderr, "Error: %s\n", eng ? te.msg : re.msg);
+		rn_engine_free(eng);
+		rn_tok_free(tok);
+		rn_model_free(model);
+		goto out;
+	}
+	for (int r = -1; r < runs; r++) {
+		struct eng_run er = {0};
+		struct rn_request rq;
+		rn_request_default(&rq);
+		rq.prompt = ids;
+		rq.n_prompt = n_ids;
+		rq.sampling.temperature = 0;
+		rq.sampling.seed = 1;
+		rq.num_predict = n_predict;
+		rq.cache_prompt = false;
+		rq.on_event = eng_cb;
+		rq.user = &er;
+		er.t_submit = mono();
+		struct rn_error e2 = {0};
+		if (rn_engine_run(eng, &rq, &e2) != RN_OK) {
+			fprintf(stderr, "Error: engine: %s\n", e2.msg);
+			break;
+		}
+		if (r < 0)
+			continue;
+		eng_ttft[r] = (double)(er.t_first - er.t_submit) / 1e6;
+		eng_tps[r] = er.n > 1 ? (double)(er.n - 1) / ((double)(er.t_last - er.t_first) / 1e9) : 0;
+		if (r == runs - 1)
+			printf("engine run: %zu tokens, prompt %zu tokens\n", er.n, n_ids);
+	}
+	uint64_t bpt = model->bytes_per_token;
+	const char *arch = model->hp.arch_name;
+	rn_engine_free(eng);
+	free(ids);
+	rn_tok_free(tok);
+	rn_model_free(model);
+
+	/* report (medians over the runs) */
+	double at = median(api_ttft, runs), et = median(eng_ttft, runs);
+	double as = median(api_tps, runs), es = median(eng_tps, runs);
+	qsort(delays, n_delays, sizeof *delays, cmp_i64);
+	double p50 = n_delays ? (double)delays[n_delays / 2] / 1e3 : NAN;
+	double p99 = n_delays ? (double)delays[(size_t)((double)(n_delays - 1) * 0.99)] / 1e3 : NAN;
+	double pmax = n_delays ? (double)delays[n_delays - 1] / 1e3 : NAN;
+	printf("\nmodel %s (%s), %d tokens per run, median of %d runs, prompt caching off\n", name, arch, n_predict, runs);
+	printf("%-22s %12s %14s %10s\n", "path", "TTFT ms", "decode tok/s", "GB/s");
+	printf("%-22s %12.2f %14.2f %10.2f\n", "engine alone", et, es, es * (double)bpt / 1e9);
+	printf("%-22s %12.2f %14.2f %10.2f\n", "/api/chat (streamed)", at, as, as * (double)bpt / 1e9);
+	printf("api vs engine: TTFT %+.3f ms (goal <= +1 ms), decode %.2f %% (goal >= 99.5 %%)\n", at - et,
+	       es > 0 ? 100.0 * as / es : 0);
+	printf("delivery delay, token sampled -> line read by the client (%zu tokens): p50 %.1f us, p99 %.1f us "
+	       "(goal <= 200 us), max %.1f us\n",
+	       n_delays, p50, p99, pmax);
+	rc = 0;
+out:
+	rn_server_stop(srv);
+	if (tmp_store)
+		rm_tree(store);
+	free(rendered);
+	free(taps.engine);
+	free(reads);
+	free(delays);
+	free(api_tps);
+	free(api_ttft);
+	free(eng_tps);
+	free(eng_ttft);
+	rn_srv_config_free(&cfg);
+	return rc;
+}
