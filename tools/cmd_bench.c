@@ -2,8 +2,9 @@
  * token, peak RSS, achieved bandwidth and the share of this machine's memory-bandwidth roofline, which the
  * bench measures itself with a streaming read on the same number of threads.
  *
- * Like llama-bench it runs the backend on a synthetic prompt of random (non-control) tokens and decodes
- * greedily without stopping at end-of-generation tokens, so every run does the same amount of work.
+ * Like llama-bench it runs the backend on a synthetic prompt of random (non-control) tokens (prompt test from
+ * an empty cache) and decodes greedily without stopping at end-of-generation tokens (generation test from
+ * position --depth, 0 by default), so every run does the same work as llama-bench's pp and tg tests.
  */
 #include "config.h"
 
@@ -27,6 +28,9 @@
 #include "runner/model.h"
 #include "runner/tokenizer.h"
 #include "tools/commands.h"
+#ifdef ORUN_WITH_SERVER
+#include "tools/bench_api.h"
+#endif
 
 #define BW_BYTES ((size_t)1 << 30) /* streaming-read buffer: far larger than any last-level cache */
 #define BW_PASSES 5
@@ -125,12 +129,15 @@ static void usage(FILE *f)
 		   "  -m, --model FILE     GGUF model\n"
 		   "  -p, --prompt N       prompt tokens (default 512)\n"
 		   "  -n, --gen N          generated tokens (default 128)\n"
+		   "  -d, --depth N        context already in the cache when generation starts (default 0)\n"
 		   "  -r, --reps N         repetitions, the median is reported (default 3)\n"
 		   "  -t, --threads N      CPU threads (default: physical cores)\n"
 		   "  -b, --batch N        prompt tokens per forward pass (num_batch, default 512)\n"
 		   "      --kv-type T      f16 (default) or q8_0\n"
 		   "      --no-bandwidth   skip the streaming-read measurement\n"
 		   "      --json           one JSON object with every figure\n"
+		   "      --api            measure the HTTP streaming path of orun serve against the engine instead\n"
+		   "                       (see orun bench --api --help)\n"
 		   "  -h, --help           show this help\n");
 }
 
@@ -159,6 +166,23 @@ static double median(double *v, int n)
 	return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
 }
 
+/* Feed n tokens of seq 0 from position p0 in batches of B; the logits of the last one land in out. */
+static int prefill(struct rn_backend *b, const int32_t *tok, int n, int p0, int B, int32_t *pos, int32_t *seq,
+		   const struct rn_outputs *out, struct rn_error *err)
+{
+	for (int done = 0; done < n;) {
+		int k = n - done < B ? n - done : B;
+		for (int i = 0; i < k; i++)
+			pos[i] = p0 + done + i;
+		struct rn_batch bt = {.n_tokens = k, .token = tok + done, .pos = pos, .seq = seq};
+		int rc = rn_backend_forward(b, &bt, out, err);
+		if (rc != RN_OK)
+			return rc;
+		done += k;
+	}
+	return RN_OK;
+}
+
 static int32_t argmax(const float *x, int n)
 {
 	int32_t b = 0;
@@ -170,8 +194,18 @@ static int32_t argmax(const float *x, int n)
 
 int cmd_bench(int argc, char **argv)
 {
+	for (int i = 1; i < argc; i++)
+		if (!strcmp(argv[i], "--api")) {
+#ifdef ORUN_WITH_SERVER
+			return bench_api(argc, argv); /* the HTTP streaming path against the engine (tools/bench_api.c) */
+#else
+			fprintf(stderr, "orun bench: --api needs the server part of the build (configure without "
+					"--disable-server)\n");
+			return 2;
+#endif
+		}
 	const char *model = NULL, *kv = getenv("OLLAMA_KV_CACHE_TYPE");
-	int n_prompt = 512, n_gen = 128, reps = 3, threads = 0, batch = 512;
+	int n_prompt = 512, n_gen = 128, reps = 3, threads = 0, batch = 512, depth = 0;
 	bool json = false, bandwidth = true;
 	for (int i = 1; i < argc; i++) {
 		const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
@@ -208,6 +242,10 @@ int cmd_bench(int argc, char **argv)
 		} else if (!strcmp(a, "-b") || !strcmp(a, "--batch")) {
 			NEED();
 			if (parse_int(a, v, 1, RN_MAX_BATCH, &batch))
+				return 2;
+		} else if (!strcmp(a, "-d") || !strcmp(a, "--depth")) {
+			NEED();
+			if (parse_int(a, v, 0, 1 << 20, &depth))
 				return 2;
 		} else if (!strcmp(a, "--kv-type")) {
 			NEED();
@@ -249,7 +287,7 @@ int cmd_bench(int argc, char **argv)
 	}
 	if (rn_tok_load(m->gguf, NULL, &tok, NULL) != RN_TOK_OK) /* only to keep control tokens out of the prompt */
 		tok = NULL;
-	int n_ctx = n_prompt + n_gen + 1;
+	int n_ctx = (n_prompt > depth ? n_prompt : depth) + n_gen + 1;
 	struct rn_backend_params bp = {.n_seq = 1, .n_ctx = n_ctx, .n_batch = batch < n_prompt ? batch : n_prompt,
 				       .n_threads = threads, .kv_type = kvt};
 	b = rn_backend_load(-1, m, &bp, &err);
@@ -259,7 +297,8 @@ int cmd_bench(int argc, char **argv)
 	}
 	t_load = now_s() - t_load;
 	const int V = m->hp.n_vocab, B = rn_backend_params(b)->n_batch;
-	prompt = malloc((size_t)n_prompt * sizeof *prompt);
+	const int n_rand = n_prompt > depth ? n_prompt : depth;
+	prompt = malloc((size_t)n_rand * sizeof *prompt);
 	pos = malloc((size_t)(B > 1 ? B : 1) * sizeof *pos);
 	seq = calloc((size_t)(B > 1 ? B : 1), sizeof *seq);
 	logits = malloc((size_t)V * sizeof *logits);
@@ -268,7 +307,7 @@ int cmd_bench(int argc, char **argv)
 		goto out;
 	}
 	uint64_t s = 0x1234567;
-	for (int i = 0; i < n_prompt; i++) {
+	for (int i = 0; i < n_rand; i++) {
 		int32_t t;
 		do {
 			s = s * 6364136223846793005ull + 1442695040888963407ull;
@@ -278,24 +317,25 @@ int cmd_bench(int argc, char **argv)
 	}
 	double pp[MAX_REPS], tg[MAX_REPS], ttft[MAX_REPS];
 	struct rn_outputs out = {.logits = logits};
-	for (int r = -1; r < reps; r++) { /* r = -1: warm-up (page in the weights), not counted */
+	/* as llama-bench: the prompt test processes n_prompt tokens from an empty cache; the generation test
+	 * decodes n_gen tokens one at a time starting at position `depth` (0 unless --depth) */
+	for (int r = -1; r < reps; r++) { /* r = -1: warm-up (pages the weights in), not counted */
 		rn_backend_kv_clear(b, 0);
 		double t0 = now_s();
-		for (int done = 0; done < n_prompt;) {
-			int k = n_prompt - done < B ? n_prompt - done : B;
-			for (int i = 0; i < k; i++)
-				pos[i] = done + i;
-			struct rn_batch bt = {.n_tokens = k, .token = prompt + done, .pos = pos, .seq = seq};
-			if (rn_backend_forward(b, &bt, &out, &err) != RN_OK) {
-				fprintf(stderr, "orun bench: %s\n", err.msg);
-				goto out;
-			}
-			done += k;
+		if (prefill(b, prompt, n_prompt, 0, B, pos, seq, &out, &err) != RN_OK) {
+			fprintf(stderr, "orun bench: %s\n", err.msg);
+			goto out;
 		}
 		int32_t t = argmax(logits, V);
 		double t1 = now_s();
+		rn_backend_kv_clear(b, 0);
+		if (depth > 0 && prefill(b, prompt, depth, 0, B, pos, seq, &out, &err) != RN_OK) {
+			fprintf(stderr, "orun bench: %s\n", err.msg);
+			goto out;
+		}
+		double t2 = now_s();
 		for (int g = 0; g < n_gen; g++) {
-			int32_t p = n_prompt + g;
+			int32_t p = depth + g;
 			struct rn_batch bt = {.n_tokens = 1, .token = &t, .pos = &p, .seq = seq};
 			if (rn_backend_forward(b, &bt, &out, &err) != RN_OK) {
 				fprintf(stderr, "orun bench: %s\n", err.msg);
@@ -303,14 +343,12 @@ int cmd_bench(int argc, char **argv)
 			}
 			t = argmax(logits, V);
 		}
-		double t2 = now_s();
+		double t3 = now_s();
 		if (r >= 0) {
 			ttft[r] = (t1 - t0) * 1e3;
 			pp[r] = n_prompt / (t1 - t0);
-			tg[r] = n_gen > 0 ? n_gen / (t2 - t1) : 0;
+			tg[r] = n_gen > 0 ? n_gen / (t3 - t2) : 0;
 		}
-		if (r == -1 && reps == 1 && n_prompt * (double)n_gen > 0 && t2 - t0 > 60)
-			break; /* a very slow machine: one measured run is enough after a minute-long warm-up */
 	}
 	double pp_m = median(pp, reps), tg_m = median(tg, reps), ttft_m = median(ttft, reps);
 	/* peak RSS of the model run, before the bandwidth test allocates its buffer */
@@ -345,6 +383,8 @@ int cmd_bench(int argc, char **argv)
 		mf_jw_int(&w, n_prompt);
 		mf_jw_key(&w, "n_gen");
 		mf_jw_int(&w, n_gen);
+		mf_jw_key(&w, "depth");
+		mf_jw_int(&w, depth);
 		mf_jw_key(&w, "n_batch");
 		mf_jw_int(&w, rp->n_batch);
 		mf_jw_key(&w, "kv_type");
@@ -390,7 +430,7 @@ int cmd_bench(int argc, char **argv)
 		printf("backend            %s, %d threads, batch %d, KV %s\n", rn_backend_instance_name(b),
 		       threads ? threads : rn_cpu_physical_cores(), rp->n_batch, rn_kv_type_name(rp->kv_type));
 		printf("prefill            %.2f tok/s (%d tokens, median of %d)\n", pp_m, n_prompt, reps);
-		printf("decode             %.2f tok/s (%d tokens, median of %d)\n", tg_m, n_gen, reps);
+		printf("decode             %.2f tok/s (%d tokens from depth %d, median of %d)\n", tg_m, n_gen, depth, reps);
 		printf("time to first tok  %.1f ms\n", ttft_m);
 		printf("peak RSS           %.1f MiB\n", rss_mib);
 		printf("achieved           %.2f GB/s\n", achieved);

@@ -14,12 +14,14 @@
 #include <string.h>
 #include <sys/mman.h>
 
+#include "runner/cpu/attention.h"
 #include "runner/cpu/cpu.h"
 #include "runner/cpu/matmul.h"
 #include "runner/cpu/ops.h"
 #include "runner/cpu/pool.h"
 
 #define MAX_KINDS 3 /* enum rn_act_kind values */
+#define SPLITK_MIN_CELLS 256 /* a single decoding row splits its cells between threads from this length on */
 
 struct cpu_layer {
 	struct rn_weight wq, wk, wv, wo, gate, up, down;
@@ -43,7 +45,10 @@ struct cpu {
 	/* scratch for n_batch rows */
 	float *x, *xn, *tmp, *q, *k, *v, *att, *hb, *hb2;
 	float *cs;       /* [n_batch][n_rot] cos/sin per row */
-	float *scores;   /* [nth][n_ctx] */
+	float *scores;   /* [nth][att_scratch] per-thread attention scratch */
+	size_t att_scratch;
+	float *split_s;  /* [n_head][n_ctx] scores of the one row of a split-K attention */
+	float *split_p;  /* [2 nth + 1][q_dim] partial outputs of a split-K attention */
 	float *deq;      /* [nth][max_cols] */
 	uint8_t *act[MAX_KINDS];
 	float *act_f16, *act_bf16; /* [n_batch][max_cols]: f32 rows rounded to f16 / bf16 */
@@ -253,6 +258,7 @@ static void qkv_post(struct cpu *c, const struct rn_layer *ml, int layer, const 
 			if (ml->q_norm)
 				rn_ops_rmsnorm(q, q, ml->q_norm, D, eps);
 			rn_rope_apply(&c->rope, cs, q, 1.0f);
+			rn_ops_scale_round_f16(q, q, 1.0f, D); /* llama.cpp multiplies f16 keys with an f16 query */
 		} else if (h < H + HK) {
 			int g = h - H;
 			float *k = c->k + (size_t)i * (size_t)c->kv_dim + (size_t)g * (size_t)D;
@@ -278,45 +284,66 @@ static void qkv_post(struct cpu *c, const struct rn_layer *ml, int layer, const 
 	}
 }
 
-/* Attention of every (row, query head) over the cells [0, cell] of the row's sequence. */
+static struct rn_attn_kv kv_head(const struct cpu *c, int layer, int seq, int g)
+{
+	struct rn_attn_kv kv = {
+		.k = kv_base(c, layer, 0, seq) + (size_t)g * c->head_bytes,
+		.v = kv_base(c, layer, 1, seq) + (size_t)g * c->head_bytes,
+		.stride = c->kv_row,
+		.type = c->p.kv_type,
+	};
+	return kv;
+}
+
+/* Attention of every row over the cells [0, cell] of its sequence, the query heads of one KV head together.
+ * A single long row (decode) splits its cells between the threads instead: scores, softmax per head,
+ * weighted values per chunk, sum of the chunks, with a barrier between the steps. */
 static void attention(struct cpu *c, int layer, const struct rn_batch_cells *bc, int n, int ith, int nth)
 {
-	const int H = c->n_head, D = c->head_dim, group = c->n_head / c->n_head_kv;
+	const int HK = c->n_head_kv, G = c->n_head / c->n_head_kv, D = c->head_dim, H = c->n_head;
+	float *scratch = c->scores + (size_t)ith * c->att_scratch;
 	int64_t b, e;
-	split((int64_t)n * H, ith, nth, &b, &e);
-	float *sc = c->scores + (size_t)ith * (size_t)c->p.n_ctx;
-	const bool q8 = c->p.kv_type == RN_KV_Q8_0;
-	float *q = c->deq + (size_t)ith * (size_t)c->max_cols;
+	if (n == 1 && nth > 1 && bc->cell[0] + 1 >= SPLITK_MIN_CELLS) {
+		const int nc = bc->cell[0] + 1, seq = bc->b.seq[0];
+		const size_t NC = (size_t)c->p.n_ctx;
+		int nch = (2 * nth + HK - 1) / HK;
+		int csz = ((nc + nch - 1) / nch + 31) & ~31;
+		nch = (nc + csz - 1) / csz;
+		split((int64_t)HK * nch, ith, nth, &b, &e);
+		for (int64_t it = b; it < e; it++) {
+			int g = (int)(it / nch), ch = (int)(it % nch), c0 = ch * csz, c1 = c0 + csz < nc ? c0 + csz : nc;
+			struct rn_attn_kv kv = kv_head(c, layer, seq, g);
+			rn_attn_scores(&kv, c0, c1, G, D, c->kq_scale, c->q + (size_t)g * G * D, (size_t)D,
+				       c->split_s + (size_t)g * G * NC, NC, scratch);
+		}
+		barrier(c);
+		split(H, ith, nth, &b, &e);
+		for (int64_t h = b; h < e; h++)
+			rn_attn_softmax(c->split_s + (size_t)h * NC, nc);
+		barrier(c);
+		split((int64_t)HK * nch, ith, nth, &b, &e);
+		for (int64_t it = b; it < e; it++) {
+			int g = (int)(it / nch), ch = (int)(it % nch), c0 = ch * csz, c1 = c0 + csz < nc ? c0 + csz : nc;
+			struct rn_attn_kv kv = kv_head(c, layer, seq, g);
+			rn_attn_values(&kv, c0, c1, G, D, c->split_s + (size_t)g * G * NC, NC,
+				       c->split_p + (size_t)ch * (size_t)c->q_dim + (size_t)g * G * D, (size_t)D, scratch);
+		}
+		barrier(c);
+		split(H, ith, nth, &b, &e);
+		for (int64_t h = b; h < e; h++) {
+			float *o = c->att + (size_t)h * D;
+			memcpy(o, c->split_p + (size_t)h * D, (size_t)D * sizeof *o);
+			for (int ch = 1; ch < nch; ch++)
+				rn_ops_add(o, c->split_p + (size_t)ch * (size_t)c->q_dim + (size_t)h * D, D);
+		}
+		return;
+	}
+	split((int64_t)n * HK, ith, nth, &b, &e);
 	for (int64_t t = b; t < e; t++) {
-		int i = (int)(t / H), h = (int)(t % H), g = h / group;
-		/* llama.cpp multiplies f16 keys with the query rounded to f16, and f16 values with the softmax
-		 * rounded to f16 (accumulating in f32); doing the same keeps orun's logits within float rounding
-		 * of the reference's instead of within f16 rounding */
-		const float *q32 = c->q + (size_t)i * (size_t)c->q_dim + (size_t)h * (size_t)D;
-		for (int j = 0; j < D; j++)
-			q[j] = gguf_f16_to_f32(gguf_f32_to_f16(q32[j]));
-		float *o = c->att + (size_t)i * (size_t)c->q_dim + (size_t)h * (size_t)D;
-		int s = bc->b.seq[i], nc = bc->cell[i] + 1;
-		const uint8_t *kb = kv_base(c, layer, 0, s) + (size_t)g * c->head_bytes;
-		const uint8_t *vb = kv_base(c, layer, 1, s) + (size_t)g * c->head_bytes;
-		for (int j = 0; j < nc; j++) {
-			const uint8_t *kr = kb + (size_t)j * c->kv_row;
-			sc[j] = (q8 ? rn_ops_dot_q8_0(q, kr, D) : rn_ops_dot_f16(q, (const uint16_t *)kr, D)) * c->kq_scale;
-		}
-		float mx = rn_ops_max(sc, nc);
-		float sum = rn_ops_exp_sum(sc, nc, mx);
-		float inv = (float)(1.0 / (double)sum);
-		memset(o, 0, (size_t)D * sizeof *o);
-		for (int j = 0; j < nc; j++) {
-			const uint8_t *vr = vb + (size_t)j * c->kv_row;
-			float pj = gguf_f16_to_f32(gguf_f32_to_f16(sc[j] * inv));
-			if (pj == 0)
-				continue;
-			if (q8)
-				rn_ops_axpy_q8_0(o, pj, vr, D);
-			else
-				rn_ops_axpy_f16(o, pj, (const uint16_t *)vr, D);
-		}
+		int i = (int)(t / HK), g = (int)(t % HK);
+		struct rn_attn_kv kv = kv_head(c, layer, bc->b.seq[i], g);
+		size_t off = (size_t)i * (size_t)c->q_dim + (size_t)g * G * D;
+		rn_attn_group(&kv, bc->cell[i] + 1, G, D, c->kq_scale, c->q + off, (size_t)D, c->att + off, (size_t)D, scratch);
 	}
 }
 
@@ -532,6 +559,8 @@ static void cpu_free(void *state)
 	free(c->hb2);
 	free(c->cs);
 	free(c->scores);
+	free(c->split_s);
+	free(c->split_p);
 	free(c->deq);
 	for (int i = 0; i < MAX_KINDS; i++)
 		free(c->act[i]);
@@ -651,7 +680,10 @@ static int cpu_load(const struct rn_model *m, const struct rn_backend_params *p,
 	c->hb = xalloc(c, B * (size_t)c->n_ff, sizeof(float));
 	c->hb2 = xalloc(c, B * (size_t)c->n_ff, sizeof(float));
 	c->cs = xalloc(c, B * (size_t)c->rope.n_rot, sizeof(float));
-	c->scores = xalloc(c, (size_t)c->nth * (size_t)p->n_ctx, sizeof(float));
+	c->att_scratch = rn_attn_scratch_floats(c->n_head / c->n_head_kv, c->head_dim, p->n_ctx);
+	c->scores = xalloc(c, (size_t)c->nth * c->att_scratch, sizeof(float));
+	c->split_s = xalloc(c, (size_t)c->n_head * (size_t)p->n_ctx, sizeof(float));
+	c->split_p = xalloc(c, (size_t)(2 * c->nth + 1) * (size_t)c->q_dim, sizeof(float));
 	c->deq = xalloc(c, (size_t)c->nth * (size_t)c->max_cols, sizeof(float));
 	bool has_f16 = c->out_w.type == RN_MM_F16, has_bf16 = c->out_w.type == RN_MM_BF16;
 	for (int l = 0; l < hp->n_layer; l++) {
@@ -666,7 +698,7 @@ static int cpu_load(const struct rn_model *m, const struct rn_backend_params *p,
 		c->act_f16 = xalloc(c, B * (size_t)c->max_cols, sizeof(float));
 	if (has_bf16)
 		c->act_bf16 = xalloc(c, B * (size_t)c->max_cols, sizeof(float));
-	bool ok = (!has_f16 || c->act_f16) && (!has_bf16 || c->act_bf16) && c->x && c->xn && c->tmp && c->q && c->k && c->v && c->att && c->hb && c->hb2 && c->cs && c->scores &&
+	bool ok = (!has_f16 || c->act_f16) && (!has_bf16 || c->act_bf16) && c->split_s && c->split_p && c->x && c->xn && c->tmp && c->q && c->k && c->v && c->att && c->hb && c->hb2 && c->cs && c->scores &&
 		  c->deq;
 	for (int k = RN_ACT_Q8_32; k <= RN_ACT_Q8_256 && ok; k++) {
 		size_t rb = rn_act_row_bytes((enum rn_act_kind)k, c->max_cols);

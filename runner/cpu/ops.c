@@ -308,6 +308,36 @@ TGT static float v_dot_f32(const float *a, const float *b, int n)
 		s += a[i] * b[i];
 	return s;
 }
+TGT static void v_axpy_f32(float *y, float a, const float *x, int n)
+{
+	__m256 va = _mm256_set1_ps(a);
+	int i = 0;
+	for (; i + 8 <= n; i += 8)
+		_mm256_storeu_ps(y + i, _mm256_fmadd_ps(va, _mm256_loadu_ps(x + i), _mm256_loadu_ps(y + i)));
+	for (; i < n; i++)
+		y[i] += a * x[i];
+}
+
+TGT static void v_scale_round_f16(float *y, const float *x, float s, int n)
+{
+	__m256 vs = _mm256_set1_ps(s);
+	int i = 0;
+	for (; i + 8 <= n; i += 8) {
+		__m128i h = _mm256_cvtps_ph(_mm256_mul_ps(_mm256_loadu_ps(x + i), vs), _MM_FROUND_TO_NEAREST_INT);
+		_mm256_storeu_ps(y + i, _mm256_cvtph_ps(h));
+	}
+	for (; i < n; i++)
+		y[i] = f16_to_f32(f32_to_f16(x[i] * s));
+}
+
+TGT static void v_add(float *y, const float *x, int n)
+{
+	int i = 0;
+	for (; i + 8 <= n; i += 8)
+		_mm256_storeu_ps(y + i, _mm256_add_ps(_mm256_loadu_ps(y + i), _mm256_loadu_ps(x + i)));
+	for (; i < n; i++)
+		y[i] += x[i];
+}
 #endif /* OPS_X86 */
 
 /* ---------------------------------------------------------------------------------------------------- */
@@ -396,4 +426,19 @@ float rn_ops_dot_f32(const float *a, const float *b, int n)
 	float s = 0;
 	DISPATCH(s = v_dot_f32(a, b, n), for (int i = 0; i < n; i++) s += a[i] * b[i]);
 	return s;
+}
+
+void rn_ops_axpy_f32(float *y, float a, const float *x, int n)
+{
+	DISPATCH(v_axpy_f32(y, a, x, n), for (int i = 0; i < n; i++) y[i] += a * x[i]);
+}
+
+void rn_ops_scale_round_f16(float *y, const float *x, float s, int n)
+{
+	DISPATCH(v_scale_round_f16(y, x, s, n), for (int i = 0; i < n; i++) y[i] = f16_to_f32(f32_to_f16(x[i] * s)));
+}
+
+void rn_ops_add(float *y, const float *x, int n)
+{
+	DISPATCH(v_add(y, x, n), for (int i = 0; i < n; i++) y[i] += x[i]);
 }

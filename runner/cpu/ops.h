@@ -42,4 +42,13 @@ float rn_ops_exp_sum(float *x, int n, float m);
 /* sum of a[i] * b[i]. */
 float rn_ops_dot_f32(const float *a, const float *b, int n);
 
+/* y[i] += a * x[i]. */
+void rn_ops_axpy_f32(float *y, float a, const float *x, int n);
+
+/* y[i] = the f16 value nearest to x[i] * s (round to nearest even), as f32; y may equal x. */
+void rn_ops_scale_round_f16(float *y, const float *x, float s, int n);
+
+/* y[i] += x[i]. */
+void rn_ops_add(float *y, const float *x, int n);
+
 #endif

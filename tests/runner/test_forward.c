@@ -19,7 +19,7 @@
 #include "tests/check.h"
 #include "tests/runner/tinymodel.h"
 
-static uint8_t *imgs[16];
+static uint8_t *imgs[64];
 static int n_imgs;
 
 static struct rn_model *load(const struct tiny_opts *o)
@@ -408,6 +408,55 @@ static void test_shift(const char *arch, enum rn_kv_type kvt, float yarn)
 	free_model(m);
 }
 
+/* A single decoding row at long context splits its cells between threads (split-K); it must give what the
+ * whole-batch path and the double-precision reference give. */
+static void test_long_context(const char *arch, enum rn_kv_type kvt)
+{
+	struct tiny_opts o;
+	tiny_defaults(&o, arch);
+	o.seed = 17;
+	if (kvt == RN_KV_Q8_0)
+		o.dim = 128;
+	o.ctx = 1024;
+	struct rn_model *m = load(&o);
+	if (!m)
+		return;
+	const int V = m->hp.n_vocab, N = 301;
+	int32_t *tk = malloc(N * sizeof *tk);
+	for (int i = 0; i < N; i++)
+		tk[i] = (int32_t)((i * 37 + 11) % V);
+	float *ref = malloc((size_t)N * V * sizeof *ref), *a = malloc((size_t)V * sizeof *a), *bb = malloc((size_t)V * sizeof *bb);
+	reference(m, tk, N, ref);
+	struct rn_backend *be = open_backend(m, 2, 512, 512, kvt);
+	if (be) {
+		int32_t pos[512], sq[512];
+		for (int i = 0; i < N; i++)
+			pos[i] = i, sq[i] = 0;
+		struct rn_batch bt = {.n_tokens = N, .token = tk, .pos = pos, .seq = sq};
+		struct rn_outputs out = {.logits = a};
+		struct rn_error err = {0};
+		CHECK(rn_backend_forward(be, &bt, &out, &err) == RN_OK);
+		for (int i = 0; i < N; i++)
+			sq[i] = 1;
+		bt.n_tokens = N - 1;
+		bt.seq = sq;
+		out.logits = bb;
+		CHECK(rn_backend_forward(be, &bt, &out, &err) == RN_OK);
+		struct rn_batch one = {.n_tokens = 1, .token = tk + N - 1, .pos = pos + N - 1, .seq = sq};
+		CHECK(rn_backend_forward(be, &one, &out, &err) == RN_OK);
+		float tol = kvt == RN_KV_Q8_0 ? 0.05f : 2e-3f;
+		float d = max_diff(a, bb, (size_t)V), dr = max_diff(a, ref + (size_t)(N - 1) * V, (size_t)V);
+		CHECKF(d < tol, "%s: split-K decode differs from the batch by %g", arch, (double)d);
+		CHECKF(dr < (kvt == RN_KV_Q8_0 ? 0.2f : 0.02f), "%s: 301st token differs from the reference by %g", arch, (double)dr);
+	}
+	rn_backend_free(be);
+	free(tk);
+	free(ref);
+	free(a);
+	free(bb);
+	free_model(m);
+}
+
 /* The hidden state output is the normalised final state: logits = output . hidden. */
 static void test_hidden(void)
 {
@@ -457,6 +506,8 @@ int main(void)
 	test_shift("qwen3", RN_KV_F16, 0);
 	test_shift("qwen3", RN_KV_Q8_0, 0);
 	test_shift("qwen3", RN_KV_F16, 4.0f);
+	test_long_context("qwen2", RN_KV_F16);
+	test_long_context("llama", RN_KV_Q8_0);
 	test_hidden();
 	for (int i = 0; i < n_imgs; i++)
 		free(imgs[i]);

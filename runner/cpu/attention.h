@@ -1,0 +1,42 @@
+/* runner/cpu/attention.h — causal attention of query heads over the CPU KV cache (internal to runner/cpu).
+ *
+ * Numerics follow llama.cpp's standard attention so that both engines agree to float rounding: keys and
+ * values are f16 (or q8_0) rows, the query is rounded to f16 by the caller, the softmax is computed in f32
+ * and each probability rounded to f16 before it weights the values, sums in f32.
+ */
+#ifndef ORUN_RUNNER_CPU_ATTENTION_H
+#define ORUN_RUNNER_CPU_ATTENTION_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "runner/kvcache.h"
+
+/* The cached rows of one KV head of one sequence in one layer. */
+struct rn_attn_kv {
+	const uint8_t *k;     /* key row of cell 0 for this head */
+	const uint8_t *v;     /* value row of cell 0 for this head */
+	size_t stride;        /* bytes from one cell to the next */
+	enum rn_kv_type type;
+};
+
+/* Floats of per-thread scratch rn_attn_group needs; the split-K helpers need only the first
+ * rn_attn_block_floats(head_dim). */
+size_t rn_attn_scratch_floats(int group, int head_dim, int n_ctx);
+size_t rn_attn_block_floats(int head_dim);
+
+/* out[h] (h < group, rows out_stride floats apart) = attention of query q[h] (rows q_stride apart, already
+ * rounded to f16) over cells [0, nc). */
+void rn_attn_group(const struct rn_attn_kv *kv, int nc, int group, int head_dim, float scale, const float *q,
+		   size_t q_stride, float *out, size_t out_stride, float *scratch);
+
+/* Split-K pieces for one long row: scaled scores s[h][j] for cells [c0, c1); then, once every score of a
+ * head is in, probabilities in place (softmax over [0, nc), each rounded to f16); then the values of cells
+ * [c0, c1) weighted by those probabilities into out[h] (overwritten), to be summed over the chunks. */
+void rn_attn_scores(const struct rn_attn_kv *kv, int c0, int c1, int group, int head_dim, float scale, const float *q,
+		    size_t q_stride, float *s, size_t s_stride, float *scratch);
+void rn_attn_softmax(float *s, int nc);
+void rn_attn_values(const struct rn_attn_kv *kv, int c0, int c1, int group, int head_dim, const float *p,
+		    size_t p_stride, float *out, size_t out_stride, float *scratch);
+
+#endif
