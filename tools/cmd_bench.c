@@ -288,7 +288,8 @@ int cmd_bench(int argc, char **argv)
 	if (rn_tok_load(m->gguf, NULL, &tok, NULL) != RN_TOK_OK) /* only to keep control tokens out of the prompt */
 		tok = NULL;
 	int n_ctx = (n_prompt > depth ? n_prompt : depth) + n_gen + 1;
-	struct rn_backend_params bp = {.n_seq = 1, .n_ctx = n_ctx, .n_batch = batch < n_prompt ? batch : n_prompt,
+	const int n_big = n_prompt > depth ? n_prompt : depth;
+	struct rn_backend_params bp = {.n_seq = 1, .n_ctx = n_ctx, .n_batch = batch < n_big ? batch : n_big,
 				       .n_threads = threads, .kv_type = kvt};
 	b = rn_backend_load(-1, m, &bp, &err);
 	if (!b) {
