@@ -13,3 +13,5 @@ EXTRA_DIST += tests/data/engine
 EXTRA_DIST += tests/runner/tinymodel.h
 TESTS += tests/runner/test_mkmodel.sh
 EXTRA_DIST += tests/runner/test_mkmodel.sh
+TESTS += tests/runner/test_generate.sh
+EXTRA_DIST += tests/runner/test_generate.sh
