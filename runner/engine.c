@@ -22,7 +22,7 @@ enum slot_state { SLOT_IDLE = 0, SLOT_QUEUED, SLOT_PREFILL, SLOT_DECODE };
 
 struct slot {
 	int id;
-	enum slot_state state;
+	_Atomic int state;   /* enum slot_state; written under e->mu, read by the engine thread without it */
 	atomic_bool cancel;
 	/* the request, with its own copies */
 	struct rn_request req;
@@ -35,7 +35,7 @@ struct slot {
 	struct rn_tok_stream *ts;
 	/* the KV cache content of this slot: token ids at positions 0 .. n_cache-1 */
 	int32_t *cache;
-	int n_cache;
+	atomic_int n_cache;  /* written by the engine thread only */
 	/* progress */
 	size_t n_fed;        /* prompt tokens in the cache */
 	int32_t next_token;  /* the sampled token to feed next (decode) */
