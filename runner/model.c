@@ -243,11 +243,11 @@ static int convert_small(struct loader *L)
 static int reject_unsupported(struct loader *L)
 {
 	static const char *const bad[] = {"blk.0.attn_qkv.weight", "blk.0.ffn_gate_inp.weight",
-					  "blk.0.ffn_gate_exps.weight", "blk.0.rope_long.weight"};
+					  "blk.0.ffn_gate_exps.weight", "blk.0.rope_long.weight", "output.bias"};
 	for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++)
 		if (gguf_find_tensor(L->f, bad[i]))
 			return rn_error_set(L->err, RN_ERR_ARCH, "tensor '%s' means a layout orun does not support "
-					    "(fused QKV, mixture of experts or LongRoPE)", bad[i]);
+					    "(fused QKV, mixture of experts, LongRoPE or an output bias)", bad[i]);
 	char key[96];
 	uint32_t experts = 0;
 	if (gguf_find_u32(L->f, key_of(L, "expert_count", key, sizeof key), &experts) == GGUF_OK && experts > 0)

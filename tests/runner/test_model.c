@@ -138,6 +138,12 @@ int main(void)
 	tiny_defaults(&o, "llama");
 	o.experts = 8;
 	expect_fail(&o, RN_ERR_ARCH, "llama.expert_count = 8", "mixture-of-experts");
+	tiny_defaults(&o, "qwen2");
+	o.extra = "output.bias";
+	expect_fail(&o, RN_ERR_ARCH, "tensor 'output.bias'", "output bias");
+	tiny_defaults(&o, "llama");
+	o.extra = "blk.0.attn_qkv.weight";
+	expect_fail(&o, RN_ERR_ARCH, "tensor 'blk.0.attn_qkv.weight'", "fused QKV");
 	tiny_defaults(&o, "qwen3");
 	o.rope_scaling = "longrope";
 	expect_fail(&o, RN_ERR_ARCH, "qwen3.rope.scaling.type = 'longrope'", NULL);

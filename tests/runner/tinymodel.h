@@ -27,6 +27,7 @@ struct tiny_opts {
 	const char *skip;      /* tensor left out */
 	const char *bad_shape; /* tensor whose last dimension is off by 32 */
 	const char *bad_type;  /* tensor stored as I32 instead */
+	const char *extra;     /* an additional 1-D tensor of `dim` values with this name */
 	bool no_head_count;
 	int experts;           /* <arch>.expert_count */
 	const char *rope_scaling; /* rope.scaling.type */
@@ -149,6 +150,8 @@ static uint8_t *tiny_model(const struct tiny_opts *o, size_t *size)
 	}
 	e = e ? e : tiny_tensor(w, &bufs, o, "token_embd.weight", o->dim, o->vocab, 3);
 	e = e ? e : tiny_tensor(w, &bufs, o, "output_norm.weight", o->dim, 1, 1);
+	if (o->extra)
+		e = e ? e : tiny_tensor(w, &bufs, o, o->extra, o->dim, 1, 2);
 	if (!o->tied)
 		e = e ? e : tiny_tensor(w, &bufs, o, "output.weight", o->dim, o->vocab, 0);
 	for (int l = 0; l < o->layers && e == GGUF_OK; l++) {
