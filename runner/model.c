@@ -174,6 +174,7 @@ static int bind_matrix(struct loader *L, const char *name, int64_t cols, int64_t
 		w->ne[i] = t->ne[i];
 	w->nbytes = t->n_bytes;
 	w->name = t->name;
+	w->gt = t;
 	L->m->weight_bytes += t->n_bytes;
 	L->m->n_params += t->n_elements;
 	return RN_OK;

@@ -41,6 +41,7 @@ struct rn_tensor {
 	int64_t ne[4];
 	uint64_t nbytes;   /* exact data size */
 	const char *name;  /* borrowed from the GGUF file */
+	const struct gguf_tensor *gt; /* the GGUF directory entry (for FP8's scale grid and the row API) */
 };
 
 /* Hyperparameters as stored in the file (the "train" values; per-load overrides go in struct rn_rope). */

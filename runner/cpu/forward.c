@@ -85,6 +85,7 @@ static void kv_load(const struct cpu *c, float *dst, const uint8_t *src, int n)
 
 struct mm {
 	const struct rn_weight *w;
+	const struct gguf_tensor *gt; /* for the reference path's row dequantization (FP8 needs its scales) */
 	const float *xf;    /* f32 input rows (stride = cols), for the reference path and F32-kind weights */
 	float *y;
 	int64_t ldy;
@@ -144,8 +145,10 @@ static void ref_rows(struct cpu *c, int ith, const struct mm *op, int64_t n, int
 	float *row = c->deq + (size_t)ith * (size_t)c->max_cols;
 	size_t rb = rn_mm_row_bytes(w->type, w->cols);
 	for (int64_t r = r0; r < r1; r++) {
-		if (gguf_dequantize((uint32_t)w->type, (const uint8_t *)w->data + (size_t)r * rb, row, (uint64_t)w->cols) !=
-		    GGUF_OK)
+		int rc = op->gt ? gguf_tensor_dequantize_row(op->gt, r, 0, w->cols, row)
+				: gguf_dequantize((uint32_t)w->type, (const uint8_t *)w->data + (size_t)r * rb, row,
+						  (uint64_t)w->cols);
+		if (rc != GGUF_OK)
 			memset(row, 0, (size_t)w->cols * sizeof *row);
 		for (int64_t i = 0; i < n; i++)
 			op->y[i * op->ldy + r] = rn_ops_dot_f32(op->xf + i * w->cols, row, (int)w->cols);
@@ -369,9 +372,9 @@ static void forward_job(void *ctx, int ith, int nth)
 		resid_norm_quant(c, n, ith, nth, pending, NULL, ml->attn_norm, qkv, 3);
 		barrier(c);
 		struct mm ops[3] = {
-			{&cl->wq, c->xn, c->q, c->q_dim},
-			{&cl->wk, c->xn, c->k, c->kv_dim},
-			{&cl->wv, c->xn, c->v, c->kv_dim},
+			{&cl->wq, ml->wq.gt, c->xn, c->q, c->q_dim},
+			{&cl->wk, ml->wk.gt, c->xn, c->k, c->kv_dim},
+			{&cl->wv, ml->wv.gt, c->xn, c->v, c->kv_dim},
 		};
 		mm_phase(c, ith, nth, ops, 3, n);
 		barrier(c);
@@ -406,7 +409,7 @@ static void forward_job(void *ctx, int ith, int nth)
 				quantize_rows(c, c->att, c->q_dim, b, e, wo, 1);
 		}
 		barrier(c);
-		struct mm op_o = {&cl->wo, c->att, c->tmp, E};
+		struct mm op_o = {&cl->wo, ml->wo.gt, c->att, c->tmp, E};
 		mm_phase(c, ith, nth, &op_o, 1, n);
 		barrier(c);
 
@@ -415,8 +418,8 @@ static void forward_job(void *ctx, int ith, int nth)
 		resid_norm_quant(c, n, ith, nth, true, ml->bo, ml->ffn_norm, gu, 2);
 		barrier(c);
 		struct mm ops2[2] = {
-			{&cl->gate, c->xn, c->hb, c->n_ff},
-			{&cl->up, c->xn, c->hb2, c->n_ff},
+			{&cl->gate, ml->w_gate.gt, c->xn, c->hb, c->n_ff},
+			{&cl->up, ml->w_up.gt, c->xn, c->hb2, c->n_ff},
 		};
 		mm_phase(c, ith, nth, ops2, 2, n);
 		barrier(c);
@@ -430,7 +433,7 @@ static void forward_job(void *ctx, int ith, int nth)
 				quantize_rows(c, c->hb, c->n_ff, b, e, dn, 1);
 		}
 		barrier(c);
-		struct mm op_d = {&cl->down, c->hb, c->tmp, E};
+		struct mm op_d = {&cl->down, ml->w_down.gt, c->hb, c->tmp, E};
 		mm_phase(c, ith, nth, &op_d, 1, n);
 		barrier(c);
 		pending = true;
@@ -448,7 +451,7 @@ static void forward_job(void *ctx, int ith, int nth)
 	}
 	barrier(c);
 	if (J->out->logits) {
-		struct mm op_out = {&c->out_w, c->xn, J->out->logits, c->n_vocab};
+		struct mm op_out = {&c->out_w, m->output.gt, c->xn, J->out->logits, c->n_vocab};
 		mm_phase(c, ith, nth, &op_out, 1, n);
 	}
 }
@@ -572,12 +575,8 @@ static void cpu_free(void *state)
 static int bind_weight(const struct rn_tensor *t, struct rn_weight *w, struct rn_error *err)
 {
 	memset(w, 0, sizeof *w);
-	w->type = (int)t->type;
-	w->rows = t->ne[1];
-	w->cols = t->ne[0];
-	w->data = t->data;
 	struct rn_mm_error me = {{0}};
-	int rc = rn_mm_check(w, (size_t)t->nbytes, &me);
+	int rc = t->gt ? rn_mm_weight_from_tensor(t->gt, w, &me) : RN_MM_EUNSUPPORTED;
 	if (rc == RN_MM_EUNSUPPORTED)
 		return rn_error_set(err, RN_ERR_TYPE, "tensor '%s' has type %s, which the CPU backend cannot multiply",
 				    t->name, gguf_type_name(t->type));

@@ -34,6 +34,14 @@ b=$("$ORUN" generate -m "$m" -p "Once upon a time" -n 12 --temperature 1 --seed 
 	{ no "generate on the yarn model at 131072"; cat "$tmp/e"; }
 grep -q '"eval_count":4' "$tmp/j" || no "yarn model did not generate 4 tokens"
 
+# FP8 and BF16 weights: the kernels agree with the reference path (f32 dot products on dequantized rows)
+for t in FP8 BF16; do
+	"$ORUN" mkmodel -o "$tmp/$t.gguf" --tokenizer "$m" --arch qwen3 --type "$t" --threads 2 2>/dev/null || no "mkmodel $t"
+	a=$("$ORUN" generate -m "$tmp/$t.gguf" -p "Hello there" -n 6 --temperature 0 --threads 2 --json 2>&1 | grep '"tokens"' | sed 's/.*"tokens":\(\[[0-9,]*\]\).*/\1/')
+	b=$(ORUN_CPU_REFERENCE=1 "$ORUN" generate -m "$tmp/$t.gguf" -p "Hello there" -n 6 --temperature 0 --threads 2 --json 2>&1 | grep '"tokens"' | sed 's/.*"tokens":\(\[[0-9,]*\]\).*/\1/')
+	[ -n "$a" ] && [ "$a" = "$b" ] || no "$t: kernels $a, reference $b"
+done
+
 # bench
 "$ORUN" bench -m "$m" -p 16 -n 8 -r 1 --threads 2 --no-bandwidth --json >"$tmp/b" 2>"$tmp/e" || { no "bench"; cat "$tmp/e"; }
 for k in prefill_tokens_per_second decode_tokens_per_second time_to_first_token_ms peak_rss_mib achieved_gb_per_second; do
