@@ -300,6 +300,7 @@ static int runner_load(struct rn_runner *r, struct rn_sched_error *err)
 		return -1;
 	}
 	r->thread_started = true;
+	(void)pthread_setname_np(r->thread, "orun-engine"); /* else it inherits the loader's name */
 	return 0;
 }
 
