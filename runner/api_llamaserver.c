@@ -460,9 +460,10 @@ static void h_detokenize(struct rn_http_req *r)
 		}
 	const struct rn_tok *tok = rn_runner_tok(s->runner);
 	size_t need = 0;
-	int rc = rn_tok_detokenize(tok, ids, k, false, false, NULL, 0, &need);
+	/* upstream's tokens_to_str renders special tokens (common_token_to_piece, special = true) */
+	int rc = rn_tok_detokenize(tok, ids, k, false, true, NULL, 0, &need);
 	char *txt = (rc == RN_TOK_OK || rc == RN_TOK_ERR_NOSPACE) ? malloc(need + 1) : NULL;
-	if (!txt || (need && rn_tok_detokenize(tok, ids, k, false, false, txt, need, &need) != RN_TOK_OK)) {
+	if (!txt || (need && rn_tok_detokenize(tok, ids, k, false, true, txt, need, &need) != RN_TOK_OK)) {
 		free(txt);
 		free(ids);
 		mf_json_free(doc);

@@ -1214,9 +1214,10 @@ void rn_infer_run(struct rn_http_req *r, enum rn_infer_kind kind, const char *bo
 					}
 					size_t need = 0;
 					const struct rn_tok *tok = rn_runner_tok(I->runner);
-					int trc = rn_tok_detokenize(tok, ids, k, false, false, NULL, 0, &need);
+					/* as llama-server's /detokenize: special tokens rendered */
+					int trc = rn_tok_detokenize(tok, ids, k, false, true, NULL, 0, &need);
 					char *txt = (trc == RN_TOK_OK || trc == RN_TOK_ERR_NOSPACE) ? malloc(need + 1) : NULL;
-					if (txt && rn_tok_detokenize(tok, ids, k, false, false, txt, need, &need) == RN_TOK_OK)
+					if (txt && rn_tok_detokenize(tok, ids, k, false, true, txt, need, &need) == RN_TOK_OK)
 						mf_buf_append(&pre, txt, need);
 					else if (!txt || trc == RN_TOK_ERR_RANGE) {
 						free(txt);
