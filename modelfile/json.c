@@ -65,25 +65,264 @@ static char *arena_alloc(struct mf_json_doc *doc, size_t n)
 
 /* ---------------------------------------------------------------------------------------------- errors */
 
+static int is_ws(char c);
+static int hexval(char c);
+
 static void quote_char(char *buf, size_t size, int c)
 {
-	/* Go's quoteChar: 'x', with escapes for quotes and non-printables */
+	/* Go's quoteChar: the byte as the rune U+00XX, quoted by strconv.Quote between single quotes */
+	static const char ctl[] = "abtnvfr"; /* \a .. \r for 7 .. 13 */
 	if (c == '\'')
 		snprintf(buf, size, "'\\''");
 	else if (c == '"')
 		snprintf(buf, size, "'\"'");
-	else if (c == '\n')
-		snprintf(buf, size, "'\\n'");
-	else if (c == '\r')
-		snprintf(buf, size, "'\\r'");
-	else if (c == '\t')
-		snprintf(buf, size, "'\\t'");
-	else if (c >= 0x20 && c < 0x7f)
-		snprintf(buf, size, "'%c'", c);
-	else if (c < 0x80)
+	else if (c >= 7 && c <= 13)
+		snprintf(buf, size, "'\\%c'", ctl[c - 7]);
+	else if (c < 0x20 || c == 0x7f)
 		snprintf(buf, size, "'\\x%02x'", c);
-	else
+	else if (c < 0x7f)
+		snprintf(buf, size, "'%c'", c);
+	else if (c <= 0xa0 || c == 0xad)
 		snprintf(buf, size, "'\\u%04x'", c);
+	else
+		snprintf(buf, size, "'%c%c'", 0xc0 | (c >> 6), 0x80 | (c & 0x3f));
+}
+
+/* Go's encoding/json scanner, used only to word an error: the first syntax error of text[0..n) with Go's
+ * message and its byte offset. Returns 0 when it finds none (the caller keeps its own message). */
+static int go_syntax_error(const char *t, size_t n, size_t *at, char *msg, size_t msize)
+{
+	char stack[MF_JSON_MAX_DEPTH];
+	int depth = 0;
+	size_t i = 0;
+	const char *ctx;
+	static const char *const lits[] = {"true", "false", "null"};
+#define WS() while (i < n && is_ws(t[i])) i++
+#define NEED() do { if (i >= n) goto eof; } while (0)
+value:
+	WS();
+	NEED();
+	switch (t[i]) {
+	case '{':
+		if (depth >= MF_JSON_MAX_DEPTH)
+			return 0;
+		stack[depth++] = '{';
+		i++;
+		WS();
+		NEED();
+		if (t[i] == '}') {
+			i++;
+			depth--;
+			goto end_value;
+		}
+		if (t[i] != '"') {
+			ctx = "looking for beginning of object key string";
+			goto bad;
+		}
+		goto key;
+	case '[':
+		if (depth >= MF_JSON_MAX_DEPTH)
+			return 0;
+		stack[depth++] = '[';
+		i++;
+		WS();
+		NEED();
+		if (t[i] == ']') {
+			i++;
+			depth--;
+			goto end_value;
+		}
+		goto value;
+	case '"':
+		goto string;
+	case 't': case 'f': case 'n': {
+		const char *lit = lits[t[i] == 't' ? 0 : t[i] == 'f' ? 1 : 2];
+		for (size_t k = 1; lit[k]; k++) {
+			i++;
+			NEED();
+			if (t[i] != lit[k]) {
+				snprintf(msg, msize, "in literal %s (expecting '%c')", lit, lit[k]);
+				ctx = NULL;
+				goto bad;
+			}
+		}
+		i++;
+		goto end_value;
+	}
+	default:
+		if (t[i] == '-' || (t[i] >= '0' && t[i] <= '9'))
+			goto number;
+		ctx = "looking for beginning of value";
+		goto bad;
+	}
+key:
+	/* t[i] == '"' */
+	i++;
+	for (;;) {
+		NEED();
+		unsigned char c = (unsigned char)t[i];
+		if (c == '"')
+			break;
+		if (c < 0x20) {
+			ctx = "in string literal";
+			goto bad;
+		}
+		if (c == '\\') {
+			i++;
+			NEED();
+			if (t[i] == 'u') {
+				for (int k = 0; k < 4; k++) {
+					i++;
+					NEED();
+					if (hexval(t[i]) < 0) {
+						ctx = "in \\u hexadecimal character escape";
+						goto bad;
+					}
+				}
+			} else if (!strchr("bfnrt\\/\"", t[i]) || !t[i]) {
+				ctx = "in string escape code";
+				goto bad;
+			}
+		}
+		i++;
+	}
+	i++;
+	WS();
+	NEED();
+	if (t[i] != ':') {
+		ctx = "after object key";
+		goto bad;
+	}
+	i++;
+	goto value;
+string:
+	i++;
+	for (;;) {
+		NEED();
+		unsigned char c = (unsigned char)t[i];
+		if (c == '"')
+			break;
+		if (c < 0x20) {
+			ctx = "in string literal";
+			goto bad;
+		}
+		if (c == '\\') {
+			i++;
+			NEED();
+			if (t[i] == 'u') {
+				for (int k = 0; k < 4; k++) {
+					i++;
+					NEED();
+					if (hexval(t[i]) < 0) {
+						ctx = "in \\u hexadecimal character escape";
+						goto bad;
+					}
+				}
+			} else if (!strchr("bfnrt\\/\"", t[i]) || !t[i]) {
+				ctx = "in string escape code";
+				goto bad;
+			}
+		}
+		i++;
+	}
+	i++;
+	goto end_value;
+number:
+	if (t[i] == '-') {
+		i++;
+		NEED();
+		if (t[i] < '0' || t[i] > '9') {
+			ctx = "in numeric literal";
+			goto bad;
+		}
+	}
+	if (t[i] == '0')
+		i++;
+	else
+		while (i < n && t[i] >= '0' && t[i] <= '9')
+			i++;
+	if (i < n && t[i] == '.') {
+		i++;
+		NEED();
+		if (t[i] < '0' || t[i] > '9') {
+			ctx = "after decimal point in numeric literal";
+			goto bad;
+		}
+		while (i < n && t[i] >= '0' && t[i] <= '9')
+			i++;
+	}
+	if (i < n && (t[i] == 'e' || t[i] == 'E')) {
+		i++;
+		NEED();
+		if (t[i] == '+' || t[i] == '-') {
+			i++;
+			NEED();
+		}
+		if (t[i] < '0' || t[i] > '9') {
+			ctx = "in exponent of numeric literal";
+			goto bad;
+		}
+		while (i < n && t[i] >= '0' && t[i] <= '9')
+			i++;
+	}
+	goto end_value;
+end_value:
+	WS();
+	if (depth == 0) {
+		if (i < n) {
+			ctx = "after top-level value";
+			goto bad;
+		}
+		return 0;
+	}
+	NEED();
+	if (stack[depth - 1] == '{') {
+		if (t[i] == ',') {
+			i++;
+			WS();
+			NEED();
+			if (t[i] != '"') {
+				ctx = "looking for beginning of object key string";
+				goto bad;
+			}
+			goto key;
+		}
+		if (t[i] == '}') {
+			i++;
+			depth--;
+			goto end_value;
+		}
+		ctx = "after object key:value pair";
+		goto bad;
+	}
+	if (t[i] == ',') {
+		i++;
+		goto value;
+	}
+	if (t[i] == ']') {
+		i++;
+		depth--;
+		goto end_value;
+	}
+	ctx = "after array element";
+	goto bad;
+eof:
+	*at = n;
+	snprintf(msg, msize, "unexpected end of JSON input");
+	return 1;
+bad: {
+	char q[16], lit[64];
+	quote_char(q, sizeof q, (unsigned char)t[i]);
+	if (!ctx) { /* the literal's message was left in msg */
+		snprintf(lit, sizeof lit, "%.63s", msg);
+		ctx = lit;
+	}
+	snprintf(msg, msize, "invalid character %s %s", q, ctx);
+	*at = i;
+	return 1;
+}
+#undef WS
+#undef NEED
 }
 
 static int fail_at(struct parser *p, size_t pos, const char *context)
@@ -430,6 +669,20 @@ static int build(struct parser *p, int *ti, int depth)
 	return 0;
 }
 
+/* Every syntax error is worded by Go's scanner rules, whichever check found it first. */
+static void reword(struct parser *p)
+{
+	if (strstr(p->err->message, "out of memory") || strstr(p->err->message, "too large") ||
+	    strstr(p->err->message, "max depth"))
+		return;
+	size_t at;
+	char msg[sizeof p->err->message];
+	if (go_syntax_error(p->text, p->len, &at, msg, sizeof msg)) {
+		p->err->offset = at;
+		snprintf(p->err->message, sizeof p->err->message, "%s", msg);
+	}
+}
+
 static int count_tokens_error(struct parser *p, int r, size_t pos)
 {
 	if (r == JSMN_ERROR_PART)
@@ -453,6 +706,7 @@ struct mf_json_doc *mf_json_parse(const char *text, size_t len, struct mf_json_e
 	const char *nul = memchr(text, 0, len);
 	if (nul) {
 		fail_at(&p, (size_t)(nul - text), "looking for beginning of value");
+		reword(&p);
 		return NULL;
 	}
 	jsmn_parser jp;
@@ -460,6 +714,7 @@ struct mf_json_doc *mf_json_parse(const char *text, size_t len, struct mf_json_e
 	int r = jsmn_parse(&jp, text, len, NULL, 0);
 	if (r < 0) {
 		count_tokens_error(&p, r, jp.pos);
+		reword(&p);
 		return NULL;
 	}
 	if (r == 0) {
@@ -504,6 +759,7 @@ struct mf_json_doc *mf_json_parse(const char *text, size_t len, struct mf_json_e
 err:
 	free(p.tok);
 	mf_json_free(p.doc);
+	reword(&p);
 	return NULL;
 }
 

@@ -57,3 +57,7 @@ tests_fuzz_fuzz_modelfile_CFLAGS = $(AM_CFLAGS) -fsanitize=fuzzer
 tests_fuzz_fuzz_modelfile_LDFLAGS = $(AM_LDFLAGS) -fsanitize=fuzzer
 tests_fuzz_fuzz_modelfile_LDADD = libmodelfile.a libgguf.a $(CRYPTO_LIBS) -lm
 endif
+
+check_PROGRAMS += tests/modelfile/test_json
+tests_modelfile_test_json_LDADD = $(MF_TEST_LDADD)
+TESTS += tests/modelfile/test_json

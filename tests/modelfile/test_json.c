@@ -70,6 +70,20 @@ static void test_messages(void)
 	check_error("{} x", "invalid character 'x' after top-level value", 3);
 	check_error("tru ", "invalid character ' ' in literal true (expecting 'e')", 3);
 	check_error("\"a\nb\"", "invalid character '\\n' in string literal", 2);
+	/* worded as Go's scanner words them, whichever check caught the error */
+	check_error("{bad", "invalid character 'b' looking for beginning of object key string", 1);
+	check_error("{\"a\":1,}", "invalid character '}' looking for beginning of object key string", 7);
+	check_error("[1,]", "invalid character ']' looking for beginning of value", 3);
+	check_error("01", "invalid character '1' after top-level value", 1);
+	check_error("[-x]", "invalid character 'x' in numeric literal", 2);
+	check_error("1.x", "invalid character 'x' after decimal point in numeric literal", 2);
+	check_error("1ex", "invalid character 'x' in exponent of numeric literal", 2);
+	check_error("\"\\q\"", "invalid character 'q' in string escape code", 2);
+	check_error("\"\\u12x4\"", "invalid character 'x' in \\u hexadecimal character escape", 5);
+	check_error("nulx", "invalid character 'x' in literal null (expecting 'l')", 3);
+	check_error("[\x01]", "invalid character '\\x01' looking for beginning of value", 1);
+	check_error("\xc3\xa9", "invalid character '\xc3\x83' looking for beginning of value", 0);
+	check_error("{\"a\":1", "unexpected end of JSON input", 6);
 }
 
 static void test_tree(void)
