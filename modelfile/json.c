@@ -88,6 +88,46 @@ static void quote_char(char *buf, size_t size, int c)
 		snprintf(buf, size, "'%c%c'", 0xc0 | (c >> 6), 0x80 | (c & 0x3f));
 }
 
+/* Go's scanner over one string literal starting at t[*i] == '"': 0 = ok (*i after the closing quote),
+ * 1 = error at *i (*ctx says why), 2 = input ended. */
+static int go_scan_string(const char *t, size_t n, size_t *i, const char **ctx)
+{
+	size_t k = *i + 1;
+	for (;; k++) {
+		if (k >= n)
+			return 2;
+		unsigned char c = (unsigned char)t[k];
+		if (c == '"')
+			break;
+		if (c < 0x20) {
+			*ctx = "in string literal";
+			goto bad;
+		}
+		if (c != '\\')
+			continue;
+		if (++k >= n)
+			return 2;
+		if (t[k] == 'u') {
+			for (int h = 0; h < 4; h++) {
+				if (++k >= n)
+					return 2;
+				if (hexval(t[k]) < 0) {
+					*ctx = "in \\u hexadecimal character escape";
+					goto bad;
+				}
+			}
+		} else if (!t[k] || !strchr("bfnrt\\/\"", t[k])) {
+			*ctx = "in string escape code";
+			goto bad;
+		}
+	}
+	*i = k + 1;
+	return 0;
+bad:
+	*i = k;
+	return 1;
+}
+
 /* Go's encoding/json scanner, used only to word an error: the first syntax error of text[0..n) with Go's
  * message and its byte offset. Returns 0 when it finds none (the caller keeps its own message). */
 static int go_syntax_error(const char *t, size_t n, size_t *at, char *msg, size_t msize)
@@ -156,37 +196,10 @@ value:
 		goto bad;
 	}
 key:
-	/* t[i] == '"' */
-	i++;
-	for (;;) {
-		NEED();
-		unsigned char c = (unsigned char)t[i];
-		if (c == '"')
-			break;
-		if (c < 0x20) {
-			ctx = "in string literal";
-			goto bad;
-		}
-		if (c == '\\') {
-			i++;
-			NEED();
-			if (t[i] == 'u') {
-				for (int k = 0; k < 4; k++) {
-					i++;
-					NEED();
-					if (hexval(t[i]) < 0) {
-						ctx = "in \\u hexadecimal character escape";
-						goto bad;
-					}
-				}
-			} else if (!strchr("bfnrt\\/\"", t[i]) || !t[i]) {
-				ctx = "in string escape code";
-				goto bad;
-			}
-		}
-		i++;
+	switch (go_scan_string(t, n, &i, &ctx)) {
+	case 1: goto bad;
+	case 2: goto eof;
 	}
-	i++;
 	WS();
 	NEED();
 	if (t[i] != ':') {
@@ -196,36 +209,10 @@ key:
 	i++;
 	goto value;
 string:
-	i++;
-	for (;;) {
-		NEED();
-		unsigned char c = (unsigned char)t[i];
-		if (c == '"')
-			break;
-		if (c < 0x20) {
-			ctx = "in string literal";
-			goto bad;
-		}
-		if (c == '\\') {
-			i++;
-			NEED();
-			if (t[i] == 'u') {
-				for (int k = 0; k < 4; k++) {
-					i++;
-					NEED();
-					if (hexval(t[i]) < 0) {
-						ctx = "in \\u hexadecimal character escape";
-						goto bad;
-					}
-				}
-			} else if (!strchr("bfnrt\\/\"", t[i]) || !t[i]) {
-				ctx = "in string escape code";
-				goto bad;
-			}
-		}
-		i++;
+	switch (go_scan_string(t, n, &i, &ctx)) {
+	case 1: goto bad;
+	case 2: goto eof;
 	}
-	i++;
 	goto end_value;
 number:
 	if (t[i] == '-') {
