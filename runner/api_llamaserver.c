@@ -779,7 +779,7 @@ static int ls_produce(struct ls_req *q, int *err_status, char *err, size_t err_s
 	while (q->line.len == 0) {
 		if (q->finished)
 			return 0;
-		struct rn_job_event *ev = rn_job_next(q->job, ls_gone, q->r);
+		struct rn_job_event *ev = rn_job_next_fd(q->job, rn_http_req_fd(q->r), ls_gone, q->r);
 		if (!ev)
 			return -1;
 		if (ev->kind == RN_JOB_DONE) {
@@ -792,7 +792,7 @@ static int ls_produce(struct ls_req *q, int *err_status, char *err, size_t err_s
 					*err_status = e.code == RN_ERR_CONTEXT ? 400 : 500;
 					snprintf(err, err_size, "%s", e.msg);
 				}
-				rn_job_event_free(ev);
+				rn_job_event_done(q->job, ev);
 				return -1;
 			}
 			mf_buf_append(&q->all, ev->text, ev->len);
@@ -804,7 +804,7 @@ static int ls_produce(struct ls_req *q, int *err_status, char *err, size_t err_s
 			else if (ev->len)
 				q->n_decoded++;
 		}
-		rn_job_event_free(ev);
+		rn_job_event_done(q->job, ev);
 		if (q->line.failed)
 			return -1;
 	}

@@ -20,6 +20,8 @@
 #include <string.h>
 #include <strings.h>
 #include <sys/socket.h>
+#include <sys/syscall.h>
+#include <sys/uio.h>
 #include <sys/types.h>
 #include <time.h>
 #include <unistd.h>
@@ -61,6 +63,7 @@ struct rn_http_req {
 	char param[512];
 	int64_t start_ns;
 	int fd;
+	bool http11;  /* HTTP/1.1 request: a stream of unknown size goes out chunked */
 	/* body */
 	char *body;
 	size_t body_len, body_cap;
@@ -322,6 +325,50 @@ bool rn_http_fd_gone(int fd)
 			return true;
 	}
 	return false;
+}
+
+bool rn_http_req_chunked(const struct rn_http_req *r)
+{
+	return r->http11;
+}
+
+int rn_http_stream_write_chunk(int fd, const char *data, size_t len, size_t *sent)
+{
+	char hdr[24];
+	int hn = snprintf(hdr, sizeof hdr, "%zx\r\n", len);
+	struct iovec iov[3] = {{hdr, (size_t)hn}, {(void *)data, len}, {"\r\n", 2}};
+	struct msghdr m = {.msg_iov = iov, .msg_iovlen = 3};
+	*sent = 0;
+	ssize_t k = sendmsg(fd, &m, MSG_DONTWAIT | MSG_NOSIGNAL);
+	if (k < 0)
+		return errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR ? 0 : -1;
+	*sent = (size_t)k;
+	return 0;
+}
+
+int rn_http_chunk_frame(char *hdr, size_t hdr_size, size_t len)
+{
+	return snprintf(hdr, hdr_size, "%zx\r\n", len);
+}
+
+int rn_http_write_all(int fd, const char *data, size_t len)
+{
+	while (len) {
+		ssize_t k = send(fd, data, len, MSG_DONTWAIT | MSG_NOSIGNAL);
+		if (k > 0) {
+			data += k;
+			len -= (size_t)k;
+			continue;
+		}
+		if (k < 0 && errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR)
+			return -1;
+		struct pollfd p = {.fd = fd, .events = POLLOUT};
+		if (poll(&p, 1, RN_HTTP_WRITE_POLL_MS) < 0 && errno != EINTR)
+			return -1;
+		if (p.revents & (POLLERR | POLLHUP | POLLNVAL))
+			return -1;
+	}
+	return 0;
 }
 
 bool rn_http_req_client_gone(const struct rn_http_req *r)
@@ -712,13 +759,46 @@ static rn_mhd_result queue(struct rn_http_req *r)
 	return rc;
 }
 
+/* The kernel's struct sched_attr (sched_setattr(2)), spelled out: not every libc declares it. */
+struct rn_sched_attr {
+	uint32_t size, sched_policy;
+	uint64_t sched_flags;
+	int32_t sched_nice;
+	uint32_t sched_priority;
+	uint64_t sched_runtime, sched_deadline, sched_period;
+	uint32_t sched_util_min, sched_util_max;
+};
+
+int rn_http_thread_latency_hint(void)
+{
+#if defined(__linux__) && defined(SYS_sched_getattr) && defined(SYS_sched_setattr)
+	static _Thread_local bool done;
+	if (done)
+		return 0;
+	done = true;
+	struct rn_sched_attr a;
+	memset(&a, 0, sizeof a);
+	/* keep the policy and nice value as they are; only the requested slice changes */
+	if (syscall(SYS_sched_getattr, 0, &a, (unsigned)sizeof a, 0) != 0)
+		return -1;
+	if (a.sched_policy != 0 /* SCHED_OTHER */)
+		return -1;
+	a.size = sizeof a;
+	a.sched_flags = 0;
+	a.sched_runtime = RN_HTTP_SLICE_NS;
+	return syscall(SYS_sched_setattr, 0, &a, 0) == 0 ? 0 : -1;
+#else
+	return -1;
+#endif
+}
+
 static rn_mhd_result on_access(void *cls, struct MHD_Connection *conn, const char *url, const char *method,
 			       const char *version, const char *upload_data, size_t *upload_size, void **con_cls)
 {
-	(void)version;
 	struct rn_http_server *s = cls;
 	struct rn_http_req *r = *con_cls;
 	if (!r) {
+		(void)rn_http_thread_latency_hint(); /* this connection's thread (no effect before Linux 6.6) */
 		r = calloc(1, sizeof *r);
 		if (!r)
 			return MHD_NO;
@@ -727,6 +807,7 @@ static rn_mhd_result on_access(void *cls, struct MHD_Connection *conn, const cha
 		r->conn = conn;
 		r->start_ns = rn_http_now_ns();
 		r->fd = -1;
+		r->http11 = version && strcmp(version, "HTTP/1.1") == 0;
 		const union MHD_ConnectionInfo *ci = MHD_get_connection_info(conn, MHD_CONNECTION_INFO_CONNECTION_FD);
 		if (ci)
 			r->fd = ci->connect_fd;

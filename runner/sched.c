@@ -2,18 +2,23 @@
  *
  * One mutex guards the runner table and every wait list; a janitor thread does all unloading (so no engine
  * thread ever joins itself) and wakes at the next expiry. Loading happens on the thread of the request that
- * asked for it while others wait. Jobs hand engine events to their connection through a small queue; the
- * engine thread never blocks on a client.
+ * asked for it while others wait. Jobs hand engine events to their connection through a small queue of
+ * recycled events, waking the connection's thread once per event through an eventfd it polls together with
+ * its socket (a hang-up is seen at once); or, while that thread sleeps, straight to the job's sink on the
+ * engine thread (a streaming connection writes the token itself). The engine thread never blocks on a client.
  */
 #include "config.h"
 
 #include <errno.h>
+#include <poll.h>
 #include <pthread.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/eventfd.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "gguf/gguf.h"
 #include "runner/backend.h"
@@ -22,6 +27,9 @@
 
 #define JANITOR_TICK_MS 250
 #define WAIT_TICK_MS 20
+#define FD_WAIT_TICK_MS 250  /* rn_job_next_fd: the socket itself reports a hang-up; gone() only this often */
+#define JOB_FREE_EVENTS 8    /* recycled events kept per job */
+#define JOB_TEXT_MIN 64      /* first text allocation of an event */
 #define ENGINE_IDLE_WAIT_MS 100
 
 enum runner_state { R_LOADING, R_READY, R_FAILED };
@@ -79,6 +87,14 @@ struct rn_job {
 	char **stops;
 	int n_stops;
 	struct rn_job_event *head, *tail;
+	struct rn_job_event *free_ev; /* recycled events (rn_job_event_done) */
+	int n_free;
+	int efd;             /* eventfd the consumer sleeps on in rn_job_next_fd (-1: the condition variable) */
+	bool sleeping;       /* the consumer sleeps in poll(): the next event writes efd */
+	bool armed;          /* the consumer sleeps with nothing queued: events go to the sink */
+	rn_job_sink_fn sink;
+	void *sink_ctx;
+	bool fd_ignored;     /* the client's socket is not watched any more (readable without a hang-up) */
 	bool waiting;        /* in the runner's wait list */
 	bool active;         /* submitted to the engine; final event not yet delivered */
 	bool finished;       /* final event queued */
@@ -589,29 +605,86 @@ int rn_runner_n_batch(const struct rn_runner *r)
 /* ---------------------------------------------------------------------------------------------------- */
 /* jobs */
 
+/* Caller holds j->mu. An event with room for n bytes of text (+ NUL), from the free list when it has one;
+ * NULL when out of memory. */
+static struct rn_job_event *event_get_locked(struct rn_job *j, size_t n)
+{
+	struct rn_job_event *e = j->free_ev;
+	if (e) {
+		j->free_ev = e->next;
+		j->n_free--;
+	} else if (!(e = calloc(1, sizeof *e))) {
+		return NULL;
+	}
+	e->next = NULL;
+	if (e->cap < n + 1) {
+		size_t cap = n + 1 < JOB_TEXT_MIN ? JOB_TEXT_MIN : n + 1;
+		char *t = realloc(e->text, cap);
+		if (!t) {
+			free(e->text);
+			free(e);
+			return NULL;
+		}
+		e->text = t;
+		e->cap = cap;
+	}
+	return e;
+}
+
+/* Caller holds j->mu. Appends e; returns true when the consumer must be woken through efd (after unlocking). */
+static bool event_push_locked(struct rn_job *j, struct rn_job_event *e)
+{
+	if (j->tail)
+		j->tail->next = e;
+	else
+		j->head = e;
+	j->tail = e;
+	bool wake = j->sleeping;
+	j->sleeping = false; /* one write per sleep */
+	return wake;
+}
+
+static void job_wake(struct rn_job *j)
+{
+	uint64_t one = 1;
+	ssize_t w = write(j->efd, &one, sizeof one);
+	(void)w; /* EAGAIN: the counter is already nonzero, the consumer wakes anyway */
+}
+
 static int job_on_event(void *user, const struct rn_event *ev)
 {
 	struct rn_job *j = user;
-	struct rn_job_event *e = calloc(1, sizeof *e);
-	char *text = malloc(ev->len + 1);
+	int64_t t = mono_ns();
+	bool consumed = false; /* the sink took the text: an empty event only wakes the consumer */
 	pthread_mutex_lock(&j->mu);
 	int cancel = j->cancelled;
-	if (e && text) {
-		memcpy(text, ev->text, ev->len);
-		text[ev->len] = 0;
+	if (j->armed && !ev->done && !cancel && !j->head) {
+		/* the consumer sleeps: hand the token to its sink right here */
+		struct rn_job_event se = {.kind = RN_JOB_TEXT, .text = (char *)ev->text, .len = ev->len,
+					  .token = ev->token, .t_ns = t};
+		enum rn_sink_result sr = j->sink(j->sink_ctx, &se);
+		if (sr == RN_SINK_DONE || sr == RN_SINK_CANCEL) {
+			pthread_mutex_unlock(&j->mu);
+			return sr == RN_SINK_CANCEL;
+		}
+		if (sr == RN_SINK_WAKE) {
+			j->armed = false;
+			consumed = true;
+		}
+	}
+	size_t len = consumed ? 0 : ev->len;
+	struct rn_job_event *e = event_get_locked(j, len);
+	bool wake = false;
+	if (e) {
+		if (len)
+			memcpy(e->text, ev->text, len);
+		e->text[len] = 0;
 		e->kind = ev->done ? RN_JOB_DONE : RN_JOB_TEXT;
-		e->text = text;
-		e->len = ev->len;
+		e->len = len;
 		e->token = ev->token;
-		e->t_ns = mono_ns();
-		if (j->tail)
-			j->tail->next = e;
-		else
-			j->head = e;
-		j->tail = e;
+		e->t_ns = t;
+		wake = event_push_locked(j, e);
 	} else {
-		free(e);
-		free(text);
 		cancel = 1; /* out of memory: stop this request */
 	}
 	if (ev->done) {
@@ -622,14 +695,21 @@ static int job_on_event(void *user, const struct rn_event *ev)
 			j->stats = *ev->stats;
 		if (ev->error)
 			j->error = *ev->error;
-		if (!e || !text) {
-			/* the final event must arrive: reuse a static-free path */
+		if (!e) {
+			/* the final event could not be queued: the consumer sees `finished` */
 			j->reason = RN_DONE_ERROR;
 			rn_error_set(&j->error, RN_ERR_NOMEM, "out of memory");
+			wake = j->sleeping;
+			j->sleeping = false;
 		}
 	}
-	pthread_cond_broadcast(&j->cv);
+	/* the condition variable serves rn_job_free (waits for the final event) and consumers without efd */
+	bool signal_cv = ev->done || j->efd < 0;
 	pthread_mutex_unlock(&j->mu);
+	if (signal_cv)
+		pthread_cond_broadcast(&j->cv);
+	if (wake)
+		job_wake(j);
 	return cancel;
 }
 
@@ -660,22 +740,27 @@ static void admit_locked(struct rn_runner *r)
 				j->finished = true;
 				j->reason = RN_DONE_ERROR;
 				j->error = e;
-				struct rn_job_event *ev = calloc(1, sizeof *ev);
+				struct rn_job_event *ev = event_get_locked(j, 0);
+				bool wake = false;
 				if (ev) {
 					ev->kind = RN_JOB_DONE;
-					ev->text = strdup("");
+					ev->text[0] = 0;
+					ev->len = 0;
+					ev->token = -1;
 					ev->t_ns = mono_ns();
-					if (j->tail)
-						j->tail->next = ev;
-					else
-						j->head = ev;
-					j->tail = ev;
+					wake = event_push_locked(j, ev);
+				} else {
+					wake = j->sleeping;
+					j->sleeping = false;
 				}
+				pthread_cond_broadcast(&j->cv);
+				pthread_mutex_unlock(&j->mu);
+				if (wake)
+					job_wake(j);
 			} else {
 				j->slot = slot;
+				pthread_mutex_unlock(&j->mu);
 			}
-			pthread_cond_broadcast(&j->cv);
-			pthread_mutex_unlock(&j->mu);
 		}
 		r->wait_head = j->next;
 		if (!r->wait_head)
@@ -702,6 +787,7 @@ struct rn_job *rn_job_submit(struct rn_sched *s, struct rn_runner *runner, const
 	}
 	pthread_mutex_init(&j->mu, NULL);
 	pthread_cond_init(&j->cv, NULL);
+	j->efd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC); /* -1 (no fds left): the condition variable instead */
 	j->s = s;
 	j->r = runner;
 	j->slot = -1;
@@ -777,7 +863,7 @@ static void job_cancel(struct rn_job *j)
 	pthread_mutex_unlock(&s->mu);
 }
 
-struct rn_job_event *rn_job_next(struct rn_job *j, bool (*gone)(void *), void *gone_ctx)
+struct rn_job_event *rn_job_next_fd(struct rn_job *j, int fd, bool (*gone)(void *), void *gone_ctx)
 {
 	pthread_mutex_lock(&j->mu);
 	for (;;) {
@@ -790,22 +876,76 @@ struct rn_job_event *rn_job_next(struct rn_job *j, bool (*gone)(void *), void *g
 			pthread_mutex_unlock(&j->mu);
 			return e;
 		}
-		if (j->cancelled || (j->finished && !j->head)) {
+		if (j->cancelled || j->finished) {
 			pthread_mutex_unlock(&j->mu);
 			return NULL;
 		}
-		struct timespec ts;
-		deadline_in(&ts, WAIT_TICK_MS);
-		int rc = pthread_cond_timedwait(&j->cv, &j->mu, &ts);
-		if (rc == ETIMEDOUT && gone && !j->head) {
+		bool check = false, fd_event = false;
+		if (j->efd >= 0) {
+			/* sleep in poll() on the eventfd (one write per event) and the client's socket (hang-up) */
+			bool watch = fd >= 0 && !j->fd_ignored;
+			j->sleeping = true;
+			j->armed = j->sink != NULL;
+			pthread_mutex_unlock(&j->mu);
+			struct pollfd p[2] = {{.fd = j->efd, .events = POLLIN}, {.fd = fd, .events = POLLRDHUP}};
+			int rc = poll(p, watch ? 2 : 1, watch ? FD_WAIT_TICK_MS : WAIT_TICK_MS);
+			if (rc > 0 && (p[0].revents & POLLIN)) {
+				uint64_t v;
+				ssize_t k = read(j->efd, &v, sizeof v);
+				(void)k;
+			}
+			fd_event = watch && rc > 0 && p[1].revents != 0;
+			check = rc == 0 || fd_event;
+			pthread_mutex_lock(&j->mu);
+			j->sleeping = false;
+			j->armed = false;
+		} else {
+			struct timespec ts;
+			deadline_in(&ts, WAIT_TICK_MS);
+			j->armed = j->sink != NULL;
+			check = pthread_cond_timedwait(&j->cv, &j->mu, &ts) == ETIMEDOUT;
+			j->armed = false;
+		}
+		if (check && gone && !j->head) {
 			pthread_mutex_unlock(&j->mu);
 			if (gone(gone_ctx)) {
 				job_cancel(j);
 				return NULL;
 			}
 			pthread_mutex_lock(&j->mu);
+			if (fd_event)
+				j->fd_ignored = true; /* readable but not gone: stop watching (no busy loop) */
 		}
 	}
+}
+
+struct rn_job_event *rn_job_next(struct rn_job *j, bool (*gone)(void *), void *gone_ctx)
+{
+	return rn_job_next_fd(j, -1, gone, gone_ctx);
+}
+
+void rn_job_set_sink(struct rn_job *j, rn_job_sink_fn fn, void *ctx)
+{
+	pthread_mutex_lock(&j->mu);
+	j->sink = fn;
+	j->sink_ctx = ctx;
+	j->armed = false;
+	pthread_mutex_unlock(&j->mu);
+}
+
+void rn_job_event_done(struct rn_job *j, struct rn_job_event *e)
+{
+	if (!e)
+		return;
+	pthread_mutex_lock(&j->mu);
+	if (j->n_free < JOB_FREE_EVENTS) {
+		e->next = j->free_ev;
+		j->free_ev = e;
+		j->n_free++;
+		e = NULL;
+	}
+	pthread_mutex_unlock(&j->mu);
+	rn_job_event_free(e);
 }
 
 bool rn_job_ready(struct rn_job *j)
@@ -852,12 +992,16 @@ void rn_job_free(struct rn_job *j)
 			pthread_mutex_unlock(&j->mu);
 		}
 	}
-	struct rn_job_event *e = j->head;
-	while (e) {
-		struct rn_job_event *n = e->next;
-		rn_job_event_free(e);
-		e = n;
+	for (int list = 0; list < 2; list++) {
+		struct rn_job_event *e = list ? j->free_ev : j->head;
+		while (e) {
+			struct rn_job_event *n = e->next;
+			rn_job_event_free(e);
+			e = n;
+		}
 	}
+	if (j->efd >= 0)
+		close(j->efd);
 	free(j->prompt);
 	for (int i = 0; i < j->n_stops; i++)
 		free(j->stops[i]);

@@ -101,6 +101,7 @@ struct rn_job_event {
 	int32_t token;
 	int64_t t_ns;        /* monotonic time the engine delivered it */
 	struct rn_job_event *next;
+	size_t cap;          /* bytes allocated at text (events are recycled: see rn_job_event_done) */
 };
 
 struct rn_job;
@@ -111,9 +112,34 @@ struct rn_job *rn_job_submit(struct rn_sched *s, struct rn_runner *runner, const
 			     struct rn_sched_error *err);
 
 /* Waits for the next event (blocking; gone() is polled every few ms and cancels the job when it returns
- * true). Returns the event (free it with rn_job_event_free), or NULL when the job is cancelled. After the
- * RN_JOB_DONE event, rn_job_result gives the outcome. */
+ * true). Returns the event (give it back with rn_job_event_done, or free it with rn_job_event_free), or NULL
+ * when the job is cancelled. After the RN_JOB_DONE event, rn_job_result gives the outcome. */
 struct rn_job_event *rn_job_next(struct rn_job *j, bool (*gone)(void *), void *gone_ctx);
+
+/* As rn_job_next, and also sleeps on the client's socket fd (>= 0): the caller wakes once per event, or at
+ * once when the socket reports a hang-up or an error (then gone() decides). gone() is still polled, rarely,
+ * for other reasons to stop (a server shutting down). A socket that turns readable without a hang-up (a
+ * client sending more data) is not watched any more for this job. fd < 0: the same as rn_job_next. */
+struct rn_job_event *rn_job_next_fd(struct rn_job *j, int fd, bool (*gone)(void *), void *gone_ctx);
+
+/* An engine-thread sink, for a streaming connection that writes each token itself without waking its own
+ * thread: while the job's consumer sleeps in rn_job_next* with nothing queued, each non-final event goes to
+ * fn(ctx, ev) on the engine thread instead of the queue. fn runs under the job's lock: it must not block and
+ * must not call rn_job_* functions. It returns one of: */
+enum rn_sink_result {
+	RN_SINK_DONE,   /* handled; the consumer sleeps on */
+	RN_SINK_WAKE,   /* handled, but the consumer has work to do (an empty event is queued to wake it) */
+	RN_SINK_QUEUE,  /* not handled: queue the event as usual */
+	RN_SINK_CANCEL, /* handled; cancel the request (e.g. the client is gone) */
+};
+typedef enum rn_sink_result (*rn_job_sink_fn)(void *ctx, const struct rn_job_event *ev);
+
+/* Sets (or with fn NULL clears) the job's sink. Call from the consumer's thread. */
+void rn_job_set_sink(struct rn_job *j, rn_job_sink_fn fn, void *ctx);
+
+/* Gives an event back to its job for reuse (the engine thread then allocates nothing per token in the
+ * steady state). e must come from rn_job_next* of this job; NULL is fine. */
+void rn_job_event_done(struct rn_job *j, struct rn_job_event *e);
 void rn_job_event_free(struct rn_job_event *e);
 
 /* Non-blocking: true when an event is queued. */

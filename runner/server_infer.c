@@ -62,8 +62,14 @@ struct infer {
 	struct mf_buf acc_content, acc_thinking, gen_text;
 	struct rn_tool_call *calls;
 	size_t n_calls;
-	/* output */
+	/* output; per-token scratch kept across events (no allocation per token once grown) */
 	struct mf_buf line;
+	struct mf_buf th, co, co2;
+	struct mf_jw jw;
+	/* direct streaming: the engine thread writes each token's chunk to the socket itself (sink below) */
+	int fd;
+	bool direct;        /* set by the connection thread once libmicrohttpd streams (headers sent) */
+	struct mf_buf rest; /* what the socket did not take at once, for the connection thread to write */
 	bool oai_first, oai_tool_sent;
 	int64_t created_unix;
 	bool finished, any_output;
@@ -92,6 +98,11 @@ static void infer_free(struct infer *I)
 	mf_buf_free(&I->acc_thinking);
 	mf_buf_free(&I->gen_text);
 	mf_buf_free(&I->line);
+	mf_buf_free(&I->th);
+	mf_buf_free(&I->co);
+	mf_buf_free(&I->co2);
+	mf_jw_free(&I->jw);
+	mf_buf_free(&I->rest);
 	mf_options_free(&I->opts);
 	free(I->prompt);
 	free(I->tokens);
@@ -262,20 +273,27 @@ static void format_emit(struct infer *I, const struct rn_infer_emit *e)
 			rn_oai_completion_chunk(&I->oai, e, &I->line);
 		return;
 	}
-	struct mf_jw w;
-	mf_jw_init(&w, 0, 0);
+	mf_jw_reset(&I->jw);
 	if (I->kind == RN_INF_CHAT)
-		write_chat_response(&w, e);
+		write_chat_response(&I->jw, e);
 	else
-		write_generate_response(&w, e);
-	size_t n;
-	char *s = mf_jw_take_line(&w, &n);
+		write_generate_response(&I->jw, e);
+	const char *s = mf_jw_str(&I->jw);
 	if (s) {
-		mf_buf_append(&I->line, s, n);
-		free(s);
+		mf_buf_append(&I->line, s, I->jw.len);
+		mf_buf_putc(&I->line, '\n');
 	} else {
 		I->line.failed = true;
 	}
+}
+
+/* Empties a scratch buffer for the next event, keeping its allocation. */
+static struct mf_buf *scratch(struct mf_buf *b)
+{
+	mf_buf_reset(b);
+	b->failed = false;
+	b->over = false;
+	return b;
 }
 
 /* ---------------------------------------------------------------------------------------------------- */
@@ -312,55 +330,44 @@ static int process_event(struct infer *I, const struct rn_job_event *ev)
 	if (I->kind == RN_INF_GENERATE && !I->raw)
 		mf_buf_append(&I->gen_text, t, tn); /* for the final `context` */
 
-	struct mf_buf th, co;
-	mf_buf_init(&th, RN_PARSE_MAX_BUFFER);
-	mf_buf_init(&co, RN_PARSE_MAX_BUFFER);
+	struct mf_buf *th = scratch(&I->th), *co = scratch(&I->co);
 	struct rn_tool_call *calls = NULL;
 	size_t n_calls = 0;
 	int rc = 0;
 	bool emit = true;
 
 	if (I->use_think) {
-		if (rn_think_add(&I->think, t, tn, &th, &co) < 0)
+		if (rn_think_add(&I->think, t, tn, th, co) < 0)
 			goto nomem;
-		if (I->kind == RN_INF_CHAT && th.len == 0 && co.len == 0 && !done)
+		if (I->kind == RN_INF_CHAT && th->len == 0 && co->len == 0 && !done)
 			emit = false;
 	} else {
-		mf_buf_append(&co, t, tn);
+		mf_buf_append(co, t, tn);
 	}
 	if (emit && I->use_tools) {
-		struct mf_buf c2;
-		mf_buf_init(&c2, RN_PARSE_MAX_BUFFER);
-		if (rn_tools_add(&I->tools, co.p ? co.p : "", co.len, &c2, &calls, &n_calls) < 0) {
-			mf_buf_free(&c2);
+		struct mf_buf *c2 = scratch(&I->co2);
+		if (rn_tools_add(&I->tools, co->p ? co->p : "", co->len, c2, &calls, &n_calls) < 0)
 			goto nomem;
-		}
-		if (c2.len == 0 && n_calls == 0 && th.len == 0) {
+		if (c2->len == 0 && n_calls == 0 && th->len == 0) {
 			if (done) {
-				if (rn_tools_content(&I->tools, &c2) < 0) {
-					mf_buf_free(&c2);
+				if (rn_tools_content(&I->tools, c2) < 0)
 					goto nomem;
-				}
 			} else {
 				emit = false;
 			}
 		}
-		mf_buf_free(&co);
 		co = c2;
 	}
-	if (!emit) {
-		mf_buf_free(&th);
-		mf_buf_free(&co);
+	if (!emit)
 		return 0;
-	}
-	if (co.failed || th.failed)
+	if (co->failed || th->failed)
 		goto nomem;
 
 	struct rn_infer_emit e = {
-		.content = co.p ? co.p : "",
-		.content_len = co.len,
-		.thinking = th.p ? th.p : "",
-		.thinking_len = th.len,
+		.content = co->p ? co->p : "",
+		.content_len = co->len,
+		.thinking = th->p ? th->p : "",
+		.thinking_len = th->len,
 		.calls = calls,
 		.n_calls = n_calls,
 		.done = done,
@@ -460,13 +467,9 @@ static int process_event(struct infer *I, const struct rn_job_event *ev)
 	}
 	free(ctx);
 	rc = I->line.failed ? -1 : 0;
-	mf_buf_free(&th);
-	mf_buf_free(&co);
 	return rc;
 nomem:
 	rn_tool_calls_free(calls, n_calls);
-	mf_buf_free(&th);
-	mf_buf_free(&co);
 	return -1;
 }
 
@@ -477,9 +480,15 @@ static int produce(struct infer *I)
 	I->line.len = 0;
 	I->line.failed = false;
 	while (I->line.len == 0) {
+		if (I->rest.len) {
+			/* the tail of a chunk the engine thread could not write without blocking */
+			if (rn_http_write_all(I->fd, I->rest.p, I->rest.len) < 0)
+				return -1;
+			scratch(&I->rest);
+		}
 		if (I->finished)
 			return 0;
-		struct rn_job_event *ev = rn_job_next(I->job, rn_api_req_gone, I->r);
+		struct rn_job_event *ev = rn_job_next_fd(I->job, rn_http_req_fd(I->r), rn_api_req_gone, I->r);
 		if (!ev)
 			return -1;
 		if (ev->kind == RN_JOB_DONE) {
@@ -488,14 +497,14 @@ static int produce(struct infer *I)
 			struct rn_error err;
 			rn_job_result(I->job, &reason, NULL, &err);
 			if (reason == RN_DONE_CANCEL) {
-				rn_job_event_free(ev);
+				rn_job_event_done(I->job, ev);
 				return -1;
 			}
 			if (reason == RN_DONE_ERROR) {
 				I->err_status = err.code == RN_ERR_CONTEXT ? 400 : 500;
 				snprintf(I->err_msg, sizeof I->err_msg, "%s", err.msg[0] ? err.msg : "generation failed");
 				rn_srv_log(I->s, RN_LOG_WARN, "generation failed: %s", I->err_msg);
-				rn_job_event_free(ev);
+				rn_job_event_done(I->job, ev);
 				if (I->stream && I->any_output) {
 					/* after streaming started: a final {"error"} line */
 					struct mf_jw w;
@@ -522,7 +531,7 @@ static int produce(struct infer *I)
 			}
 		}
 		int rc = process_event(I, ev);
-		rn_job_event_free(ev);
+		rn_job_event_done(I->job, ev);
 		if (rc < 0)
 			return -1;
 		if (!I->stream && !I->finished)
@@ -531,9 +540,48 @@ static int produce(struct infer *I)
 	return 1;
 }
 
+/* The job's sink, on the engine thread while the connection thread sleeps in produce() (under the job's lock,
+ * so the two never touch I together): formats the token's line and writes it as one chunk straight to the
+ * socket, so a token reaches the client without waking the connection's thread. What the socket does not
+ * take at once goes to I->rest, and the connection thread is woken to write it (the engine never blocks). */
+static enum rn_sink_result infer_sink(void *ctx, const struct rn_job_event *ev)
+{
+	struct infer *I = ctx;
+	if (!I->direct)
+		return RN_SINK_QUEUE; /* libmicrohttpd has not sent the headers yet */
+	if (process_event(I, ev) < 0 || I->line.failed) {
+		I->line.len = 0;
+		return RN_SINK_CANCEL;
+	}
+	if (I->line.len == 0)
+		return RN_SINK_DONE; /* text held back (UTF-8, stop string, partial tag) */
+	size_t sent;
+	if (rn_http_stream_write_chunk(I->fd, I->line.p, I->line.len, &sent) < 0) {
+		I->line.len = 0;
+		return RN_SINK_CANCEL; /* the client is gone */
+	}
+	char hdr[24];
+	size_t hn = (size_t)rn_http_chunk_frame(hdr, sizeof hdr, I->line.len);
+	enum rn_sink_result r = RN_SINK_DONE;
+	if (sent < hn + I->line.len + 2) {
+		if (sent < hn)
+			mf_buf_append(&I->rest, hdr + sent, hn - sent);
+		size_t off = sent > hn ? sent - hn : 0;
+		if (off < I->line.len)
+			mf_buf_append(&I->rest, I->line.p + off, I->line.len - off);
+		size_t toff = sent > hn + I->line.len ? sent - hn - I->line.len : 0;
+		mf_buf_append(&I->rest, "\r\n" + toff, 2 - toff);
+		r = I->rest.failed ? RN_SINK_CANCEL : RN_SINK_WAKE;
+	}
+	I->line.len = 0;
+	return r;
+}
+
 static int src_next(void *ctx, const char **data, size_t *len)
 {
 	struct infer *I = ctx;
+	/* libmicrohttpd asks for the next piece: everything before is sent, tokens may go out directly now */
+	I->direct = I->fd >= 0 && rn_http_req_chunked(I->r);
 	int rc = produce(I);
 	if (rc <= 0)
 		return rc;
@@ -893,6 +941,12 @@ void rn_infer_run(struct rn_http_req *r, enum rn_infer_kind kind, const char *bo
 	mf_buf_init(&I->acc_thinking, 0);
 	mf_buf_init(&I->gen_text, 0);
 	mf_buf_init(&I->line, 0);
+	mf_buf_init(&I->th, RN_PARSE_MAX_BUFFER);
+	mf_buf_init(&I->co, RN_PARSE_MAX_BUFFER);
+	mf_buf_init(&I->co2, RN_PARSE_MAX_BUFFER);
+	mf_jw_init(&I->jw, 0, 0);
+	mf_buf_init(&I->rest, 0);
+	I->fd = -1;
 	bool chat = kind == RN_INF_CHAT;
 	const char *gs = chat ? "ChatRequest" : "GenerateRequest";
 
@@ -1447,6 +1501,10 @@ void rn_infer_run(struct rn_http_req *r, enum rn_infer_kind kind, const char *bo
 	rq.stop = (const char *const *)I->opts.stop;
 	rq.n_stop = (int)I->opts.n_stop;
 	I->job = rn_job_submit(s->sched, I->runner, &rq, &se);
+	if (I->job && I->stream) {
+		I->fd = rn_http_req_fd(r);
+		rn_job_set_sink(I->job, infer_sink, I);
+	}
 	if (!I->job) {
 		respond_error(I, se.status, se.msg);
 		goto done;

@@ -45,6 +45,19 @@ static int64_t mono(void)
 	return (int64_t)ts.tv_sec * 1000000000LL + ts.tv_nsec;
 }
 
+/* The 1-minute load average (Linux /proc/loadavg), or -1: the figures mean little on a busy machine. */
+static double loadavg1(void)
+{
+	FILE *f = fopen("/proc/loadavg", "r");
+	double v = -1;
+	if (f) {
+		if (fscanf(f, "%lf", &v) != 1)
+			v = -1;
+		fclose(f);
+	}
+	return v;
+}
+
 static void usage(FILE *f)
 {
 	fprintf(f, "Usage: orun bench --api (-m FILE.gguf | --model NAME) [-n TOKENS] [--runs R] [--prompt TEXT]\n"
@@ -477,6 +490,7 @@ int bench_api(int argc, char **argv)
 		goto out;
 	}
 	int fail = 0;
+	double load_before = loadavg1();
 	for (int r = -1; r < runs && !fail; r++) {
 		/* (a) /api/chat streamed */
 		memset(&rr, 0, sizeof rr);
@@ -548,7 +562,8 @@ int bench_api(int argc, char **argv)
 	double p50 = n_delays ? (double)delays[n_delays / 2] / 1e3 : NAN;
 	double p99 = n_delays ? (double)delays[(size_t)((double)(n_delays - 1) * 0.99)] / 1e3 : NAN;
 	double pmax = n_delays ? (double)delays[n_delays - 1] / 1e3 : NAN;
-	printf("\nmodel %s (%s), %d tokens per run, median of %d runs, prompt caching off\n", name, arch, n_predict, runs);
+	printf("\nmodel %s (%s), %d tokens per run, median of %d runs, prompt caching off, load average %.2f -> %.2f\n",
+	       name, arch, n_predict, runs, load_before, loadavg1());
 	printf("%-22s %12s %14s %10s\n", "path", "TTFT ms", "decode tok/s", "GB/s");
 	printf("%-22s %12.2f %14.2f %10.2f\n", "engine alone", et, es, es * (double)bpt / 1e9);
 	printf("%-22s %12.2f %14.2f %10.2f\n", "/api/chat (streamed)", at, as, as * (double)bpt / 1e9);
