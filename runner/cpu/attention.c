@@ -20,8 +20,9 @@
 
 #define ATT_BLOCK 32 /* cells converted to f32 at a time (q8_0 and the portable path) */
 
-/* f16 keys and values are read in place by AVX2 code: eight cells' dot products accumulate side by side and
- * are reduced together; value rows are accumulated into registers per query head. */
+/* f16 keys and values are read in place by AVX2 code that sums in llama.cpp's orders (see dot_decode,
+ * dot_prefill, values_f16_dims): orun's attention then equals llama.cpp's standard (non-flash) attention to
+ * the bit. */
 static int att_avx2 = -1;
 
 static bool fast_f16(const struct rn_attn_kv *kv, int d)
@@ -43,35 +44,36 @@ static bool fast_f16(const struct rn_attn_kv *kv, int d)
 #ifdef ATT_X86
 #define TGT __attribute__((target("avx2,fma,f16c")))
 
-/* s[j] = scale * q . k_j for the 8 cells j at k, k + ks, ... (ks in halves) */
-TGT static void scores8(const float *q, const uint16_t *k, size_t ks, int d, float scale, float *s)
+#define CVT8(p) _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(p)))
+
+/* q . k as llama.cpp's one-token matmul computes it (ggml_vec_dot_f16): four 8-lane accumulators over steps of
+ * 32, reduced as ((a0 + a2) + (a1 + a3)), then lo + hi and two horizontal adds; leftover elements in double. */
+TGT static float dot_decode(const float *q, const uint16_t *k, int d)
 {
-	__m256 a0 = _mm256_setzero_ps(), a1 = a0, a2 = a0, a3 = a0, a4 = a0, a5 = a0, a6 = a0, a7 = a0;
-#define KV8(j) _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(k + (j) * ks + i)))
-	for (int i = 0; i < d; i += 8) {
-		__m256 qv = _mm256_loadu_ps(q + i);
-		a0 = _mm256_fmadd_ps(qv, KV8(0), a0);
-		a1 = _mm256_fmadd_ps(qv, KV8(1), a1);
-		a2 = _mm256_fmadd_ps(qv, KV8(2), a2);
-		a3 = _mm256_fmadd_ps(qv, KV8(3), a3);
-		a4 = _mm256_fmadd_ps(qv, KV8(4), a4);
-		a5 = _mm256_fmadd_ps(qv, KV8(5), a5);
-		a6 = _mm256_fmadd_ps(qv, KV8(6), a6);
-		a7 = _mm256_fmadd_ps(qv, KV8(7), a7);
+	__m256 a0 = _mm256_setzero_ps(), a1 = a0, a2 = a0, a3 = a0;
+	int i = 0;
+	for (; i + 32 <= d; i += 32) {
+		a0 = _mm256_fmadd_ps(_mm256_loadu_ps(q + i), CVT8(k + i), a0);
+		a1 = _mm256_fmadd_ps(_mm256_loadu_ps(q + i + 8), CVT8(k + i + 8), a1);
+		a2 = _mm256_fmadd_ps(_mm256_loadu_ps(q + i + 16), CVT8(k + i + 16), a2);
+		a3 = _mm256_fmadd_ps(_mm256_loadu_ps(q + i + 24), CVT8(k + i + 24), a3);
 	}
-#undef KV8
-	__m256 t0 = _mm256_hadd_ps(a0, a1), t1 = _mm256_hadd_ps(a2, a3);
-	__m256 t2 = _mm256_hadd_ps(a4, a5), t3 = _mm256_hadd_ps(a6, a7);
-	__m256 u0 = _mm256_hadd_ps(t0, t1), u1 = _mm256_hadd_ps(t2, t3);
-	__m256 r = _mm256_add_ps(_mm256_permute2f128_ps(u0, u1, 0x20), _mm256_permute2f128_ps(u0, u1, 0x31));
-	_mm256_storeu_ps(s, _mm256_mul_ps(r, _mm256_set1_ps(scale)));
+	__m256 x = _mm256_add_ps(_mm256_add_ps(a0, a2), _mm256_add_ps(a1, a3));
+	__m128 t = _mm_add_ps(_mm256_castps256_ps128(x), _mm256_extractf128_ps(x, 1));
+	t = _mm_hadd_ps(t, t);
+	double s = _mm_cvtss_f32(_mm_hadd_ps(t, t));
+	for (; i < d; i++)
+		s += (double)(q[i] * _cvtsh_ss(k[i]));
+	return (float)s;
 }
 
-TGT static float dot1(const float *q, const uint16_t *k, int d)
+/* q . k as llama.cpp's batched matmul computes it (llamafile's tinyBLAS, d a multiple of 8): one 8-lane
+ * accumulator, reduced as lo + hi, then (0 + 2, 1 + 3), then their sum. */
+TGT static float dot_prefill(const float *q, const uint16_t *k, int d)
 {
 	__m256 a = _mm256_setzero_ps();
 	for (int i = 0; i < d; i += 8)
-		a = _mm256_fmadd_ps(_mm256_loadu_ps(q + i), _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(k + i))), a);
+		a = _mm256_fmadd_ps(_mm256_loadu_ps(q + i), CVT8(k + i), a);
 	__m128 x = _mm_add_ps(_mm256_castps256_ps128(a), _mm256_extractf128_ps(a, 1));
 	x = _mm_add_ps(x, _mm_movehl_ps(x, x));
 	x = _mm_add_ss(x, _mm_movehdup_ps(x));
@@ -79,77 +81,70 @@ TGT static float dot1(const float *q, const uint16_t *k, int d)
 }
 
 TGT static void scores_f16(const struct rn_attn_kv *kv, int c0, int c1, int group, int d, float scale, const float *q,
-			   size_t q_stride, float *s, size_t s_stride)
+			   size_t q_stride, float *s, size_t s_stride, bool prefill)
 {
 	const size_t ks = kv->stride / 2;
 	const uint16_t *k = (const uint16_t *)kv->k;
 	for (int h = 0; h < group; h++) {
 		const float *qh = q + (size_t)h * q_stride;
 		float *sh = s + (size_t)h * s_stride;
-		int j = c0;
-		for (; j + 8 <= c1; j += 8)
-			scores8(qh, k + (size_t)j * ks, ks, d, scale, sh + j);
-		for (; j < c1; j++)
-			sh[j] = dot1(qh, k + (size_t)j * ks, d) * scale;
+		if (prefill)
+			for (int j = c0; j < c1; j++)
+				sh[j] = dot_prefill(qh, k + (size_t)j * ks, d) * scale;
+		else
+			for (int j = c0; j < c1; j++)
+				sh[j] = dot_decode(qh, k + (size_t)j * ks, d) * scale;
 	}
 }
 
-/* out[h][0..64) += sum_j p[h][j] v_j[0..64) over cells [c0, c1), for one 64-wide slice of the head */
-TGT static void values_f16_64(const uint16_t *v, size_t vs, int c0, int c1, const float *p, float *out)
+/* out[d0..d1) = sum over cells j < nc of p[j] v_j[d0..d1), each output element summed over the cells in
+ * llama.cpp's order (its matmul of the transposed f16 values with the f16 probabilities): one token, the cells
+ * fall into 32 classes j % 32 (four 8-lane accumulators over steps of 32 cells) reduced as in dot_decode; a
+ * batch, into 8 classes j % 8 reduced as in dot_prefill. acc: (32 or 8) x (d1 - d0) floats of scratch. Cells past
+ * nc would add p = 0 (masked) in llama.cpp, which changes nothing. */
+TGT static void values_f16_dims(const uint16_t *v, size_t vs, int nc, int d0, int d1, const float *p, float *out,
+				float *acc, bool prefill)
 {
-	__m256 a0 = _mm256_loadu_ps(out), a1 = _mm256_loadu_ps(out + 8), a2 = _mm256_loadu_ps(out + 16),
-	       a3 = _mm256_loadu_ps(out + 24), a4 = _mm256_loadu_ps(out + 32), a5 = _mm256_loadu_ps(out + 40),
-	       a6 = _mm256_loadu_ps(out + 48), a7 = _mm256_loadu_ps(out + 56);
-	for (int j = c0; j < c1; j++) {
+	const int w = d1 - d0, ncls = prefill ? 8 : 32;
+	memset(acc, 0, (size_t)ncls * (size_t)w * sizeof *acc);
+	for (int j = 0; j < nc; j++) {
 		if (p[j] == 0)
 			continue;
-		__m256 pj = _mm256_set1_ps(p[j]);
-		const uint16_t *r = v + (size_t)j * vs;
-#define V8(o) _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(r + (o))))
-		a0 = _mm256_fmadd_ps(pj, V8(0), a0);
-		a1 = _mm256_fmadd_ps(pj, V8(8), a1);
-		a2 = _mm256_fmadd_ps(pj, V8(16), a2);
-		a3 = _mm256_fmadd_ps(pj, V8(24), a3);
-		a4 = _mm256_fmadd_ps(pj, V8(32), a4);
-		a5 = _mm256_fmadd_ps(pj, V8(40), a5);
-		a6 = _mm256_fmadd_ps(pj, V8(48), a6);
-		a7 = _mm256_fmadd_ps(pj, V8(56), a7);
-#undef V8
+		const __m256 pj = _mm256_set1_ps(p[j]);
+		const uint16_t *r = v + (size_t)j * vs + d0;
+		float *a = acc + (size_t)(j % ncls) * (size_t)w;
+		for (int o = 0; o < w; o += 8)
+			_mm256_storeu_ps(a + o, _mm256_fmadd_ps(CVT8(r + o), pj, _mm256_loadu_ps(a + o)));
 	}
-	_mm256_storeu_ps(out, a0);
-	_mm256_storeu_ps(out + 8, a1);
-	_mm256_storeu_ps(out + 16, a2);
-	_mm256_storeu_ps(out + 24, a3);
-	_mm256_storeu_ps(out + 32, a4);
-	_mm256_storeu_ps(out + 40, a5);
-	_mm256_storeu_ps(out + 48, a6);
-	_mm256_storeu_ps(out + 56, a7);
+#define A(c) _mm256_loadu_ps(acc + (size_t)(c) * (size_t)w + o)
+	for (int o = 0; o < w; o += 8) {
+		__m256 r;
+		if (prefill) {
+			__m256 h0 = _mm256_add_ps(A(0), A(4)), h1 = _mm256_add_ps(A(1), A(5));
+			__m256 h2 = _mm256_add_ps(A(2), A(6)), h3 = _mm256_add_ps(A(3), A(7));
+			r = _mm256_add_ps(_mm256_add_ps(h0, h2), _mm256_add_ps(h1, h3));
+		} else {
+			__m256 y[8];
+			for (int l = 0; l < 8; l++)
+				y[l] = _mm256_add_ps(_mm256_add_ps(A(l), A(16 + l)), _mm256_add_ps(A(8 + l), A(24 + l)));
+			__m256 t0 = _mm256_add_ps(y[0], y[4]), t1 = _mm256_add_ps(y[1], y[5]);
+			__m256 t2 = _mm256_add_ps(y[2], y[6]), t3 = _mm256_add_ps(y[3], y[7]);
+			r = _mm256_add_ps(_mm256_add_ps(t0, t1), _mm256_add_ps(t2, t3));
+		}
+		_mm256_storeu_ps(out + d0 + o, r);
+	}
+#undef A
 }
 
-TGT static void values_f16_8(const uint16_t *v, size_t vs, int c0, int c1, const float *p, float *out)
-{
-	__m256 a = _mm256_loadu_ps(out);
-	for (int j = c0; j < c1; j++)
-		a = _mm256_fmadd_ps(_mm256_set1_ps(p[j]), _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(v + (size_t)j * vs))), a);
-	_mm256_storeu_ps(out, a);
-}
-
-static void values_f16(const struct rn_attn_kv *kv, int c0, int c1, int group, int d, const float *p, size_t p_stride,
-		       float *out, size_t out_stride)
+static void values_f16(const struct rn_attn_kv *kv, int nc, int d0, int d1, int group, const float *p, size_t p_stride,
+		       float *out, size_t out_stride, float *acc, bool prefill)
 {
 	const size_t vs = kv->stride / 2;
 	const uint16_t *v = (const uint16_t *)kv->v;
-	for (int h = 0; h < group; h++) {
-		const float *ph = p + (size_t)h * p_stride;
-		float *oh = out + (size_t)h * out_stride;
-		memset(oh, 0, (size_t)d * sizeof *oh);
-		int i = 0;
-		for (; i + 64 <= d; i += 64)
-			values_f16_64(v + i, vs, c0, c1, ph, oh + i);
-		for (; i < d; i += 8)
-			values_f16_8(v + i, vs, c0, c1, ph, oh + i);
-	}
+	for (int h = 0; h < group; h++)
+		values_f16_dims(v, vs, nc, d0, d1, p + (size_t)h * p_stride, out + (size_t)h * out_stride, acc, prefill);
 }
+#undef CVT8
 #endif
 
 size_t rn_attn_block_floats(int head_dim) { return (size_t)ATT_BLOCK * (size_t)head_dim; }
@@ -172,11 +167,11 @@ static void load_block(const uint8_t *base, size_t stride, enum rn_kv_type t, in
 }
 
 void rn_attn_scores(const struct rn_attn_kv *kv, int c0, int c1, int group, int d, float scale, const float *q,
-		    size_t q_stride, float *s, size_t s_stride, float *scratch)
+		    size_t q_stride, float *s, size_t s_stride, float *scratch, bool prefill)
 {
 #ifdef ATT_X86
 	if (fast_f16(kv, d)) {
-		scores_f16(kv, c0, c1, group, d, scale, q, q_stride, s, s_stride);
+		scores_f16(kv, c0, c1, group, d, scale, q, q_stride, s, s_stride, prefill);
 		return;
 	}
 #endif
@@ -194,41 +189,43 @@ void rn_attn_scores(const struct rn_attn_kv *kv, int c0, int c1, int group, int 
 
 void rn_attn_softmax(float *s, int nc)
 {
+	/* as llama.cpp: the reciprocal of the double sum, rounded to float, scales every probability */
 	float m = rn_ops_max(s, nc);
-	float sum = rn_ops_exp_sum(s, nc, m);
-	rn_ops_scale_round_f16(s, s, (float)(1.0 / (double)sum), nc);
+	double sum = rn_ops_exp_sum(s, nc, m);
+	rn_ops_scale_round_f16(s, s, (float)(1.0 / sum), nc);
 }
 
-void rn_attn_values(const struct rn_attn_kv *kv, int c0, int c1, int group, int d, const float *p, size_t p_stride,
-		    float *out, size_t out_stride, float *scratch)
+void rn_attn_values(const struct rn_attn_kv *kv, int nc, int d0, int d1, int group, int d, const float *p,
+		    size_t p_stride, float *out, size_t out_stride, float *scratch, bool prefill)
 {
 #ifdef ATT_X86
-	if (fast_f16(kv, d)) {
-		values_f16(kv, c0, c1, group, d, p, p_stride, out, out_stride);
+	if (fast_f16(kv, d) && d0 % 8 == 0 && d1 % 8 == 0) {
+		values_f16(kv, nc, d0, d1, group, p, p_stride, out, out_stride, scratch, prefill);
 		return;
 	}
 #endif
+	(void)prefill;
 	for (int h = 0; h < group; h++)
-		memset(out + (size_t)h * out_stride, 0, (size_t)d * sizeof(float));
-	for (int j0 = c0; j0 < c1; j0 += ATT_BLOCK) {
-		int j1 = j0 + ATT_BLOCK < c1 ? j0 + ATT_BLOCK : c1;
+		memset(out + (size_t)h * out_stride + d0, 0, (size_t)(d1 - d0) * sizeof(float));
+	for (int j0 = 0; j0 < nc; j0 += ATT_BLOCK) {
+		int j1 = j0 + ATT_BLOCK < nc ? j0 + ATT_BLOCK : nc;
 		load_block(kv->v, kv->stride, kv->type, j0, j1, d, scratch);
 		for (int h = 0; h < group; h++) {
 			const float *ph = p + (size_t)h * p_stride;
 			float *oh = out + (size_t)h * out_stride;
 			for (int j = j0; j < j1; j++)
 				if (ph[j] != 0)
-					rn_ops_axpy_f32(oh, ph[j], scratch + (size_t)(j - j0) * (size_t)d, d);
+					rn_ops_axpy_f32(oh + d0, ph[j], scratch + (size_t)(j - j0) * (size_t)d + d0, d1 - d0);
 		}
 	}
 }
 
 void rn_attn_group(const struct rn_attn_kv *kv, int nc, int group, int d, float scale, const float *q,
-		   size_t q_stride, float *out, size_t out_stride, float *scratch)
+		   size_t q_stride, float *out, size_t out_stride, float *scratch, bool prefill)
 {
 	float *blk = scratch, *s = scratch + rn_attn_block_floats(d);
-	rn_attn_scores(kv, 0, nc, group, d, scale, q, q_stride, s, (size_t)nc, blk);
+	rn_attn_scores(kv, 0, nc, group, d, scale, q, q_stride, s, (size_t)nc, blk, prefill);
 	for (int h = 0; h < group; h++)
 		rn_attn_softmax(s + (size_t)h * (size_t)nc, nc);
-	rn_attn_values(kv, 0, nc, group, d, s, (size_t)nc, out, out_stride, blk);
+	rn_attn_values(kv, nc, 0, d, group, d, s, (size_t)nc, out, out_stride, blk, prefill);
 }

@@ -10,6 +10,7 @@
 
 #include <inttypes.h>
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
@@ -48,11 +49,16 @@ struct cpu {
 	float *scores;   /* [nth][att_scratch] per-thread attention scratch */
 	size_t att_scratch;
 	float *split_s;  /* [n_head][n_ctx] scores of the one row of a split-K attention */
-	float *split_p;  /* [2 nth + 1][q_dim] partial outputs of a split-K attention */
 	float *deq;      /* [nth][max_cols] */
 	uint8_t *act[MAX_KINDS];
 	float *act_f16, *act_bf16; /* [n_batch][max_cols]: f32 rows rounded to f16 / bf16 */
 	size_t scratch_bytes;
+	/* ORUN_CPU_DUMP=DIR:CALL (diagnostics, for comparing with llama.cpp tensor by tensor): the intermediate
+	 * tensors of forward call CALL (0 = the first) are written to DIR as <seq>.bin f32 rows, listed with their
+	 * names and shapes in DIR/index.txt. Unset, each dump point costs one test. */
+	char dump_dir[256];
+	long dump_call, n_calls;
+	int dump_seq;
 };
 
 /* ---------------------------------------------------------------------------------------------------- */
@@ -201,6 +207,35 @@ struct job {
 
 static void barrier(struct cpu *c) { rn_pool_barrier(c->pool); }
 
+/* ORUN_CPU_DUMP: rows x cols floats (row stride ld) as DIR/<seq>.bin, listed in DIR/index.txt. Called by
+ * every thread; does nothing unless this is the call being dumped. */
+static void dump(struct cpu *c, int ith, const char *name, int layer, const float *p, int rows, int cols, int ld)
+{
+	if (!c->dump_dir[0] || c->dump_call != c->n_calls)
+		return;
+	barrier(c);
+	if (ith == 0) {
+		char path[300];
+		snprintf(path, sizeof path, "%s/%04d.bin", c->dump_dir, c->dump_seq);
+		FILE *f = fopen(path, "wb");
+		for (int r = 0; f && r < rows; r++)
+			fwrite(p + (size_t)r * (size_t)ld, sizeof *p, (size_t)cols, f);
+		if (f)
+			fclose(f);
+		snprintf(path, sizeof path, "%s/index.txt", c->dump_dir);
+		f = fopen(path, "a");
+		if (f) {
+			if (layer >= 0)
+				fprintf(f, "%04d %s-%d %d %d\n", c->dump_seq, name, layer, cols, rows);
+			else
+				fprintf(f, "%04d %s %d %d\n", c->dump_seq, name, cols, rows);
+			fclose(f);
+		}
+		c->dump_seq++;
+	}
+	barrier(c);
+}
+
 static void split(int64_t n, int ith, int nth, int64_t *b, int64_t *e) { rn_pool_split(n, 1, ith, nth, b, e); }
 
 static void embed_rows(struct cpu *c, const struct rn_batch_cells *bc, int ith, int nth)
@@ -260,7 +295,7 @@ static void qkv_post(struct cpu *c, const struct rn_layer *ml, int layer, const 
 					q[j] += ml->bq[h * D + j];
 			if (ml->q_norm)
 				rn_ops_rmsnorm(q, q, ml->q_norm, D, eps);
-			rn_rope_apply(&c->rope, cs, q, 1.0f);
+			rn_ops_rope(q, cs, c->rope.n_rot, c->rope.type == RN_ROPE_NEOX);
 			rn_ops_scale_round_f16(q, q, 1.0f, D); /* llama.cpp multiplies f16 keys with an f16 query */
 		} else if (h < H + HK) {
 			int g = h - H;
@@ -270,7 +305,7 @@ static void qkv_post(struct cpu *c, const struct rn_layer *ml, int layer, const 
 					k[j] += ml->bk[g * D + j];
 			if (ml->k_norm)
 				rn_ops_rmsnorm(k, k, ml->k_norm, D, eps);
-			rn_rope_apply(&c->rope, cs, k, 1.0f);
+			rn_ops_rope(k, cs, c->rope.n_rot, c->rope.type == RN_ROPE_NEOX);
 			uint8_t *dst = kv_base(c, layer, 0, bc->b.seq[i]) + (size_t)bc->cell[i] * c->kv_row +
 				       (size_t)g * c->head_bytes;
 			kv_store(c, dst, k, D);
@@ -301,12 +336,24 @@ static struct rn_attn_kv kv_head(const struct cpu *c, int layer, int seq, int g)
 /* Attention of every row over the cells [0, cell] of its sequence, the query heads of one KV head together.
  * A single long row (decode) splits its cells between the threads instead: scores, softmax per head,
  * weighted values per chunk, sum of the chunks, with a barrier between the steps. */
+/* Whether row i's sequence has other tokens in this batch (llama.cpp then sums attention as a matrix product;
+ * see rn_attn_group). */
+static bool seq_batched(const struct rn_batch_cells *bc, int n, int i)
+{
+	for (int j = 0; j < n; j++)
+		if (j != i && bc->b.seq[j] == bc->b.seq[i])
+			return true;
+	return false;
+}
+
 static void attention(struct cpu *c, int layer, const struct rn_batch_cells *bc, int n, int ith, int nth)
 {
 	const int HK = c->n_head_kv, G = c->n_head / c->n_head_kv, D = c->head_dim, H = c->n_head;
 	float *scratch = c->scores + (size_t)ith * c->att_scratch;
 	int64_t b, e;
 	if (n == 1 && nth > 1 && bc->cell[0] + 1 >= SPLITK_MIN_CELLS) {
+		/* one long row: scores split by cells, values by 8-element slices of each head (every element then
+		 * sums its cells in one order, as the unsplit path does) */
 		const int nc = bc->cell[0] + 1, seq = bc->b.seq[0];
 		const size_t NC = (size_t)c->p.n_ctx;
 		int nch = (2 * nth + HK - 1) / HK;
@@ -317,27 +364,20 @@ static void attention(struct cpu *c, int layer, const struct rn_batch_cells *bc,
 			int g = (int)(it / nch), ch = (int)(it % nch), c0 = ch * csz, c1 = c0 + csz < nc ? c0 + csz : nc;
 			struct rn_attn_kv kv = kv_head(c, layer, seq, g);
 			rn_attn_scores(&kv, c0, c1, G, D, c->kq_scale, c->q + (size_t)g * G * D, (size_t)D,
-				       c->split_s + (size_t)g * G * NC, NC, scratch);
+				       c->split_s + (size_t)g * G * NC, NC, scratch, false);
 		}
 		barrier(c);
 		split(H, ith, nth, &b, &e);
 		for (int64_t h = b; h < e; h++)
 			rn_attn_softmax(c->split_s + (size_t)h * NC, nc);
 		barrier(c);
-		split((int64_t)HK * nch, ith, nth, &b, &e);
+		const int nsl = D % 8 == 0 ? D / 8 : 1, slw = D % 8 == 0 ? 8 : D;
+		split((int64_t)H * nsl, ith, nth, &b, &e);
 		for (int64_t it = b; it < e; it++) {
-			int g = (int)(it / nch), ch = (int)(it % nch), c0 = ch * csz, c1 = c0 + csz < nc ? c0 + csz : nc;
-			struct rn_attn_kv kv = kv_head(c, layer, seq, g);
-			rn_attn_values(&kv, c0, c1, G, D, c->split_s + (size_t)g * G * NC, NC,
-				       c->split_p + (size_t)ch * (size_t)c->q_dim + (size_t)g * G * D, (size_t)D, scratch);
-		}
-		barrier(c);
-		split(H, ith, nth, &b, &e);
-		for (int64_t h = b; h < e; h++) {
-			float *o = c->att + (size_t)h * D;
-			memcpy(o, c->split_p + (size_t)h * D, (size_t)D * sizeof *o);
-			for (int ch = 1; ch < nch; ch++)
-				rn_ops_add(o, c->split_p + (size_t)ch * (size_t)c->q_dim + (size_t)h * D, D);
+			int h = (int)(it / nsl), sl = (int)(it % nsl);
+			struct rn_attn_kv kv = kv_head(c, layer, seq, h / G);
+			rn_attn_values(&kv, nc, sl * slw, sl * slw + slw, 1, D, c->split_s + (size_t)h * NC, NC,
+				       c->att + (size_t)h * D, (size_t)D, scratch, false);
 		}
 		return;
 	}
@@ -346,7 +386,8 @@ static void attention(struct cpu *c, int layer, const struct rn_batch_cells *bc,
 		int i = (int)(t / HK), g = (int)(t % HK);
 		struct rn_attn_kv kv = kv_head(c, layer, bc->b.seq[i], g);
 		size_t off = (size_t)i * (size_t)c->q_dim + (size_t)g * G * D;
-		rn_attn_group(&kv, bc->cell[i] + 1, G, D, c->kq_scale, c->q + off, (size_t)D, c->att + off, (size_t)D, scratch);
+		rn_attn_group(&kv, bc->cell[i] + 1, G, D, c->kq_scale, c->q + off, (size_t)D, c->att + off, (size_t)D, scratch,
+			      seq_batched(bc, n, i));
 	}
 }
 
@@ -361,6 +402,7 @@ static void forward_job(void *ctx, int ith, int nth)
 
 	embed_rows(c, bc, ith, nth);
 	barrier(c);
+	dump(c, ith, "embd", -1, c->x, n, E, E);
 	bool pending = false; /* c->tmp holds a residual still to be added to c->x */
 	for (int l = 0; l < m->hp.n_layer; l++) {
 		const struct rn_layer *ml = &m->layers[l];
@@ -371,6 +413,9 @@ static void forward_job(void *ctx, int ith, int nth)
 		const struct rn_weight *qkv[3] = {&cl->wq, &cl->wk, &cl->wv};
 		resid_norm_quant(c, n, ith, nth, pending, NULL, ml->attn_norm, qkv, 3);
 		barrier(c);
+		if (l > 0)
+			dump(c, ith, "l_out", l - 1, c->x, n, E, E);
+		dump(c, ith, "attn_norm", l, c->xn, n, E, E);
 		struct mm ops[3] = {
 			{&cl->wq, ml->wq.gt, c->xn, c->q, c->q_dim},
 			{&cl->wk, ml->wk.gt, c->xn, c->k, c->kv_dim},
@@ -378,10 +423,16 @@ static void forward_job(void *ctx, int ith, int nth)
 		};
 		mm_phase(c, ith, nth, ops, 3, n);
 		barrier(c);
+		dump(c, ith, "Qcur", l, c->q, n, c->q_dim, c->q_dim);
+		dump(c, ith, "Kcur", l, c->k, n, c->kv_dim, c->kv_dim);
+		dump(c, ith, "Vcur", l, c->v, n, c->kv_dim, c->kv_dim);
 		qkv_post(c, ml, l, bc, n, ith, nth);
 		barrier(c);
+		dump(c, ith, "Qrope", l, c->q, n, c->q_dim, c->q_dim);
+		dump(c, ith, "Krope", l, c->k, n, c->kv_dim, c->kv_dim);
 		attention(c, l, bc, n, ith, nth);
 		barrier(c);
+		dump(c, ith, "kqv_out", l, c->att, n, c->q_dim, c->q_dim);
 		if (last) {
 			/* only the flagged rows matter from here on */
 			if (ith == 0) {
@@ -412,17 +463,22 @@ static void forward_job(void *ctx, int ith, int nth)
 		struct mm op_o = {&cl->wo, ml->wo.gt, c->att, c->tmp, E};
 		mm_phase(c, ith, nth, &op_o, 1, n);
 		barrier(c);
+		dump(c, ith, "attn_out", l, c->tmp, n, E, E);
 
 		/* feed-forward block */
 		const struct rn_weight *gu[2] = {&cl->gate, &cl->up};
 		resid_norm_quant(c, n, ith, nth, true, ml->bo, ml->ffn_norm, gu, 2);
 		barrier(c);
+		dump(c, ith, "ffn_inp", l, c->x, n, E, E);
+		dump(c, ith, "ffn_norm", l, c->xn, n, E, E);
 		struct mm ops2[2] = {
 			{&cl->gate, ml->w_gate.gt, c->xn, c->hb, c->n_ff},
 			{&cl->up, ml->w_up.gt, c->xn, c->hb2, c->n_ff},
 		};
 		mm_phase(c, ith, nth, ops2, 2, n);
 		barrier(c);
+		dump(c, ith, "ffn_gate", l, c->hb, n, c->n_ff, c->n_ff);
+		dump(c, ith, "ffn_up", l, c->hb2, n, c->n_ff, c->n_ff);
 		{
 			int64_t b, e;
 			split(n, ith, nth, &b, &e);
@@ -434,14 +490,18 @@ static void forward_job(void *ctx, int ith, int nth)
 		}
 		barrier(c);
 		struct mm op_d = {&cl->down, ml->w_down.gt, c->hb, c->tmp, E};
+		dump(c, ith, "ffn_swiglu", l, c->hb, n, c->n_ff, c->n_ff);
 		mm_phase(c, ith, nth, &op_d, 1, n);
 		barrier(c);
+		dump(c, ith, "ffn_out", l, c->tmp, n, E, E);
 		pending = true;
 	}
 
 	/* output norm and LM head for the n (= n_out) remaining rows */
 	const struct rn_weight *ow[1] = {&c->out_w};
 	resid_norm_quant(c, n, ith, nth, pending, NULL, m->output_norm, ow, 1);
+	dump(c, ith, "l_out", m->hp.n_layer - 1, c->x, n, E, E);
+	dump(c, ith, "result_norm", -1, c->xn, n, E, E);
 	if (J->out->hidden) {
 		int64_t b, e;
 		split(n, ith, nth, &b, &e);
@@ -453,6 +513,7 @@ static void forward_job(void *ctx, int ith, int nth)
 	if (J->out->logits) {
 		struct mm op_out = {&c->out_w, m->output.gt, c->xn, J->out->logits, c->n_vocab};
 		mm_phase(c, ith, nth, &op_out, 1, n);
+		dump(c, ith, "result_output", -1, J->out->logits, n, c->n_vocab, c->n_vocab);
 	}
 }
 
@@ -462,6 +523,7 @@ static int cpu_forward(void *state, const struct rn_batch_cells *bc, const struc
 	struct rn_outputs none = {0};
 	struct job J = {.c = c, .bc = bc, .out = out ? out : &none, .n = bc->b.n_tokens};
 	rn_pool_run(c->pool, forward_job, &J);
+	c->n_calls++;
 	return RN_OK;
 }
 
@@ -563,7 +625,6 @@ static void cpu_free(void *state)
 	free(c->cs);
 	free(c->scores);
 	free(c->split_s);
-	free(c->split_p);
 	free(c->deq);
 	for (int i = 0; i < MAX_KINDS; i++)
 		free(c->act[i]);
@@ -604,6 +665,15 @@ static int cpu_load(const struct rn_model *m, const struct rn_backend_params *p,
 	c->p = *p;
 	const char *ref = getenv("ORUN_CPU_REFERENCE");
 	c->reference = ref && *ref && strcmp(ref, "0") != 0;
+	const char *dd = getenv("ORUN_CPU_DUMP");
+	if (dd && *dd) {
+		snprintf(c->dump_dir, sizeof c->dump_dir, "%s", dd);
+		char *colon = strrchr(c->dump_dir, ':');
+		if (colon) {
+			*colon = 0;
+			c->dump_call = atol(colon + 1);
+		}
+	}
 	rn_rope_init(&c->rope, m, p->rope_freq_base, p->rope_freq_scale);
 	c->n_embd = hp->n_embd;
 	c->n_head = hp->n_head;
@@ -682,7 +752,6 @@ static int cpu_load(const struct rn_model *m, const struct rn_backend_params *p,
 	c->att_scratch = rn_attn_scratch_floats(c->n_head / c->n_head_kv, c->head_dim, p->n_ctx);
 	c->scores = xalloc(c, (size_t)c->nth * c->att_scratch, sizeof(float));
 	c->split_s = xalloc(c, (size_t)c->n_head * (size_t)p->n_ctx, sizeof(float));
-	c->split_p = xalloc(c, (size_t)(2 * c->nth + 1) * (size_t)c->q_dim, sizeof(float));
 	c->deq = xalloc(c, (size_t)c->nth * (size_t)c->max_cols, sizeof(float));
 	bool has_f16 = c->out_w.type == RN_MM_F16, has_bf16 = c->out_w.type == RN_MM_BF16;
 	for (int l = 0; l < hp->n_layer; l++) {
@@ -697,7 +766,7 @@ static int cpu_load(const struct rn_model *m, const struct rn_backend_params *p,
 		c->act_f16 = xalloc(c, B * (size_t)c->max_cols, sizeof(float));
 	if (has_bf16)
 		c->act_bf16 = xalloc(c, B * (size_t)c->max_cols, sizeof(float));
-	bool ok = (!has_f16 || c->act_f16) && (!has_bf16 || c->act_bf16) && c->split_s && c->split_p && c->x && c->xn && c->tmp && c->q && c->k && c->v && c->att && c->hb && c->hb2 && c->cs && c->scores &&
+	bool ok = (!has_f16 || c->act_f16) && (!has_bf16 || c->act_bf16) && c->split_s && c->x && c->xn && c->tmp && c->q && c->k && c->v && c->att && c->hb && c->hb2 && c->cs && c->scores &&
 		  c->deq;
 	for (int k = RN_ACT_Q8_32; k <= RN_ACT_Q8_256 && ok; k++) {
 		size_t rb = rn_act_row_bytes((enum rn_act_kind)k, c->max_cols);

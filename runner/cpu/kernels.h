@@ -283,10 +283,12 @@ typedef void (*rn_unpack_fn)(const struct rn_weight *w, int64_t row0, int64_t ro
 typedef void (*rn_dot_unpacked_fn)(const struct rn_weight *w, const uint8_t *ubuf, size_t stride, int64_t n_rows,
 				   const void *const *x, float *y, int64_t ldy);
 
-/* Bytes of one unpacked legacy row: one byte per element (two for Q8_0) and two floats per block, 64-aligned. */
+/* Bytes of one unpacked legacy row: one byte per element (two for the signed formats Q4_0, Q5_0, Q8_0: the
+ * value and its magnitude) and two floats per block, 64-aligned. */
 static inline size_t rn_unpacked_row_bytes(int type, int64_t cols)
 {
-	size_t b = (size_t)cols * (type == RN_MM_Q8_0 ? 2 : 1) + (size_t)cols / QK_LEGACY * 8;
+	int sgn = type == RN_MM_Q4_0 || type == RN_MM_Q5_0 || type == RN_MM_Q8_0;
+	size_t b = (size_t)cols * (sgn ? 2 : 1) + (size_t)cols / QK_LEGACY * 8;
 	return (b + 63) / 64 * 64;
 }
 

@@ -208,9 +208,22 @@ KX_FN void kx_quant_q8_256(const float *x, int64_t cols, void *dst)
 
 /* ---------------------------------------------------------------------------------------------- legacy */
 
-/* Unpacked weights of one legacy block: unsigned q for Q4/Q5 (offset or min applied later), signed for Q8_0.
- * The nibbles: the 16 bytes go to both 128-bit halves (a load-port broadcast) and the high half is shifted right
- * by 4 within each dword, so one AND keeps the low nibbles in the low half and the high nibbles in the high. */
+/* The legacy formats are computed exactly as ggml's x86 (AVX2) dot products compute them, so that orun's
+ * results equal llama.cpp's to the bit (llama.cpp's llamafile GEMM for Q4_0/Q5_0/Q8_0 batches has the same
+ * per-block arithmetic):
+ *   - the weight block is unpacked to its signed value (q - 8, q - 16, or q for Q8_0) or, for the "+ m"
+ *     formats, to the unsigned q;
+ *   - 8 int32 lanes hold the exact integer dot products of 4 consecutive elements (lane k: elements 4k..4k+3);
+ *   - per block, acc = fma(float(lanes), d_w * d_x, acc), blocks in order (one 8-lane f32 chain per row);
+ *   - the "+ m" formats add m_w * s_x (s_x = f16(d_x * sum q_x)) into one scalar chain, summs = fma(m, s, summs),
+ *     as GCC contracts ggml's `summs += m * s`;
+ *   - result = hsum(acc) + summs, hsum = ((a0+a4) + (a2+a6)) + ((a1+a5) + (a3+a7)).
+ * Rows are independent FMA chains, so the kernels work on several weight rows at once (decode) or several
+ * activation rows at once (batches) to hide the FMA latency; neither changes a row's arithmetic. */
+
+/* The nibbles: the 16 bytes go to both 128-bit halves (a load-port broadcast) and the high half is shifted
+ * right by 4 within each dword, so one AND keeps the low nibbles (elements 0..15) in the low half and the high
+ * nibbles (16..31) in the high. */
 KX_INL __m256i kx_nibbles32(const uint8_t *qs)
 {
 	__m256i v = _mm256_broadcastsi128_si256(_mm_loadu_si128((const __m128i *)qs));
@@ -218,7 +231,29 @@ KX_INL __m256i kx_nibbles32(const uint8_t *qs)
 				_mm256_set1_epi8(15));
 }
 
-KX_INL __m256i kx_legacy_unpack(const uint8_t *blk, const int type)
+/* Byte i = 0xF0 when bit i of qh is clear, else 0: or-ed into a nibble it gives the signed q - 16 of Q5_0. */
+KX_INL __m256i kx_bits32_neg(uint32_t qh)
+{
+	const __m256i spread = _mm256_setr_epi8(0, 0, 0, 0, 0, 0, 0, 0, 1, 1, 1, 1, 1, 1, 1, 1, 2, 2, 2, 2, 2, 2, 2,
+						2, 3, 3, 3, 3, 3, 3, 3, 3);
+	const __m256i bit = _mm256_set1_epi64x((long long)0x8040201008040201ull);
+	__m256i v = _mm256_shuffle_epi8(_mm256_set1_epi32((int)qh), spread);
+	v = _mm256_cmpeq_epi8(_mm256_and_si256(v, bit), bit);
+	return _mm256_andnot_si256(v, _mm256_set1_epi8((char)0xF0));
+}
+
+KX_INL int kx_legacy_signed(const int type)
+{
+	return type == RN_MM_Q4_0 || type == RN_MM_Q5_0 || type == RN_MM_Q8_0;
+}
+
+KX_INL int kx_legacy_has_min(const int type)
+{
+	return type == RN_MM_Q4_1 || type == RN_MM_Q5_1;
+}
+
+/* The unsigned q of a Q4_0/Q4_1/Q5_0/Q5_1 block (the offset of Q4_0/Q5_0 not applied). */
+KX_INL __m256i kx_legacy_unpack_u(const uint8_t *blk, const int type)
 {
 	switch (type) {
 	case RN_MM_Q4_0:
@@ -227,6 +262,22 @@ KX_INL __m256i kx_legacy_unpack(const uint8_t *blk, const int type)
 		return kx_nibbles32(blk + 4);
 	case RN_MM_Q5_0:
 		return _mm256_or_si256(kx_nibbles32(blk + 6), kx_bits32(rn_load_u32(blk + 2)));
+	default:
+		return _mm256_or_si256(kx_nibbles32(blk + 8), kx_bits32(rn_load_u32(blk + 4)));
+	}
+}
+
+/* The value of a block as the sign trick uses it: signed q - off for Q4_0/Q5_0, q for Q8_0, unsigned q for the
+ * "+ m" formats. */
+KX_INL __m256i kx_legacy_unpack(const uint8_t *blk, const int type)
+{
+	switch (type) {
+	case RN_MM_Q4_0:
+		return _mm256_sub_epi8(kx_nibbles32(blk + 2), _mm256_set1_epi8(8));
+	case RN_MM_Q4_1:
+		return kx_nibbles32(blk + 4);
+	case RN_MM_Q5_0:
+		return _mm256_or_si256(kx_nibbles32(blk + 6), kx_bits32_neg(rn_load_u32(blk + 2)));
 	case RN_MM_Q5_1:
 		return _mm256_or_si256(kx_nibbles32(blk + 8), kx_bits32(rn_load_u32(blk + 4)));
 	default:
@@ -234,14 +285,14 @@ KX_INL __m256i kx_legacy_unpack(const uint8_t *blk, const int type)
 	}
 }
 
-/* Integer dot of one unpacked block with 32 activation bytes, as 8 int32 lanes; aw is |w| for Q8_0 (sign
- * trick: |w| * sign(x, w) = w * x with an unsigned left operand). */
-KX_INL __m256i kx_legacy_dot(__m256i wq, __m256i aw, const int8_t *xq, const int type)
+/* The 8 lanes of one block against 32 activation bytes: aw = |w| for the signed formats (sign trick:
+ * |w| * sign(x, w) = w * x with an unsigned left operand), aw = w for the unsigned ones. */
+KX_INL __m256 kx_legacy_lanes(__m256i wq, __m256i aw, const int8_t *xq, const int type)
 {
 	__m256i xv = _mm256_loadu_si256((const __m256i *)xq);
-	if (type == RN_MM_Q8_0)
-		return kx_dot_u8s8(_mm256_setzero_si256(), aw, _mm256_sign_epi8(xv, wq));
-	return kx_dot_u8s8(_mm256_setzero_si256(), wq, xv);
+	if (kx_legacy_signed(type))
+		xv = _mm256_sign_epi8(xv, wq);
+	return _mm256_cvtepi32_ps(kx_dot_u8s8(_mm256_setzero_si256(), aw, xv));
 }
 
 KX_INL int kx_legacy_bytes(const int type)
@@ -253,178 +304,235 @@ KX_INL int kx_legacy_bytes(const int type)
 				    : Q8_0_BYTES;
 }
 
-/* Legacy formats, 8 blocks at a time. Per block the integer lanes are converted to float and scaled by
- * d_w * d_x, broadcast from a small stack array (a load, no shuffle); the 8 scaled blocks are summed in a fixed
- * tree and added to the accumulator once per group, so the result does not depend on nx and the FMA latency
- * chain is one per group. The offset (-8 for Q4_0, -16 for Q5_0) and the min (Q4_1, Q5_1) are applied per group
- * with the activation block sums: sum_b d_w d_x (s_b - off * sx_b) = sum_b d_w d_x s_b - off * sum_b d_w d_x sx_b,
- * and sum_b m_b * sm_b (sm = f16(d_x * sx), as ggml's Q8_1 "s").
- * t = number of valid blocks in the group (8 except at the end of a row). */
-/* A legacy weight row as kx_legacy_group reads it: the raw blocks (decode), or the row unpacked once by
- * kx_legacy_unpack_rows for many activation rows (prefill): q[cols] unpacked bytes, for Q8_0 then |q|[cols],
- * then f32 d[cols/32] and, for Q4_1/Q5_1, f32 m[cols/32]. */
+/* The activation side of a legacy dot: int8 q, scales d, and sm (f16(d * sum q), the "+ m" term's factor). */
+struct kx_xl {
+	const int8_t *q;
+	const float *d, *sm;
+};
+
+KX_INL void kx_xl_init(struct kx_xl *xl, const void *const *x, int64_t cols, const int nx)
+{
+#pragma GCC unroll 4
+	for (int j = 0; j < nx; j++) {
+		xl[j].q = x[j];
+		xl[j].d = rn_act_q8_d(x[j], cols);
+		xl[j].sm = rn_act_q8_32_sm(x[j], cols);
+	}
+}
+
+KX_INL float kx_fmaf(float a, float b, float c)
+{
+	return _mm_cvtss_f32(_mm_fmadd_ss(_mm_set_ss(a), _mm_set_ss(b), _mm_set_ss(c)));
+}
+
+/* The offset term of one activation block for the unsigned q of Q4_0/Q5_0: off * x summed in int16 pairs
+ * (AVX2: subtracted before vpmaddwd) or, with VNNI, in negated int32 lanes (the vpdpbusd accumulator). */
+KX_INL __m256i kx_legacy_xoff(__m256i xv, const int off)
+{
+#if KX_VNNI
+	return _mm256_sub_epi32(_mm256_setzero_si256(),
+				kx_dot_u8s8(_mm256_setzero_si256(), _mm256_set1_epi8((char)off), xv));
+#else
+	return _mm256_maddubs_epi16(_mm256_set1_epi8((char)off), xv);
+#endif
+}
+
+/* Decode, one group of T (<= 8) blocks starting at block b of NR weight rows (row bytes rb apart) against one
+ * activation row. The per-block factors d_w * d_x (and, for the "+ m" formats, m_w) are built for the group in
+ * vectors (the f16 scales gathered through general-purpose registers) and kept in a small aligned array that the
+ * per-block step broadcasts from (a load, no shuffle); the product d_w * d_x is one correctly rounded f32
+ * multiply either way, so this changes no bit. The integer lanes of the offset formats are formed from the
+ * unsigned q: q*x summed in int16 pairs minus off*x summed the same way (computed once per block for all NR
+ * rows; both exact in int16), then widened, which gives the same int32 lanes as (q - off) * x at three
+ * instructions fewer per block than the sign trick. Q8_0 keeps the sign trick. */
+KX_INL void kx_legacy_dgroup(const uint8_t *raw, size_t rb, int64_t b, const int T, const struct kx_xl *xl,
+			     __m256 *acc, __m128 *summs, const int NR, const int type)
+{
+	const int bytes = kx_legacy_bytes(type), has_min = kx_legacy_has_min(type);
+	const int off = type == RN_MM_Q4_0 ? 8 : type == RN_MM_Q5_0 ? 16 : 0;
+	float sc[4][8] __attribute__((aligned(32)));
+	__m256 dx;
+	if (T == 8) {
+		dx = _mm256_loadu_ps(xl->d + b);
+	} else {
+		const __m256i live = _mm256_cmpgt_epi32(_mm256_set1_epi32(T), _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7));
+		dx = _mm256_maskload_ps(xl->d + b, live);
+	}
+#pragma GCC unroll 4
+	for (int i = 0; i < NR; i++) {
+		const uint8_t *g = raw + (size_t)i * rb + (size_t)b * (size_t)bytes;
+		kx_prefetch(g, T * bytes);
+		__m256 dw = T == 8 ? kx_gather_f16x8(g, (size_t)bytes) : kx_gather_f16_n(g, (size_t)bytes, T);
+		_mm256_store_ps(sc[i], _mm256_mul_ps(dw, dx));
+	}
+#pragma GCC unroll 8
+	for (int k = 0; k < T; k++) {
+		const __m256i xv = _mm256_loadu_si256((const __m256i *)(xl->q + (b + k) * QK_LEGACY));
+		__m256i xo = _mm256_setzero_si256();
+		if (off)
+			xo = kx_legacy_xoff(xv, off);
+		if (has_min) {
+			/* lane i: row i's chain summs = fma(m_w, sm_x, summs), the m of the NR rows gathered in a GPR */
+			uint64_t m = 0;
+#pragma GCC unroll 4
+			for (int i = 0; i < NR; i++)
+				m |= (uint64_t)rn_load_u16(raw + (size_t)i * rb + (size_t)(b + k) * (size_t)bytes + 2) << (16 * i);
+			__asm__("" : "+r"(m));
+			__m128 mv = _mm_cvtph_ps(_mm_cvtsi64_si128((long long)m));
+			*summs = _mm_fmadd_ps(mv, _mm_broadcast_ss(xl->sm + b + k), *summs);
+		}
+#pragma GCC unroll 4
+		for (int i = 0; i < NR; i++) {
+			const uint8_t *blk = raw + (size_t)i * rb + (size_t)(b + k) * (size_t)bytes;
+			__m256i lanes;
+			if (type == RN_MM_Q8_0) {
+				__m256i wq = _mm256_loadu_si256((const __m256i *)(blk + 2));
+				lanes = kx_dot_u8s8(_mm256_setzero_si256(), _mm256_sign_epi8(wq, wq), _mm256_sign_epi8(xv, wq));
+			} else {
+				__m256i wq = kx_legacy_unpack_u(blk, type);
+#if KX_VNNI
+				lanes = kx_dot_u8s8(xo, wq, xv);
+#else
+				__m256i p = _mm256_maddubs_epi16(wq, xv);
+				if (off)
+					p = _mm256_sub_epi16(p, xo);
+				lanes = _mm256_madd_epi16(p, _mm256_set1_epi16(1));
+#endif
+			}
+			acc[i] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(lanes), _mm256_broadcast_ss(&sc[i][k]), acc[i]);
+		}
+	}
+}
+
+/* Decode: NR raw weight rows (row bytes rb apart) against one activation row: groups of 8 blocks, then the
+ * last 1..7 as groups of 4, 2 and 1, each compiled for its size (rows of 576 or 896 columns spend a good part
+ * of their time there). Blocks stay in order within each row's chain. */
+KX_INL void kx_legacy_rows1(const uint8_t *raw, size_t rb, int64_t nb, const struct kx_xl *xl, float *out,
+			    const int NR, const int type)
+{
+	__m256 acc[4];
+	__m128 summs = _mm_setzero_ps();
+#pragma GCC unroll 4
+	for (int i = 0; i < NR; i++)
+		acc[i] = _mm256_setzero_ps();
+	int64_t b = 0;
+	for (; b + 8 <= nb; b += 8)
+		kx_legacy_dgroup(raw, rb, b, 8, xl, acc, &summs, NR, type);
+	if (nb - b >= 4) {
+		kx_legacy_dgroup(raw, rb, b, 4, xl, acc, &summs, NR, type);
+		b += 4;
+	}
+	if (nb - b >= 2) {
+		kx_legacy_dgroup(raw, rb, b, 2, xl, acc, &summs, NR, type);
+		b += 2;
+	}
+	if (nb - b >= 1)
+		kx_legacy_dgroup(raw, rb, b, 1, xl, acc, &summs, NR, type);
+	float sm[4] __attribute__((aligned(16)));
+	_mm_store_ps(sm, summs);
+#pragma GCC unroll 4
+	for (int i = 0; i < NR; i++)
+		out[i] = kx_legacy_has_min(type) ? kx_hsum_ps(acc[i]) + sm[i] : kx_hsum_ps(acc[i]);
+}
+
+/* A legacy weight row unpacked once by kx_legacy_unpack_rows for many activation rows (prefill): w[cols]
+ * unpacked bytes, for the signed formats then |w|[cols], then f32 d[cols/32] and, for Q4_1/Q5_1, f32 m[cols/32]. */
 struct kx_lrow {
-	const uint8_t *raw;
 	const uint8_t *uq, *uaq;
 	const float *ud, *um;
 };
 
-KX_INL void kx_legacy_group(const struct kx_lrow *wrow, int64_t b, const int t, const int8_t *const *xq,
-			    const float *const *xd, const int32_t *const *xs, const float *const *xm, __m256 *acc,
-			    __m256 *accm, const int nx, const int type, const int unpacked)
+/* One weight row (raw, or unpacked when wrow is not NULL) against nx activation rows. */
+KX_INL void kx_legacy_row(const uint8_t *raw, const struct kx_lrow *wrow, int64_t nb, const struct kx_xl *xl,
+			  float *out, const int nx, const int type)
 {
-	const int bytes = kx_legacy_bytes(type);
-	const int has_min = type == RN_MM_Q4_1 || type == RN_MM_Q5_1;
-	const int has_off = type == RN_MM_Q4_0 || type == RN_MM_Q5_0;
-	const uint8_t *g = unpacked ? NULL : wrow->raw + b * bytes;
-	float sc[RN_NX_MAX][8] __attribute__((aligned(32)));
-	__m256 dw, mw = _mm256_setzero_ps();
-	if (unpacked) {
-		const __m256i live = _mm256_cmpgt_epi32(_mm256_set1_epi32(t), _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7));
-		dw = t == 8 ? _mm256_loadu_ps(wrow->ud + b) : _mm256_maskload_ps(wrow->ud + b, live);
-		if (has_min)
-			mw = t == 8 ? _mm256_loadu_ps(wrow->um + b) : _mm256_maskload_ps(wrow->um + b, live);
-	} else if (t == 8) {
-		kx_prefetch(g, 8 * bytes);
-		dw = kx_gather_f16x8(g, (size_t)bytes);
-		if (has_min)
-			mw = kx_gather_f16x8(g + 2, (size_t)bytes);
-	} else {
-		/* built in registers: small stores followed by a wide load would stall on store forwarding */
-		dw = kx_gather_f16_n(g, (size_t)bytes, t);
-		if (has_min)
-			mw = kx_gather_f16_n(g + 2, (size_t)bytes, t);
-	}
+	const int bytes = kx_legacy_bytes(type), has_min = kx_legacy_has_min(type), sgn = kx_legacy_signed(type);
+	__m256 acc[RN_NX_MAX];
+	float summs[RN_NX_MAX];
 #pragma GCC unroll 4
 	for (int j = 0; j < nx; j++) {
-		__m256 dx, sxf, smx;
-		if (t == 8) {
-			dx = _mm256_loadu_ps(xd[j] + b);
-			sxf = _mm256_cvtepi32_ps(_mm256_loadu_si256((const __m256i *)(xs[j] + b)));
-			smx = _mm256_loadu_ps(xm[j] + b);
+		acc[j] = _mm256_setzero_ps();
+		summs[j] = 0.0f;
+	}
+	for (int64_t b = 0; b < nb; b++) {
+		__m256i wq, aw;
+		float dw, mw = 0.0f;
+		if (wrow) {
+			wq = _mm256_load_si256((const __m256i *)(wrow->uq + b * QK_LEGACY));
+			aw = sgn ? _mm256_load_si256((const __m256i *)(wrow->uaq + b * QK_LEGACY)) : wq;
+			dw = wrow->ud[b];
+			if (has_min)
+				mw = wrow->um[b];
 		} else {
-			const __m256i live = _mm256_cmpgt_epi32(_mm256_set1_epi32(t), _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7));
-			dx = _mm256_maskload_ps(xd[j] + b, live);
-			sxf = _mm256_cvtepi32_ps(_mm256_maskload_epi32(xs[j] + b, live));
-			smx = _mm256_maskload_ps(xm[j] + b, live);
+			const uint8_t *blk = raw + (size_t)b * (size_t)bytes;
+			if ((b & 1) == 0)
+				_mm_prefetch((const char *)(blk + KX_PREFETCH_AHEAD), _MM_HINT_T0);
+			wq = kx_legacy_unpack(blk, type);
+			aw = sgn ? _mm256_sign_epi8(wq, wq) : wq;
+			dw = kx_f16(blk);
+			if (has_min)
+				mw = kx_f16(blk + 2);
 		}
-		__m256 s = _mm256_mul_ps(dw, dx);
-		_mm256_store_ps(sc[j], s);
-		if (has_min)
-			accm[j] = _mm256_fmadd_ps(mw, smx, accm[j]);
-		else if (has_off)
-			accm[j] = _mm256_fmadd_ps(s, sxf, accm[j]);
-	}
-	/* fixed tree: ((f0 s0 + f1 s1) + (f2 s2 + f3 s3)) + ((f4 s4 + f5 s5) + (f6 s6 + f7 s7)), built as the blocks
-	 * come so that only three partial sums per activation row are alive (pa, pb: the current pairs; h: the
-	 * finished half) */
-	__m256 pa[RN_NX_MAX], pb[RN_NX_MAX], h[RN_NX_MAX];
 #pragma GCC unroll 4
-	for (int j = 0; j < nx; j++)
-		pa[j] = pb[j] = h[j] = _mm256_setzero_ps();
-#pragma GCC unroll 8
-	for (int k = 0; k < 8; k++) {
-		if (k < t) {
-			__m256i wq, aw;
-			if (unpacked) {
-				wq = _mm256_load_si256((const __m256i *)(wrow->uq + (b + k) * QK_LEGACY));
-				aw = type == RN_MM_Q8_0
-					     ? _mm256_load_si256((const __m256i *)(wrow->uaq + (b + k) * QK_LEGACY))
-					     : wq;
-			} else {
-				wq = kx_legacy_unpack(g + k * bytes, type);
-				aw = type == RN_MM_Q8_0 ? _mm256_sign_epi8(wq, wq) : wq;
-			}
-#pragma GCC unroll 4
-			for (int j = 0; j < nx; j++) {
-				__m256 f = _mm256_cvtepi32_ps(kx_legacy_dot(wq, aw, xq[j] + (b + k) * QK_LEGACY, type));
-				__m256 bsc = _mm256_broadcast_ss(&sc[j][k]);
-				__m256 *p = k % 4 < 2 ? &pa[j] : &pb[j];
-				*p = k % 2 == 0 ? _mm256_mul_ps(f, bsc) : _mm256_fmadd_ps(f, bsc, *p);
-			}
-		} else {
-#pragma GCC unroll 4
-			for (int j = 0; j < nx; j++)
-				if (k % 2 == 0)
-					*(k % 4 < 2 ? &pa[j] : &pb[j]) = _mm256_setzero_ps();
-		}
-		if (k == 3 || k == 7) {
-#pragma GCC unroll 4
-			for (int j = 0; j < nx; j++) {
-				__m256 q = _mm256_add_ps(pa[j], pb[j]);
-				h[j] = k == 3 ? q : _mm256_add_ps(h[j], q);
-			}
+		for (int j = 0; j < nx; j++) {
+			__m256 f = kx_legacy_lanes(wq, aw, xl[j].q + b * QK_LEGACY, type);
+			acc[j] = _mm256_fmadd_ps(f, _mm256_set1_ps(dw * xl[j].d[b]), acc[j]);
+			if (has_min)
+				summs[j] = kx_fmaf(mw, xl[j].sm[b], summs[j]);
 		}
 	}
 #pragma GCC unroll 4
 	for (int j = 0; j < nx; j++)
-		acc[j] = _mm256_add_ps(acc[j], h[j]);
-}
-
-KX_INL void kx_legacy_row(const struct kx_lrow *wrow, int64_t cols, const void *const *x, float *out, const int nx,
-			  const int type, const int unpacked)
-{
-	const int64_t nb = cols / QK_LEGACY;
-	const int8_t *xq[RN_NX_MAX];
-	const float *xd[RN_NX_MAX];
-	const int32_t *xs[RN_NX_MAX];
-	const float *xm[RN_NX_MAX];
-	__m256 acc[RN_NX_MAX], accm[RN_NX_MAX];
-#pragma GCC unroll 4
-	for (int j = 0; j < nx; j++) {
-		xq[j] = x[j];
-		xd[j] = rn_act_q8_d(x[j], cols);
-		xs[j] = rn_act_q8_32_sums(x[j], cols);
-		xm[j] = rn_act_q8_32_sm(x[j], cols);
-		acc[j] = accm[j] = _mm256_setzero_ps();
-	}
-	int64_t b = 0;
-	for (; b + 8 <= nb; b += 8)
-		kx_legacy_group(wrow, b, 8, xq, xd, xs, xm, acc, accm, nx, type, unpacked);
-	/* the last 1..7 blocks as groups of 4, 2 and 1, each compiled for its size (no run-time lane logic:
-	 * short rows such as 576 or 896 columns spend a good part of their time here) */
-	if (nb - b >= 4) {
-		kx_legacy_group(wrow, b, 4, xq, xd, xs, xm, acc, accm, nx, type, unpacked);
-		b += 4;
-	}
-	if (nb - b >= 2) {
-		kx_legacy_group(wrow, b, 2, xq, xd, xs, xm, acc, accm, nx, type, unpacked);
-		b += 2;
-	}
-	if (nb - b >= 1)
-		kx_legacy_group(wrow, b, 1, xq, xd, xs, xm, acc, accm, nx, type, unpacked);
-	const float moff = type == RN_MM_Q4_0 ? -8.0f : type == RN_MM_Q5_0 ? -16.0f : 1.0f;
-#pragma GCC unroll 4
-	for (int j = 0; j < nx; j++)
-		out[j] = kx_hsum_ps(acc[j]) + moff * kx_hsum_ps(accm[j]);
+		out[j] = has_min ? kx_hsum_ps(acc[j]) + summs[j] : kx_hsum_ps(acc[j]);
 }
 
 KX_INL void kx_legacy(const struct rn_weight *w, int64_t row, const void *const *x, float *out, const int nx,
 		      const int type)
 {
 	const int64_t nb = w->cols / QK_LEGACY;
-	struct kx_lrow wrow = { .raw = (const uint8_t *)w->data +
-				       (size_t)row * (size_t)nb * (size_t)kx_legacy_bytes(type) };
-	kx_legacy_row(&wrow, w->cols, x, out, nx, type, 0);
+	struct kx_xl xl[RN_NX_MAX];
+	kx_xl_init(xl, x, w->cols, nx);
+	kx_legacy_row((const uint8_t *)w->data + (size_t)row * (size_t)nb * (size_t)kx_legacy_bytes(type), NULL, nb, xl,
+		      out, nx, type);
+}
+
+/* Weight rows the legacy decode kernel reads at once. Measured on Zen 3 (tests/cpu/bench_matmul, weights
+ * larger than the L3 cache): reading 2 or 4 rows interleaved (independent FMA chains) loses 10-40% of the
+ * streaming bandwidth against one row read straight through with software prefetch, and out-of-order
+ * execution already overlaps one row's FMA chain (4 cycles a block) with the next blocks' unpacking. */
+#define KX_LEGACY_DECODE_ROWS 1
+
+/* Decode entry: rows [row0, row1) against one activation row, KX_LEGACY_DECODE_ROWS weight rows at a time. */
+KX_INL void kx_legacy_decode(const struct rn_weight *w, int64_t row0, int64_t row1, const void *const *x, float *y,
+			     const int type)
+{
+	const int64_t nb = w->cols / QK_LEGACY;
+	const size_t rb = (size_t)nb * (size_t)kx_legacy_bytes(type);
+	struct kx_xl xl;
+	kx_xl_init(&xl, x, w->cols, 1);
+	int64_t r = row0;
+	for (; r + KX_LEGACY_DECODE_ROWS <= row1; r += KX_LEGACY_DECODE_ROWS)
+		kx_legacy_rows1((const uint8_t *)w->data + (size_t)r * rb, rb, nb, &xl, y + r, KX_LEGACY_DECODE_ROWS, type);
+	for (; r < row1; r++)
+		kx_legacy_rows1((const uint8_t *)w->data + (size_t)r * rb, rb, nb, &xl, y + r, 1, type);
 }
 
 /* Prefill: unpack rows [row0, row1) once into dst (rows of rn_unpacked_row_bytes), for many activation rows. */
 KX_INL void kx_legacy_unpack_rows(const struct rn_weight *w, int64_t row0, int64_t row1, uint8_t *dst,
 				  size_t stride, const int type)
 {
-	const int bytes = kx_legacy_bytes(type);
-	const int has_min = type == RN_MM_Q4_1 || type == RN_MM_Q5_1;
+	const int bytes = kx_legacy_bytes(type), has_min = kx_legacy_has_min(type), sgn = kx_legacy_signed(type);
 	const int64_t nb = w->cols / QK_LEGACY;
 	for (int64_t r = row0; r < row1; r++) {
 		const uint8_t *raw = (const uint8_t *)w->data + (size_t)r * (size_t)nb * (size_t)bytes;
 		uint8_t *uq = dst + (size_t)(r - row0) * stride;
 		uint8_t *uaq = uq + w->cols;
-		float *ud = (float *)(uq + w->cols * (type == RN_MM_Q8_0 ? 2 : 1)), *um = ud + nb;
+		float *ud = (float *)(uq + w->cols * (sgn ? 2 : 1)), *um = ud + nb;
 		for (int64_t b = 0; b < nb; b++) {
 			const uint8_t *blk = raw + b * bytes;
 			__m256i wq = kx_legacy_unpack(blk, type);
 			_mm256_store_si256((__m256i *)(uq + b * QK_LEGACY), wq);
-			if (type == RN_MM_Q8_0)
+			if (sgn)
 				_mm256_store_si256((__m256i *)(uaq + b * QK_LEGACY), _mm256_sign_epi8(wq, wq));
 			ud[b] = kx_f16(blk);
 			if (has_min)
@@ -438,15 +546,17 @@ KX_INL void kx_legacy_unpacked(const struct rn_weight *w, const uint8_t *ubuf, s
 			       const void *const *x, float *y, int64_t ldy, const int nx, const int type)
 {
 	const int64_t nb = w->cols / QK_LEGACY;
+	const int sgn = kx_legacy_signed(type);
+	struct kx_xl xl[RN_NX_MAX];
+	kx_xl_init(xl, x, w->cols, nx);
 	for (int64_t r = 0; r < n_rows; r++) {
 		struct kx_lrow wrow;
-		wrow.raw = NULL;
 		wrow.uq = ubuf + (size_t)r * stride;
 		wrow.uaq = wrow.uq + w->cols;
-		wrow.ud = (const float *)(wrow.uq + w->cols * (type == RN_MM_Q8_0 ? 2 : 1));
+		wrow.ud = (const float *)(wrow.uq + w->cols * (sgn ? 2 : 1));
 		wrow.um = wrow.ud + nb;
 		float o[RN_NX_MAX];
-		kx_legacy_row(&wrow, w->cols, x, o, nx, type, 1);
+		kx_legacy_row(NULL, &wrow, nb, xl, o, nx, type);
 		for (int j = 0; j < nx; j++)
 			y[j * ldy + r] = o[j];
 	}
@@ -510,13 +620,17 @@ KX_INL void kx_q4k_q5k(const struct rn_weight *w, int64_t row, const void *const
 	const int64_t nb = w->cols / QK_K;
 	const uint8_t *wr = (const uint8_t *)w->data + (size_t)row * (size_t)nb * (size_t)bytes;
 	const __m256i m4 = _mm256_set1_epi8(15), h5 = _mm256_set1_epi8(0x10);
-	const __m128i dup_mins = _mm_setr_epi8(8, 8, 9, 9, 10, 10, 11, 11, 12, 12, 13, 13, 14, 14, 15, 15);
 	struct kx_xk xk[RN_NX_MAX];
-	__m256 acc[RN_NX_MAX], accm[RN_NX_MAX];
+	__m256 acc[RN_NX_MAX];
+	__m128 accm[RN_NX_MAX]; /* Q4_K: four lanes of the mins' term */
+	float summs[RN_NX_MAX]; /* Q5_K: one chain */
 	kx_xk_init(xk, x, w->cols, nx);
 #pragma GCC unroll 4
-	for (int j = 0; j < nx; j++)
-		acc[j] = accm[j] = _mm256_setzero_ps();
+	for (int j = 0; j < nx; j++) {
+		acc[j] = _mm256_setzero_ps();
+		accm[j] = _mm_setzero_ps();
+		summs[j] = 0.0f;
+	}
 
 	for (int64_t b = 0; b < nb; b++) {
 		const uint8_t *blk = wr + b * bytes;
@@ -530,7 +644,7 @@ KX_INL void kx_q4k_q5k(const struct rn_weight *w, int64_t row, const void *const
 		const uint32_t sc_hi = (a2 & 0x0f0f0f0f) | ((a0 >> 6) & 0x03030303) << 4;
 		const uint32_t mn_hi = ((a2 >> 4) & 0x0f0f0f0f) | ((a1 >> 6) & 0x03030303) << 4;
 		const __m128i scm = _mm_setr_epi32((int)sc_lo, (int)sc_hi, (int)mn_lo, (int)mn_hi);
-		const __m256i mn16 = _mm256_cvtepu8_epi16(_mm_shuffle_epi8(scm, dup_mins));
+		const __m128i mn16 = _mm_cvtepu8_epi16(_mm_srli_si128(scm, 8));
 		/* the 8 scales as int16 in both halves; a vpshufb per sub-block makes its vpmaddwd operand (a store and
 		 * broadcast loads instead measured 10% slower: the loads wait for store forwarding) */
 		const __m256i s16 = _mm256_broadcastsi128_si256(_mm_cvtepu8_epi16(scm));
@@ -568,15 +682,33 @@ KX_INL void kx_q4k_q5k(const struct rn_weight *w, int64_t row, const void *const
 #pragma GCC unroll 4
 		for (int j = 0; j < nx; j++) {
 			const float dx = xk[j].d[b];
-			__m256i bs = _mm256_loadu_si256((const __m256i *)(xk[j].bs + b * 16));
 			acc[j] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(isum[j]), _mm256_set1_ps(d * dx), acc[j]);
-			accm[j] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(_mm256_madd_epi16(bs, mn16)),
-						  _mm256_set1_ps(dmin * dx), accm[j]);
+			/* the mins' term as ggml's x86 kernels form it: the 16-element sums paired into the 8 sub-block
+			 * sums, times the mins in int32 pairs (4 lanes), scaled by -(d_x * dmin) */
+			const __m256i bs = _mm256_loadu_si256((const __m256i *)(xk[j].bs + b * 16));
+			const __m128i prod = _mm_madd_epi16(
+				mn16, _mm_hadd_epi16(_mm256_castsi256_si128(bs), _mm256_extracti128_si256(bs, 1)));
+			const float nm = -(dx * dmin);
+			if (five) {
+				__m128i t = _mm_add_epi32(prod, _mm_shuffle_epi32(prod, 0x4e));
+				t = _mm_add_epi32(t, _mm_shuffle_epi32(t, 0xb1));
+				const int32_t ip = _mm_cvtsi128_si32(t);
+				summs[j] = kx_fmaf(nm, (float)ip, summs[j]);
+			} else {
+				accm[j] = _mm_fmadd_ps(_mm_set1_ps(nm), _mm_cvtepi32_ps(prod), accm[j]);
+			}
 		}
 	}
 #pragma GCC unroll 4
-	for (int j = 0; j < nx; j++)
-		out[j] = kx_hsum_ps(acc[j]) - kx_hsum_ps(accm[j]);
+	for (int j = 0; j < nx; j++) {
+		if (five) {
+			out[j] = kx_hsum_ps(acc[j]) + summs[j];
+		} else {
+			__m128 m = _mm_add_ps(accm[j], _mm_movehl_ps(accm[j], accm[j]));
+			m = _mm_add_ss(m, _mm_movehdup_ps(m));
+			out[j] = kx_hsum_ps(acc[j]) + _mm_cvtss_f32(m);
+		}
+	}
 }
 
 KX_INL void kx_q6k(const struct rn_weight *w, int64_t row, const void *const *x, float *out, const int nx)
@@ -918,11 +1050,22 @@ KX_INL void kx_fp8(const struct rn_weight *w, int64_t row, const void *const *x,
 KX_DEFINE_NX(kx_f32, KX_CALL_F32)
 KX_DEFINE_NX(kx_f16, KX_CALL_F16)
 KX_DEFINE_NX(kx_bf16, KX_CALL_BF16)
-KX_DEFINE_NX(kx_q4_0, KX_CALL_Q4_0)
-KX_DEFINE_NX(kx_q4_1, KX_CALL_Q4_1)
-KX_DEFINE_NX(kx_q5_0, KX_CALL_Q5_0)
-KX_DEFINE_NX(kx_q5_1, KX_CALL_Q5_1)
-KX_DEFINE_NX(kx_q8_0, KX_CALL_Q8_0)
+/* legacy formats: one activation row goes through the four-weight-rows decode kernel */
+#define KX_DEFINE_LEGACY(name, call, type)                                                               \
+	KX_FN void name##_1(const struct rn_weight *w, int64_t row0, int64_t row1, const void *const *x,     \
+			    float *y, int64_t ldy)                                                       \
+	{                                                                                                \
+		(void)ldy;                                                                               \
+		kx_legacy_decode(w, row0, row1, x, y, type);                                             \
+	}                                                                                                \
+	KX_DEFINE_NX_ONE(name, call, 2)                                                                  \
+	KX_DEFINE_NX_ONE(name, call, 3)                                                                  \
+	KX_DEFINE_NX_ONE(name, call, 4)
+KX_DEFINE_LEGACY(kx_q4_0, KX_CALL_Q4_0, RN_MM_Q4_0)
+KX_DEFINE_LEGACY(kx_q4_1, KX_CALL_Q4_1, RN_MM_Q4_1)
+KX_DEFINE_LEGACY(kx_q5_0, KX_CALL_Q5_0, RN_MM_Q5_0)
+KX_DEFINE_LEGACY(kx_q5_1, KX_CALL_Q5_1, RN_MM_Q5_1)
+KX_DEFINE_LEGACY(kx_q8_0, KX_CALL_Q8_0, RN_MM_Q8_0)
 KX_DEFINE_NX(kx_q2_k, KX_CALL_Q2_K)
 KX_DEFINE_NX(kx_q3_k, KX_CALL_Q3_K)
 KX_DEFINE_NX(kx_q4_k, KX_CALL_Q4_K)

@@ -123,23 +123,39 @@ TGT static inline float hsum256(__m256 v)
 
 /* exp(x) for x <= 0-ish arguments of softmax; Cephes-style range reduction and a degree-6 polynomial,
  * relative error about 2e-7 over [-87, 88]. */
+/* exp of 8 floats with llama.cpp's x86 vector exp (ggml_v_expf, AVX2+FMA), operation for operation, so that
+ * SwiGLU and softmax round as llama.cpp's do: exp(x) = 2^n (1 + p(b)), n = round(x / ln 2) through the
+ * 1.5 * 2^23 shift, b = x - n ln 2 with ln 2 in two parts, p a degree-5 polynomial evaluated as
+ * ((c5 b + c4) b^2 + (c3 b + c2)) b^2 + c1 b; when |n| > 126 the scale 2^n is applied in two factors
+ * (s1 * (s2 + s2 p)) and beyond |n| > 192 the result is s1^2 (0 or infinity). */
 TGT static inline __m256 exp256(__m256 x)
 {
-	const __m256 hi = _mm256_set1_ps(88.3762626647949f), lo = _mm256_set1_ps(-87.3365478515625f);
-	x = _mm256_min_ps(_mm256_max_ps(x, lo), hi);
-	__m256 fx = _mm256_fmadd_ps(x, _mm256_set1_ps(1.44269504088896341f), _mm256_set1_ps(0.5f));
-	fx = _mm256_floor_ps(fx);
-	x = _mm256_fnmadd_ps(fx, _mm256_set1_ps(0.693359375f), x);
-	x = _mm256_fnmadd_ps(fx, _mm256_set1_ps(-2.12194440e-4f), x);
-	__m256 y = _mm256_set1_ps(1.9875691500E-4f);
-	y = _mm256_fmadd_ps(y, x, _mm256_set1_ps(1.3981999507E-3f));
-	y = _mm256_fmadd_ps(y, x, _mm256_set1_ps(8.3334519073E-3f));
-	y = _mm256_fmadd_ps(y, x, _mm256_set1_ps(4.1665795894E-2f));
-	y = _mm256_fmadd_ps(y, x, _mm256_set1_ps(1.6666665459E-1f));
-	y = _mm256_fmadd_ps(y, x, _mm256_set1_ps(5.0000001201E-1f));
-	y = _mm256_fmadd_ps(y, _mm256_mul_ps(x, x), _mm256_add_ps(x, _mm256_set1_ps(1.0f)));
-	__m256i e = _mm256_add_epi32(_mm256_cvttps_epi32(fx), _mm256_set1_epi32(127));
-	return _mm256_mul_ps(y, _mm256_castsi256_ps(_mm256_slli_epi32(e, 23)));
+	const __m256 shift = _mm256_set1_ps(0x1.8p23f), abs_mask = _mm256_set1_ps(-0.0f);
+	const __m256 z = _mm256_fmadd_ps(x, _mm256_set1_ps(0x1.715476p+0f), shift);
+	const __m256 n = _mm256_sub_ps(z, shift);
+	const __m256 b = _mm256_fnmadd_ps(n, _mm256_set1_ps(0x1.7f7d1cp-20f),
+					  _mm256_fnmadd_ps(n, _mm256_set1_ps(0x1.62e4p-1f), x));
+	const __m256i e = _mm256_slli_epi32(_mm256_castps_si256(z), 23);
+	const __m256 k = _mm256_castsi256_ps(_mm256_add_epi32(e, _mm256_castps_si256(_mm256_set1_ps(1.0f))));
+	const __m256 an = _mm256_andnot_ps(abs_mask, n);
+	const __m256 big = _mm256_cmp_ps(an, _mm256_set1_ps(126.0f), _CMP_GT_OQ);
+	const __m256 b2 = _mm256_mul_ps(b, b);
+	const __m256 hi = _mm256_fmadd_ps(_mm256_set1_ps(0x1.0e4020p-7f), b, _mm256_set1_ps(0x1.573e2ep-5f));
+	const __m256 mid = _mm256_fmadd_ps(_mm256_set1_ps(0x1.555e66p-3f), b, _mm256_set1_ps(0x1.fffdb6p-2f));
+	const __m256 p = _mm256_fmadd_ps(_mm256_fmadd_ps(hi, b2, mid), b2,
+					 _mm256_mul_ps(_mm256_set1_ps(0x1.ffffecp-1f), b));
+	if (!_mm256_movemask_ps(big))
+		return _mm256_fmadd_ps(p, k, k);
+	/* 2^n = s1 * s2 with s1 = 2^(+-127) (sign of n) */
+	const __m256i g = _mm256_and_si256(_mm256_castps_si256(_mm256_cmp_ps(n, _mm256_setzero_ps(), _CMP_LE_OQ)),
+					   _mm256_set1_epi32((int)0x82000000u));
+	const __m256 s1 = _mm256_castsi256_ps(_mm256_add_epi32(g, _mm256_set1_epi32(0x7f000000)));
+	const __m256 s2 = _mm256_castsi256_ps(_mm256_sub_epi32(e, g));
+	const __m256 huge = _mm256_cmp_ps(an, _mm256_set1_ps(192.0f), _CMP_GT_OQ);
+	const __m256 scaled = _mm256_mul_ps(_mm256_fmadd_ps(s2, p, s2), s1);
+	const __m256 normal = _mm256_fmadd_ps(k, p, k);
+	const __m256 r = _mm256_or_ps(_mm256_and_ps(big, scaled), _mm256_andnot_ps(big, normal));
+	return _mm256_or_ps(_mm256_and_ps(huge, _mm256_mul_ps(s1, s1)), _mm256_andnot_ps(huge, r));
 }
 
 TGT static void v_rmsnorm(float *y, const float *x, const float *w, int n, float eps)
@@ -274,25 +290,31 @@ TGT static float v_max(const float *x, int n)
 	return m;
 }
 
-TGT static float v_exp_sum(float *x, int n, float m)
+/* llama.cpp's softmax numerator and sum (ggml_vec_soft_max_f32): eight values at a time from x[0], each eight
+ * summed in f32 as (lo + hi), then pairwise, then the two halves, and added to a double. A last partial group is
+ * summed as a full one with zeros in the missing lanes, as llama.cpp's rows run on into masked (exp = 0) cells. */
+TGT static double v_exp_sum(float *x, int n, float m)
 {
-	__m256 vm = _mm256_set1_ps(m);
-	__m256d acc = _mm256_setzero_pd();
-	int i = 0;
-	for (; i + 8 <= n; i += 8) {
-		__m256 e = exp256(_mm256_sub_ps(_mm256_loadu_ps(x + i), vm));
-		_mm256_storeu_ps(x + i, e);
-		acc = _mm256_add_pd(acc, _mm256_cvtps_pd(_mm256_castps256_ps128(e)));
-		acc = _mm256_add_pd(acc, _mm256_cvtps_pd(_mm256_extractf128_ps(e, 1)));
+	const __m256 vm = _mm256_set1_ps(m);
+	double sum = 0;
+	for (int i = 0; i < n; i += 8) {
+		__m256 e;
+		if (i + 8 <= n) {
+			e = exp256(_mm256_sub_ps(_mm256_loadu_ps(x + i), vm));
+			_mm256_storeu_ps(x + i, e);
+		} else {
+			const __m256i live = _mm256_cmpgt_epi32(_mm256_set1_epi32(n - i),
+								_mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7));
+			e = exp256(_mm256_sub_ps(_mm256_maskload_ps(x + i, live), vm));
+			e = _mm256_and_ps(e, _mm256_castsi256_ps(live));
+			_mm256_maskstore_ps(x + i, live, e);
+		}
+		__m128 h = _mm_add_ps(_mm256_extractf128_ps(e, 1), _mm256_castps256_ps128(e));
+		h = _mm_add_ps(h, _mm_movehl_ps(h, h));
+		h = _mm_add_ss(h, _mm_movehdup_ps(h));
+		sum += (double)_mm_cvtss_f32(h);
 	}
-	double t[4];
-	_mm256_storeu_pd(t, acc);
-	double sum = t[0] + t[1] + t[2] + t[3];
-	for (; i < n; i++) {
-		x[i] = expf(x[i] - m);
-		sum += x[i];
-	}
-	return (float)sum;
+	return sum;
 }
 
 TGT static float v_dot_f32(const float *a, const float *b, int n)
@@ -361,6 +383,24 @@ void rn_ops_rmsnorm(float *y, const float *x, const float *w, int n, float eps)
 	DISPATCH(v_rmsnorm(y, x, w, n, eps), s_rmsnorm(y, x, w, n, eps));
 }
 
+/* RoPE with llama.cpp's roundings. Its rotation loop, x0' = x0 c - x1 s and x1' = x0 s + x1 c, is compiled
+ * by GCC with contraction, one product rounded and the other fused into it: x0' = fma(c, x0, -(s x1)) and
+ * x1' = fma(s, x0, c x1) (read from its x86-64 AVX2 build, ops.cpp at llama.cpp 0c1e57098bba, and checked
+ * against its tensors for both pair layouts). fmaf is exact by definition (a libm call where the CPU has no
+ * FMA), so every path gives the same bits. */
+void rn_ops_rope(float *x, const float *cs, int n_rot, int neox)
+{
+	const int half = n_rot / 2;
+	const int i1 = neox ? half : 1, step = neox ? 1 : 2; /* x1's offset from x0; pair stride */
+	for (int i = 0; i < half; i++) {
+		float *p = x + i * step;
+		const float c = cs[2 * i], s = cs[2 * i + 1], x0 = p[0], x1 = p[i1];
+		const float sx1 = s * x1, cx1 = c * x1;
+		p[0] = fmaf(c, x0, -sx1);
+		p[i1] = fmaf(s, x0, cx1);
+	}
+}
+
 void rn_ops_swiglu(float *g, const float *u, int n)
 {
 	DISPATCH(v_swiglu(g, u, n), for (int i = 0; i < n; i++) g[i] = g[i] / (1.0f + expf(-g[i])) * u[i]);
@@ -411,14 +451,14 @@ float rn_ops_max(const float *x, int n)
 	return m;
 }
 
-float rn_ops_exp_sum(float *x, int n, float m)
+double rn_ops_exp_sum(float *x, int n, float m)
 {
 	double sum = 0;
 	DISPATCH(sum = v_exp_sum(x, n, m), for (int i = 0; i < n; i++) {
 		x[i] = expf(x[i] - m);
 		sum += x[i];
 	});
-	return (float)sum;
+	return sum;
 }
 
 float rn_ops_dot_f32(const float *a, const float *b, int n)

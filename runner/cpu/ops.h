@@ -16,6 +16,10 @@ void rn_ops_init(void);
 /* y = x / sqrt(mean(x^2) + eps) * w, n values (y may equal x). */
 void rn_ops_rmsnorm(float *y, const float *x, const float *w, int n, float eps);
 
+/* RoPE of one head in place, forward: n_rot/2 pairs rotated by the (cos, sin) table cs, pairs (2i, 2i+1) when
+ * neox is 0, (i, i + n_rot/2) when 1. Rounded as llama.cpp's x86 build rounds it (see ops.c). */
+void rn_ops_rope(float *x, const float *cs, int n_rot, int neox);
+
 /* g[i] = silu(g[i]) * u[i], n values. */
 void rn_ops_swiglu(float *g, const float *u, int n);
 
@@ -36,8 +40,9 @@ void rn_ops_axpy_q8_0(float *out, float a, const void *v, int n);
 /* Largest value of x[0..n). */
 float rn_ops_max(const float *x, int n);
 
-/* x[i] = exp(x[i] - m) for n values; returns their sum (accumulated in double for stability of long rows). */
-float rn_ops_exp_sum(float *x, int n, float m);
+/* x[i] = exp(x[i] - m) for n values; returns their sum in double. The AVX2 path is llama.cpp's softmax to the
+ * bit (its exp, and f32 sums of each 8 values from x[0] added to a double); the portable one is not. */
+double rn_ops_exp_sum(float *x, int n, float m);
 
 /* sum of a[i] * b[i]. */
 float rn_ops_dot_f32(const float *a, const float *b, int n);

@@ -401,13 +401,15 @@ static void test_type(int type, int64_t rows, int64_t cols, int64_t n)
 static void test_api_paths(void)
 {
 	/* n = 21: the unpacked prefill path of the legacy formats (n >= 16) plus a remainder of 1 row */
-	const int64_t rows = 53, cols = 512, n = 21;
+	/* the legacy formats at 23 blocks a row: their decode kernels' tail groups of 4, 2 and 1 blocks */
+	const int64_t rows = 53, n = 21;
 	const int types[] = { RN_MM_Q4_K, RN_MM_Q8_0, RN_MM_F16, RN_MM_Q4_0, RN_MM_Q4_1, RN_MM_Q5_0, RN_MM_Q5_1 };
 	struct rn_pool *pools[3] = { NULL, NULL, NULL };
 	for (int p = 0; p < 3; p++)
 		CHECK(rn_pool_new(p + 1, &pools[p]) == 0);
 	rn_isa_set(isas[n_isas - 1]);
 	for (size_t t = 0; t < sizeof types / sizeof types[0]; t++) {
+		const int64_t cols = types[t] == RN_MM_Q4_K || types[t] == RN_MM_F16 ? 512 : 23 * 32;
 		size_t size;
 		uint8_t *wbuf = make_weight(types[t], rows, cols, &size);
 		struct rn_weight w = { .type = types[t], .rows = rows, .cols = cols, .data = wbuf };
