@@ -100,24 +100,58 @@ TGT static void scores_f16(const struct rn_attn_kv *kv, int c0, int c1, int grou
 /* out[d0..d1) = sum over cells j < nc of p[j] v_j[d0..d1), each output element summed over the cells in
  * llama.cpp's order (its matmul of the transposed f16 values with the f16 probabilities): one token, the cells
  * fall into 32 classes j % 32 (four 8-lane accumulators over steps of 32 cells) reduced as in dot_decode; a
- * batch, into 8 classes j % 8 reduced as in dot_prefill. acc: (32 or 8) x (d1 - d0) floats of scratch. Cells past
+ * batch, into 8 classes j % 8 reduced as in dot_prefill. acc: 256 floats of scratch. Cells past
  * nc would add p = 0 (masked) in llama.cpp, which changes nothing. */
 TGT static void values_f16_dims(const uint16_t *v, size_t vs, int nc, int d0, int d1, const float *p, float *out,
 				float *acc, bool prefill)
 {
-	const int w = d1 - d0, ncls = prefill ? 8 : 32;
-	memset(acc, 0, (size_t)ncls * (size_t)w * sizeof *acc);
-	for (int j = 0; j < nc; j++) {
-		if (p[j] == 0)
-			continue;
-		const __m256 pj = _mm256_set1_ps(p[j]);
-		const uint16_t *r = v + (size_t)j * vs + d0;
-		float *a = acc + (size_t)(j % ncls) * (size_t)w;
-		for (int o = 0; o < w; o += 8)
-			_mm256_storeu_ps(a + o, _mm256_fmadd_ps(CVT8(r + o), pj, _mm256_loadu_ps(a + o)));
-	}
-#define A(c) _mm256_loadu_ps(acc + (size_t)(c) * (size_t)w + o)
-	for (int o = 0; o < w; o += 8) {
+	for (int o = d0; o < d1; o += 8) {
+		/* the class sums of this 8-element slice, kept in registers 8 classes at a time (classes j % 32 for
+		 * one token: four passes, each over every fourth group of 8 cells) */
+		const int passes = prefill ? 1 : 4, period = prefill ? 8 : 32;
+		for (int q = 0; q < passes; q++) {
+			__m256 a0 = _mm256_setzero_ps(), a1 = a0, a2 = a0, a3 = a0, a4 = a0, a5 = a0, a6 = a0, a7 = a0;
+			int j = 8 * q;
+#define ACC(a, l) a = _mm256_fmadd_ps(CVT8(v + (size_t)(j + (l)) * vs + o), _mm256_set1_ps(p[j + (l)]), a)
+			for (; j + 8 <= nc; j += period) {
+				ACC(a0, 0);
+				ACC(a1, 1);
+				ACC(a2, 2);
+				ACC(a3, 3);
+				ACC(a4, 4);
+				ACC(a5, 5);
+				ACC(a6, 6);
+				ACC(a7, 7);
+			}
+			/* a last partial group (cells past nc are masked, p = 0: nothing to add) */
+			if (j < nc) {
+				const int r = nc - j;
+				ACC(a0, 0);
+				if (r > 1)
+					ACC(a1, 1);
+				if (r > 2)
+					ACC(a2, 2);
+				if (r > 3)
+					ACC(a3, 3);
+				if (r > 4)
+					ACC(a4, 4);
+				if (r > 5)
+					ACC(a5, 5);
+				if (r > 6)
+					ACC(a6, 6);
+			}
+#undef ACC
+			float *c = acc + (size_t)(8 * q) * 8;
+			_mm256_storeu_ps(c, a0);
+			_mm256_storeu_ps(c + 8, a1);
+			_mm256_storeu_ps(c + 16, a2);
+			_mm256_storeu_ps(c + 24, a3);
+			_mm256_storeu_ps(c + 32, a4);
+			_mm256_storeu_ps(c + 40, a5);
+			_mm256_storeu_ps(c + 48, a6);
+			_mm256_storeu_ps(c + 56, a7);
+		}
+#define A(c) _mm256_loadu_ps(acc + (size_t)(c) * 8)
 		__m256 r;
 		if (prefill) {
 			__m256 h0 = _mm256_add_ps(A(0), A(4)), h1 = _mm256_add_ps(A(1), A(5));
@@ -131,9 +165,9 @@ TGT static void values_f16_dims(const uint16_t *v, size_t vs, int nc, int d0, in
 			__m256 t2 = _mm256_add_ps(y[2], y[6]), t3 = _mm256_add_ps(y[3], y[7]);
 			r = _mm256_add_ps(_mm256_add_ps(t0, t1), _mm256_add_ps(t2, t3));
 		}
-		_mm256_storeu_ps(out + d0 + o, r);
-	}
 #undef A
+		_mm256_storeu_ps(out + o, r);
+	}
 }
 
 static void values_f16(const struct rn_attn_kv *kv, int nc, int d0, int d1, int group, const float *p, size_t p_stride,

@@ -381,8 +381,9 @@ static void attention(struct cpu *c, int layer, const struct rn_batch_cells *bc,
 		}
 		return;
 	}
-	split((int64_t)n * HK, ith, nth, &b, &e);
-	for (int64_t t = b; t < e; t++) {
+	/* tasks dealt round-robin: a causal batch's later rows see more cells, contiguous ranges would leave the
+	 * first thread waiting */
+	for (int64_t t = ith; t < (int64_t)n * HK; t += nth) {
 		int i = (int)(t / HK), g = (int)(t % HK);
 		struct rn_attn_kv kv = kv_head(c, layer, bc->b.seq[i], g);
 		size_t off = (size_t)i * (size_t)c->q_dim + (size_t)g * G * D;
