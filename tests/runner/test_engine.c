@@ -30,7 +30,7 @@
  * "The capital of France is Paris." on Qwen2.5-Coder-0.5B differ by up to 0.52. A divergence at a step
  * where llama.cpp's margin is larger is a real difference and fails. */
 #define NEAR_TIE 0.5f
-/* Continuations per model that must equal llama.cpp's to the last token (with orun's x86 SIMD paths). */
+/* Continuations per model that must equal llama.cpp's to the last token (with orun's AVX2 paths). */
 #define MIN_IDENTICAL 5
 
 struct golden {
@@ -220,9 +220,10 @@ static void test_golden(const char *id)
 			CHECKF(len == r->len && memcmp(buf, r->text, len) == 0, "%s prompt %d: streamed text differs", id, i);
 	}
 	fprintf(stderr, "golden %s: %d of %d greedy continuations identical to llama.cpp's\n", id, identical, n);
-	/* the x86 SIMD paths reproduce llama.cpp's arithmetic (legacy-format matmuls, RoPE, SwiGLU, attention), so
-	 * most continuations must be exactly llama.cpp's there; the portable path is not bit-exact */
-	if (rn_isa_current() != RN_ISA_SCALAR)
+	/* the AVX2 paths reproduce the arithmetic of llama.cpp's AVX2 build that produced the goldens (legacy-format
+	 * matmuls, RoPE, SwiGLU, attention), so most continuations must be exactly llama.cpp's there; the portable,
+	 * AVX-VNNI and AVX-512 paths are not bit-exact with it (nor is llama.cpp's own AVX-512 build) */
+	if (rn_isa_current() == RN_ISA_AVX2)
 		CHECKF(identical >= MIN_IDENTICAL, "%s: only %d of %d greedy continuations identical to llama.cpp's "
 		       "(at least %d expected)", id, identical, n, MIN_IDENTICAL);
 	rn_engine_free(e);
