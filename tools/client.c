@@ -375,6 +375,23 @@ int client_do(struct client *c, const char *method, const char *path, const char
 	return 0;
 }
 
+int client_do_json(struct client *c, const char *method, const char *path, const char *body, size_t len,
+		   struct mf_json_doc **out)
+{
+	*out = NULL;
+	struct client_response resp;
+	if (client_do(c, method, path, body, len, &resp) != 0)
+		return -1;
+	struct mf_json_error je;
+	*out = mf_json_parse(resp.body, resp.len, &je);
+	free(resp.body);
+	if (!*out) {
+		set_err(c, "%s", je.message);
+		return -1;
+	}
+	return 0;
+}
+
 int client_stream(struct client *c, const char *method, const char *path, const char *body, size_t len,
 		  int (*on_line)(void *ctx, const char *line, size_t n), void *ctx)
 {

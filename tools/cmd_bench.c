@@ -8,6 +8,8 @@
  */
 #include "config.h"
 
+#include "tools/argnum.h"
+
 #include <errno.h>
 #include <limits.h>
 #include <math.h>
@@ -141,19 +143,6 @@ static void usage(FILE *f)
 		   "  -h, --help           show this help\n");
 }
 
-static int parse_int(const char *flag, const char *s, long lo, long hi, int *out)
-{
-	char *end;
-	errno = 0;
-	long v = strtol(s, &end, 10);
-	if (errno || *end || end == s || v < lo || v > hi) {
-		fprintf(stderr, "orun bench: %s wants an integer in [%ld, %ld], got '%s'\n", flag, lo, hi, s);
-		return -1;
-	}
-	*out = (int)v;
-	return 0;
-}
-
 static int cmp_double(const void *a, const void *b)
 {
 	double x = *(const double *)a, y = *(const double *)b;
@@ -225,27 +214,27 @@ int cmd_bench(int argc, char **argv)
 			model = v;
 		} else if (!strcmp(a, "-p") || !strcmp(a, "--prompt")) {
 			NEED();
-			if (parse_int(a, v, 1, 1 << 20, &n_prompt))
+			if (argnum_int("orun bench", a, v, 1, 1 << 20, &n_prompt))
 				return 2;
 		} else if (!strcmp(a, "-n") || !strcmp(a, "--gen")) {
 			NEED();
-			if (parse_int(a, v, 0, 1 << 20, &n_gen))
+			if (argnum_int("orun bench", a, v, 0, 1 << 20, &n_gen))
 				return 2;
 		} else if (!strcmp(a, "-r") || !strcmp(a, "--reps")) {
 			NEED();
-			if (parse_int(a, v, 1, MAX_REPS, &reps))
+			if (argnum_int("orun bench", a, v, 1, MAX_REPS, &reps))
 				return 2;
 		} else if (!strcmp(a, "-t") || !strcmp(a, "--threads")) {
 			NEED();
-			if (parse_int(a, v, 1, RN_POOL_MAX_THREADS, &threads))
+			if (argnum_int("orun bench", a, v, 1, RN_POOL_MAX_THREADS, &threads))
 				return 2;
 		} else if (!strcmp(a, "-b") || !strcmp(a, "--batch")) {
 			NEED();
-			if (parse_int(a, v, 1, RN_MAX_BATCH, &batch))
+			if (argnum_int("orun bench", a, v, 1, RN_MAX_BATCH, &batch))
 				return 2;
 		} else if (!strcmp(a, "-d") || !strcmp(a, "--depth")) {
 			NEED();
-			if (parse_int(a, v, 0, 1 << 20, &depth))
+			if (argnum_int("orun bench", a, v, 0, 1 << 20, &depth))
 				return 2;
 		} else if (!strcmp(a, "--kv-type")) {
 			NEED();

@@ -6,6 +6,8 @@
  */
 #include "config.h"
 
+#include "tools/argnum.h"
+
 #include <errno.h>
 #include <limits.h>
 #include <stdio.h>
@@ -48,45 +50,6 @@ static void usage(FILE *f)
 		"                          with the prompt ids, counts and timings\n"
 		"  -h, --help              show this help\n",
 		GEN_MAX_STOP);
-}
-
-static int parse_int(const char *flag, const char *s, long lo, long hi, int *out)
-{
-	char *end;
-	errno = 0;
-	long v = strtol(s, &end, 10);
-	if (errno || *end || end == s || v < lo || v > hi) {
-		fprintf(stderr, "orun generate: %s wants an integer in [%ld, %ld], got '%s'\n", flag, lo, hi, s);
-		return -1;
-	}
-	*out = (int)v;
-	return 0;
-}
-
-static int parse_i64(const char *flag, const char *s, int64_t *out)
-{
-	char *end;
-	errno = 0;
-	long long v = strtoll(s, &end, 10);
-	if (errno || *end || end == s) {
-		fprintf(stderr, "orun generate: %s wants an integer, got '%s'\n", flag, s);
-		return -1;
-	}
-	*out = v;
-	return 0;
-}
-
-static int parse_float(const char *flag, const char *s, float *out)
-{
-	char *end;
-	errno = 0;
-	float v = strtof(s, &end);
-	if (errno || *end || end == s || v != v) {
-		fprintf(stderr, "orun generate: %s wants a number, got '%s'\n", flag, s);
-		return -1;
-	}
-	*out = v;
-	return 0;
 }
 
 static char *read_all(const char *path, size_t *len)
@@ -211,47 +174,47 @@ int cmd_generate(int argc, char **argv)
 			prompt_file = v;
 		} else if (!strcmp(a, "-n") || !strcmp(a, "--num-predict")) {
 			NEED();
-			if (parse_int(a, v, -2, INT_MAX, &req.num_predict))
+			if (argnum_int("orun generate", a, v, -2, INT_MAX, &req.num_predict))
 				return 2;
 		} else if (!strcmp(a, "--temperature") || !strcmp(a, "--temp")) {
 			NEED();
-			if (parse_float(a, v, &req.sampling.temperature))
+			if (argnum_float("orun generate", a, v, false, &req.sampling.temperature))
 				return 2;
 		} else if (!strcmp(a, "--top-k")) {
 			NEED();
-			if (parse_int(a, v, INT_MIN, INT_MAX, &req.sampling.top_k))
+			if (argnum_int("orun generate", a, v, INT_MIN, INT_MAX, &req.sampling.top_k))
 				return 2;
 		} else if (!strcmp(a, "--top-p")) {
 			NEED();
-			if (parse_float(a, v, &req.sampling.top_p))
+			if (argnum_float("orun generate", a, v, false, &req.sampling.top_p))
 				return 2;
 		} else if (!strcmp(a, "--min-p")) {
 			NEED();
-			if (parse_float(a, v, &req.sampling.min_p))
+			if (argnum_float("orun generate", a, v, false, &req.sampling.min_p))
 				return 2;
 		} else if (!strcmp(a, "--typical-p")) {
 			NEED();
-			if (parse_float(a, v, &req.sampling.typical_p))
+			if (argnum_float("orun generate", a, v, false, &req.sampling.typical_p))
 				return 2;
 		} else if (!strcmp(a, "--repeat-penalty")) {
 			NEED();
-			if (parse_float(a, v, &req.sampling.repeat_penalty))
+			if (argnum_float("orun generate", a, v, false, &req.sampling.repeat_penalty))
 				return 2;
 		} else if (!strcmp(a, "--repeat-last-n")) {
 			NEED();
-			if (parse_int(a, v, -1, INT_MAX, &req.sampling.repeat_last_n))
+			if (argnum_int("orun generate", a, v, -1, INT_MAX, &req.sampling.repeat_last_n))
 				return 2;
 		} else if (!strcmp(a, "--presence-penalty")) {
 			NEED();
-			if (parse_float(a, v, &req.sampling.presence_penalty))
+			if (argnum_float("orun generate", a, v, false, &req.sampling.presence_penalty))
 				return 2;
 		} else if (!strcmp(a, "--frequency-penalty")) {
 			NEED();
-			if (parse_float(a, v, &req.sampling.frequency_penalty))
+			if (argnum_float("orun generate", a, v, false, &req.sampling.frequency_penalty))
 				return 2;
 		} else if (!strcmp(a, "--seed")) {
 			NEED();
-			if (parse_i64(a, v, &req.sampling.seed))
+			if (argnum_i64("orun generate", a, v, &req.sampling.seed))
 				return 2;
 		} else if (!strcmp(a, "--stop")) {
 			NEED();
@@ -262,22 +225,22 @@ int cmd_generate(int argc, char **argv)
 			stops[n_stop++] = v;
 		} else if (!strcmp(a, "--ctx") || !strcmp(a, "-c")) {
 			NEED();
-			if (parse_int(a, v, 1, RN_MAX_CTX, &ep.n_ctx))
+			if (argnum_int("orun generate", a, v, 1, RN_MAX_CTX, &ep.n_ctx))
 				return 2;
 		} else if (!strcmp(a, "--batch") || !strcmp(a, "-b")) {
 			NEED();
-			if (parse_int(a, v, 1, RN_MAX_BATCH, &ep.n_batch))
+			if (argnum_int("orun generate", a, v, 1, RN_MAX_BATCH, &ep.n_batch))
 				return 2;
 		} else if (!strcmp(a, "--keep")) {
 			NEED();
-			if (parse_int(a, v, -1, INT_MAX, &req.num_keep))
+			if (argnum_int("orun generate", a, v, -1, INT_MAX, &req.num_keep))
 				return 2;
 		} else if (!strcmp(a, "--kv-type")) {
 			NEED();
 			kv = v;
 		} else if (!strcmp(a, "--threads") || !strcmp(a, "-t")) {
 			NEED();
-			if (parse_int(a, v, 1, 256, &ep.n_threads))
+			if (argnum_int("orun generate", a, v, 1, 256, &ep.n_threads))
 				return 2;
 		} else if (!strcmp(a, "--no-shift")) {
 			req.shift = false;

@@ -8,6 +8,8 @@
  */
 #include "config.h"
 
+#include "tools/argnum.h"
+
 #include <errno.h>
 #include <limits.h>
 #include <math.h>
@@ -254,32 +256,6 @@ static void usage(FILE *f)
 		"  -h, --help            show this help\n");
 }
 
-static int parse_int(const char *flag, const char *s, long lo, long hi, int *out)
-{
-	char *end;
-	errno = 0;
-	long v = strtol(s, &end, 10);
-	if (errno || *end || end == s || v < lo || v > hi) {
-		fprintf(stderr, "orun mkmodel: %s wants an integer in [%ld, %ld], got '%s'\n", flag, lo, hi, s);
-		return -1;
-	}
-	*out = (int)v;
-	return 0;
-}
-
-static int parse_float(const char *flag, const char *s, float *out)
-{
-	char *end;
-	errno = 0;
-	float v = strtof(s, &end);
-	if (errno || *end || end == s || !(v > 0)) {
-		fprintf(stderr, "orun mkmodel: %s wants a positive number, got '%s'\n", flag, s);
-		return -1;
-	}
-	*out = v;
-	return 0;
-}
-
 static int add_tensor(struct gguf_writer *w, struct mk_tensor *list, size_t *n, const char *name, uint32_t type,
 		      int64_t ne0, int64_t ne1, enum mk_kind kind, uint64_t seed, void *fill_ctx)
 {
@@ -342,56 +318,56 @@ int cmd_mkmodel(int argc, char **argv)
 					       .head_dim = 128, .ff = 17408, .ctx = 40960};
 		} else if (!strcmp(a, "--layers")) {
 			NEED();
-			if (parse_int(a, v, 1, MK_MAX_LAYERS, &sh.layers))
+			if (argnum_int("orun mkmodel", a, v, 1, MK_MAX_LAYERS, &sh.layers))
 				return 2;
 		} else if (!strcmp(a, "--dim")) {
 			NEED();
-			if (parse_int(a, v, 32, MK_MAX_DIM, &sh.dim))
+			if (argnum_int("orun mkmodel", a, v, 32, MK_MAX_DIM, &sh.dim))
 				return 2;
 		} else if (!strcmp(a, "--heads")) {
 			NEED();
-			if (parse_int(a, v, 1, 1024, &sh.heads))
+			if (argnum_int("orun mkmodel", a, v, 1, 1024, &sh.heads))
 				return 2;
 		} else if (!strcmp(a, "--kv-heads")) {
 			NEED();
-			if (parse_int(a, v, 1, 1024, &sh.kv_heads))
+			if (argnum_int("orun mkmodel", a, v, 1, 1024, &sh.kv_heads))
 				return 2;
 		} else if (!strcmp(a, "--head-dim")) {
 			NEED();
-			if (parse_int(a, v, 2, 4096, &sh.head_dim))
+			if (argnum_int("orun mkmodel", a, v, 2, 4096, &sh.head_dim))
 				return 2;
 		} else if (!strcmp(a, "--ff")) {
 			NEED();
-			if (parse_int(a, v, 32, MK_MAX_FF, &sh.ff))
+			if (argnum_int("orun mkmodel", a, v, 32, MK_MAX_FF, &sh.ff))
 				return 2;
 		} else if (!strcmp(a, "--ctx")) {
 			NEED();
-			if (parse_int(a, v, 1, 1 << 22, &sh.ctx))
+			if (argnum_int("orun mkmodel", a, v, 1, 1 << 22, &sh.ctx))
 				return 2;
 		} else if (!strcmp(a, "--type")) {
 			NEED();
 			type_name = v;
 		} else if (!strcmp(a, "--seed")) {
 			NEED();
-			if (parse_int(a, v, 0, INT_MAX, &seed))
+			if (argnum_int("orun mkmodel", a, v, 0, INT_MAX, &seed))
 				return 2;
 		} else if (!strcmp(a, "--threads")) {
 			NEED();
-			if (parse_int(a, v, 1, RN_POOL_MAX_THREADS, &threads))
+			if (argnum_int("orun mkmodel", a, v, 1, RN_POOL_MAX_THREADS, &threads))
 				return 2;
 		} else if (!strcmp(a, "--tied")) {
 			sh.tied = true;
 		} else if (!strcmp(a, "--rope-base")) {
 			NEED();
-			if (parse_float(a, v, &rope_base))
+			if (argnum_float("orun mkmodel", a, v, true, &rope_base))
 				return 2;
 		} else if (!strcmp(a, "--yarn")) {
 			NEED();
-			if (parse_float(a, v, &sh.yarn_factor))
+			if (argnum_float("orun mkmodel", a, v, true, &sh.yarn_factor))
 				return 2;
 		} else if (!strcmp(a, "--yarn-orig")) {
 			NEED();
-			if (parse_int(a, v, 1, 1 << 22, &sh.yarn_orig))
+			if (argnum_int("orun mkmodel", a, v, 1, 1 << 22, &sh.yarn_orig))
 				return 2;
 		} else {
 			fprintf(stderr, "orun mkmodel: unknown option '%s' (see orun mkmodel --help)\n", a);

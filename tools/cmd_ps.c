@@ -46,18 +46,13 @@ int cmd_ps(int argc, char **argv)
 	struct client c;
 	if (client_init(&c) != 0)
 		return cli_error("%s", c.err);
-	struct client_response resp;
-	if (client_heartbeat(&c) != 0 || client_do(&c, "GET", "/api/ps", NULL, 0, &resp) != 0) {
+	struct mf_json_doc *d;
+	if (client_heartbeat(&c) != 0 || client_do_json(&c, "GET", "/api/ps", NULL, 0, &d) != 0) {
 		rc = cli_error("%s", c.err);
 		client_cleanup(&c);
 		return rc;
 	}
 	client_cleanup(&c);
-	struct mf_json_error je;
-	struct mf_json_doc *d = mf_json_parse(resp.body, resp.len, &je);
-	free(resp.body);
-	if (!d)
-		return cli_error("%s", je.message);
 	static const char *const header[] = {"NAME", "ID", "SIZE", "PROCESSOR", "CONTEXT", "UNTIL"};
 	struct table t;
 	table_init(&t, 6, header);

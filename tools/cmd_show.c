@@ -350,8 +350,8 @@ int cmd_show(int argc, char **argv)
 	mf_jw_key(&w, "name");
 	mf_jw_string(&w, pos[0]);
 	mf_jw_obj_end(&w);
-	struct client_response resp;
-	rc = client_do(&c, "POST", "/api/show", mf_jw_str(&w), w.len, &resp);
+	struct mf_json_doc *d;
+	rc = client_do_json(&c, "POST", "/api/show", mf_jw_str(&w), w.len, &d);
 	mf_jw_free(&w);
 	if (rc != 0) {
 		rc = cli_error("%s", c.err);
@@ -359,11 +359,6 @@ int cmd_show(int argc, char **argv)
 		return rc;
 	}
 	client_cleanup(&c);
-	struct mf_json_error je;
-	struct mf_json_doc *d = mf_json_parse(resp.body, resp.len, &je);
-	free(resp.body);
-	if (!d)
-		return cli_error("%s", je.message);
 	const struct mf_json *r = mf_json_root(d);
 	const struct mf_json *caps = mf_json_get(r, "capabilities");
 	if (caps && caps->type == MF_JSON_ARRAY)

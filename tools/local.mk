@@ -1,6 +1,6 @@
 # tools/ — the orun executable.
 bin_PROGRAMS += orun
-orun_SOURCES = tools/orun.c tools/commands.h
+orun_SOURCES = tools/orun.c tools/commands.h tools/argnum.c tools/argnum.h
 orun_SOURCES += tools/cmd_gguf.c
 orun_SOURCES += tools/cmd_mkmodel.c tools/mkmodel_quant.c tools/mkmodel_quant.h
 orun_SOURCES += tools/cmd_generate.c tools/cmd_bench.c
