@@ -12,6 +12,7 @@
 #include <errno.h>
 #include <poll.h>
 #include <pthread.h>
+#include <sched.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -232,6 +233,10 @@ static void doom_locked(struct rn_sched *s, struct rn_runner *r)
 /* Engine thread: steps the engine; admits waiting jobs into free slots. */
 static void admit_locked(struct rn_runner *r);
 
+/* Set on the engine thread when a step handed something to a reader: a token line written to its socket by the
+ * sink, or a connection thread woken through its eventfd. */
+static _Thread_local bool handed_out;
+
 static void *engine_main(void *arg)
 {
 	struct rn_runner *r = arg;
@@ -244,6 +249,16 @@ static void *engine_main(void *arg)
 		if (stop)
 			break;
 		int active = rn_engine_step(r->engine);
+		if (handed_out) {
+			/* A loopback socket write or an eventfd write wakes its reader as a "sync" wakeup: the kernel
+			 * queues the reader on this CPU, expecting the writer to sleep. The engine thread computes on
+			 * instead, so the reader would wait for a preemption (up to a scheduler tick) with its token
+			 * in the socket. Yielding once per step lets it run now (and returns at once when nothing
+			 * waits): measured with `orun bench --api`, p99 token delivery 1.6-3.0 ms -> 0.26-0.33 ms on a
+			 * 2-core machine with both cores decoding, at no cost in tok/s. */
+			handed_out = false;
+			sched_yield();
+		}
 		if (active == 0)
 			rn_engine_wait(r->engine, ENGINE_IDLE_WAIT_MS);
 	}
@@ -663,6 +678,7 @@ static int job_on_event(void *user, const struct rn_event *ev)
 		struct rn_job_event se = {.kind = RN_JOB_TEXT, .text = (char *)ev->text, .len = ev->len,
 					  .token = ev->token, .t_ns = t};
 		enum rn_sink_result sr = j->sink(j->sink_ctx, &se);
+		handed_out = true;
 		if (sr == RN_SINK_DONE || sr == RN_SINK_CANCEL) {
 			pthread_mutex_unlock(&j->mu);
 			return sr == RN_SINK_CANCEL;
@@ -708,8 +724,10 @@ static int job_on_event(void *user, const struct rn_event *ev)
 	pthread_mutex_unlock(&j->mu);
 	if (signal_cv)
 		pthread_cond_broadcast(&j->cv);
-	if (wake)
+	if (wake) {
 		job_wake(j);
+		handed_out = true;
+	}
 	return cancel;
 }
 
