@@ -48,6 +48,7 @@ struct rn_http_server {
 	struct rn_http_options o;
 	char **origins;     /* normalized copies */
 	size_t n_origins;
+	int sndbuf;         /* ORUN_HTTP_SNDBUF: SO_SNDBUF of every connection (0: the kernel's autotuning) */
 };
 
 struct rn_http_header {
@@ -890,7 +891,7 @@ static void on_completed(void *cls, struct MHD_Connection *conn, void **con_cls,
 static void on_connection(void *cls, struct MHD_Connection *conn, void **socket_context,
 			  enum MHD_ConnectionNotificationCode toe)
 {
-	(void)cls;
+	const struct rn_http_server *s = cls;
 	(void)socket_context;
 	if (toe != MHD_CONNECTION_NOTIFY_STARTED)
 		return;
@@ -898,6 +899,8 @@ static void on_connection(void *cls, struct MHD_Connection *conn, void **socket_
 	if (ci) {
 		int one = 1;
 		(void)setsockopt(ci->connect_fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
+		if (s->sndbuf > 0)
+			(void)setsockopt(ci->connect_fd, SOL_SOCKET, SO_SNDBUF, &s->sndbuf, sizeof s->sndbuf);
 	}
 }
 
@@ -1013,6 +1016,18 @@ struct rn_http_server *rn_http_start(const struct rn_http_options *o, char *err,
 			if (!(s->origins[s->n_origins++] = strdup(og)))
 				goto nomem;
 		}
+	}
+	/* a diagnostic knob: a small fixed send buffer makes a slow client's back-pressure show at once (the tests
+	 * use it to exercise the hand-over of a short streamed write); unset, the kernel sizes the buffer */
+	const char *sb = getenv("ORUN_HTTP_SNDBUF");
+	if (sb && *sb) {
+		char *end;
+		long v = strtol(sb, &end, 10);
+		if (*end || v <= 0 || v > (1L << 30)) {
+			snprintf(err, err_size, "ORUN_HTTP_SNDBUF: \"%s\" is not a size in bytes", sb);
+			goto fail;
+		}
+		s->sndbuf = (int)v;
 	}
 	s->listen_fd = make_listener(o->listen, &s->port, &s->loopback, err, err_size);
 	if (s->listen_fd < 0)

@@ -54,6 +54,7 @@ struct rn_metrics {
 	struct model_series models[RN_METRICS_MAX_SERIES];
 	size_t n_models;
 	int64_t queue, loaded, in_flight;
+	uint64_t backpressure;
 };
 
 struct rn_metrics *rn_metrics_new(void)
@@ -184,6 +185,15 @@ void rn_metrics_queue(struct rn_metrics *m, int delta)
 	pthread_mutex_unlock(&m->mu);
 }
 
+void rn_metrics_backpressure(struct rn_metrics *m)
+{
+	if (!m)
+		return;
+	pthread_mutex_lock(&m->mu);
+	m->backpressure++;
+	pthread_mutex_unlock(&m->mu);
+}
+
 void rn_metrics_model_loaded(struct rn_metrics *m)
 {
 	if (!m)
@@ -298,8 +308,12 @@ char *rn_metrics_render(struct rn_metrics *m, size_t *len)
 		      "# HELP ollama_models_loaded Models loaded in memory.\n"
 		      "# TYPE ollama_models_loaded gauge\nollama_models_loaded %lld\n"
 		      "# HELP ollama_requests_in_flight Inference requests being served.\n"
-		      "# TYPE ollama_requests_in_flight gauge\nollama_requests_in_flight %lld\n",
-		      (long long)m->queue, (long long)m->loaded, (long long)m->in_flight);
+		      "# TYPE ollama_requests_in_flight gauge\nollama_requests_in_flight %lld\n"
+		      "# HELP orun_stream_backpressure_total Streamed lines a client's socket did not take at once (slow "
+		      "readers).\n"
+		      "# TYPE orun_stream_backpressure_total counter\norun_stream_backpressure_total %llu\n",
+		      (long long)m->queue, (long long)m->loaded, (long long)m->in_flight,
+		      (unsigned long long)m->backpressure);
 	pthread_mutex_unlock(&m->mu);
 	uint64_t rss, vsz;
 	proc_memory(&rss, &vsz);

@@ -32,6 +32,9 @@ void rn_metrics_inter_token(struct rn_metrics *m, const char *model, double seco
 void rn_metrics_queue(struct rn_metrics *m, int delta);
 void rn_metrics_model_loaded(struct rn_metrics *m);
 void rn_metrics_model_unloaded(struct rn_metrics *m);
+/* A streamed token line the client's socket did not take at once (a slow reader): the engine thread left its
+ * tail to the connection's thread. */
+void rn_metrics_backpressure(struct rn_metrics *m);
 
 /* The exposition text (malloc'd, NUL-terminated), or NULL when out of memory. */
 char *rn_metrics_render(struct rn_metrics *m, size_t *len);

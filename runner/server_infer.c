@@ -572,6 +572,7 @@ static enum rn_sink_result infer_sink(void *ctx, const struct rn_job_event *ev)
 		size_t toff = sent > hn + I->line.len ? sent - hn - I->line.len : 0;
 		mf_buf_append(&I->rest, "\r\n" + toff, 2 - toff);
 		r = I->rest.failed ? RN_SINK_CANCEL : RN_SINK_WAKE;
+		rn_metrics_backpressure(I->s->metrics);
 	}
 	I->line.len = 0;
 	return r;

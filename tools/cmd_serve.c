@@ -26,7 +26,9 @@ static void usage(FILE *f)
 		   "      OLLAMA_KV_CACHE_TYPE      Quantization type for the K/V cache: f16, q8_0 (default f16)\n"
 		   "      OLLAMA_ORIGINS            A comma separated list of allowed origins\n"
 		   "      OLLAMA_NOPRUNE            Do not prune model blobs on startup\n"
-		   "      OLLAMA_DEBUG              Show additional debug information (e.g. OLLAMA_DEBUG=1)\n");
+		   "      OLLAMA_DEBUG              Show additional debug information (e.g. OLLAMA_DEBUG=1)\n"
+		   "      ORUN_HTTP_SNDBUF          Diagnostics: a fixed socket send buffer per connection, in bytes\n"
+		   "                                (default: the kernel's autotuning)\n");
 }
 
 int cmd_serve(int argc, char **argv)

@@ -1,7 +1,8 @@
 """`orun serve` on the wire: raw-socket checks of the NDJSON and SSE framing (one JSON object per HTTP chunk,
 one SSE event per token), CORS (gin-contrib/cors with Ollama's origins), the Host-header check on a loopback
-listener, a client that disconnects mid-stream (its slot is free for the next request at once), and
-OLLAMA_MAX_QUEUE (503 with Ollama's message).
+listener, a client that disconnects mid-stream (its slot is free for the next request at once),
+OLLAMA_MAX_QUEUE (503 with Ollama's message), and a client that stops reading (the engine's short write handed
+to the connection's thread: nothing lost).
 """
 import json
 import socket
@@ -187,3 +188,50 @@ def test_max_queue(orun_bin, served, tmp_path):
         assert result.get("b") == 200
     finally:
         srv.stop()
+
+
+
+def backpressure_count(port):
+    text = requests.get(f"http://127.0.0.1:{port}/metrics").text
+    return int(next(l.split()[1] for l in text.splitlines() if l.startswith("orun_stream_backpressure_total ")))
+
+
+def test_slow_reader_loses_nothing(orun_bin, served, tmp_path):
+    """A client that stops reading: the engine thread's non-blocking write comes up short, the connection's
+    thread writes the rest and the tokens after it. Every line must arrive whole and in order, with the same
+    text as an answer collected by the server (greedy, prompt cache off so both evaluate the same batches).
+    ORUN_HTTP_SNDBUF and a small receive buffer make the socket fill after a few lines (the kernel would
+    otherwise grow the buffers to megabytes)."""
+    srv = Server(orun_bin, tmp_path, env_extra={
+        "OLLAMA_MODELS": str(served.models), "OLLAMA_NOPRUNE": "1", "ORUN_HTTP_SNDBUF": "4096"})
+    try:
+        req = {"model": "qwen2", "messages": [{"role": "user", "content": "Write a long story about a dragon."}],
+               "options": {"temperature": 0, "seed": 1, "num_predict": 120, "cache_prompt": False}}
+        whole = requests.post(srv.base + "/api/chat", json=dict(req, stream=False)).json()
+        assert backpressure_count(srv.port) == 0
+        s = socket.socket()
+        s.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 1024)
+        s.connect(("127.0.0.1", srv.port))
+        data = json.dumps(req).encode()
+        s.sendall((f"POST /api/chat HTTP/1.1\r\nHost: 127.0.0.1:{srv.port}\r\n"
+                   f"Content-Type: application/json\r\nContent-Length: {len(data)}\r\n\r\n").encode() + data)
+        status, _, rest = read_head(s)
+        assert status == 200
+        # not reading while the tokens come, until the server had to hand a short write over
+        deadline = time.time() + 120
+        while backpressure_count(srv.port) == 0 and time.time() < deadline:
+            time.sleep(0.2)
+        assert backpressure_count(srv.port) > 0, "the socket never filled: the hand-over was not exercised"
+        time.sleep(1.0)
+        chunks = read_chunks(s, rest)
+        s.close()
+    finally:
+        srv.stop()
+    objs = []
+    for c in chunks:  # still one JSON object per chunk
+        assert c.endswith(b"\n") and c.count(b"\n") == 1, c
+        objs.append(json.loads(c))
+    assert objs[-1]["done"] is True and all(o["done"] is False for o in objs[:-1])
+    text = "".join(o["message"]["content"] for o in objs)
+    assert objs[-1]["eval_count"] == whole["eval_count"] == 120
+    assert text == whole["message"]["content"]
