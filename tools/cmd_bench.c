@@ -354,9 +354,15 @@ int cmd_bench(int argc, char **argv)
 		rn_pool_free(pool);
 		pool = NULL;
 	}
-	double bpt = (double)m->bytes_per_token;
-	double achieved = bpt * tg_m / 1e9;
 	const struct rn_backend_params *rp = rn_backend_params(b);
+	/* bytes read per decoded token: the weights, plus the KV cache the token attends to (keys and values of
+	 * every layer at each cached position; on average depth + (n_gen + 1) / 2 positions over the run) */
+	const double kv_elem = rp->kv_type == RN_KV_Q8_0 ? 34.0 / 32.0 : 2.0;
+	const double kv_bpt = n_gen > 0 ? (double)m->hp.n_layer * 2.0 * (double)m->hp.n_head_kv * (double)m->hp.head_dim *
+						    kv_elem * ((double)depth + (n_gen + 1) / 2.0)
+					: 0.0;
+	double bpt = (double)m->bytes_per_token + kv_bpt;
+	double achieved = bpt * tg_m / 1e9;
 	if (json) {
 		struct mf_jw w;
 		mf_jw_init(&w, 0, MF_JW_NO_HTML_ESCAPE);
@@ -393,6 +399,8 @@ int cmd_bench(int argc, char **argv)
 		mf_jw_float64(&w, rss_mib);
 		mf_jw_key(&w, "bytes_per_token");
 		mf_jw_uint(&w, m->bytes_per_token);
+		mf_jw_key(&w, "kv_bytes_per_token");
+		mf_jw_uint(&w, (uint64_t)kv_bpt);
 		mf_jw_key(&w, "achieved_gb_per_second");
 		mf_jw_float64(&w, achieved);
 		mf_jw_key(&w, "measured_bandwidth_gb_per_second");
@@ -415,8 +423,10 @@ int cmd_bench(int argc, char **argv)
 		printf("%s\n", mf_jw_str(&w) ? mf_jw_str(&w) : "{}");
 		mf_jw_free(&w);
 	} else {
-		printf("model              %s (%s, %.1f M params, %.1f MiB read per token)\n", model, m->hp.arch_name,
-		       (double)m->n_params / 1e6, bpt / 1048576.0);
+		printf("model              %s (%s, %.1f M params, %.1f MiB read per token: weights %.1f, KV cache %.1f "
+		       "on average)\n",
+		       model, m->hp.arch_name, (double)m->n_params / 1e6, bpt / 1048576.0,
+		       (double)m->bytes_per_token / 1048576.0, kv_bpt / 1048576.0);
 		printf("backend            %s, %d threads, batch %d, KV %s\n", rn_backend_instance_name(b),
 		       threads ? threads : rn_cpu_physical_cores(), rp->n_batch, rn_kv_type_name(rp->kv_type));
 		printf("prefill            %.2f tok/s (%d tokens, median of %d)\n", pp_m, n_prompt, reps);
