@@ -427,6 +427,21 @@ static void attention(struct cpu *c, int layer, const struct rn_batch_cells *bc,
 		}
 		return;
 	}
+	if (n == 1) {
+		/* one short row: the threads take contiguous ranges of query heads, each range in pieces of the KV
+		 * groups it covers (heads of one group still share their converted keys). Dealing whole groups would
+		 * leave a thread idle when the groups do not divide evenly (SmolLM2: 3 groups on 2 threads, 2:1) */
+		split(H, ith, nth, &b, &e);
+		for (int64_t h0 = b; h0 < e;) {
+			const int g = (int)(h0 / G);
+			const int64_t h1 = (int64_t)(g + 1) * G < e ? (int64_t)(g + 1) * G : e;
+			struct rn_attn_kv kv = kv_head(c, layer, bc->b.seq[0], g);
+			rn_attn_group(&kv, bc->cell[0] + 1, (int)(h1 - h0), D, c->kq_scale, c->q + (size_t)h0 * D, (size_t)D,
+				      c->att + (size_t)h0 * D, (size_t)D, scratch, false);
+			h0 = h1;
+		}
+		return;
+	}
 	/* tasks dealt round-robin: a causal batch's later rows see more cells, contiguous ranges would leave the
 	 * first thread waiting */
 	for (int64_t t = ith; t < (int64_t)n * HK; t += nth) {
