@@ -319,6 +319,10 @@ const struct gguf_tensor *gguf_find_tensor(const struct gguf_file *f, const char
 
 /* Ask the kernel to read a tensor's pages ahead (madvise WILLNEED); a no-op for gguf_parse buffers. */
 void gguf_tensor_prefetch(const struct gguf_file *f, const struct gguf_tensor *t);
+/* Let the whole pages of a tensor's data leave this process's memory (madvise DONTNEED on the read-only file
+ * mapping: the page cache keeps them, and a later read faults them in again, unchanged); for a caller that has
+ * copied the tensor. A no-op for gguf_parse buffers, whose contents DONTNEED would discard. */
+void gguf_tensor_release(const struct gguf_file *f, const struct gguf_tensor *t);
 
 /* ------------------------------------------------------------------------------------------------------
  * Dequantization (reference, scalar, bit-exact with ggml / the gguf Python package)

@@ -46,6 +46,7 @@ struct ls_opts {
 	int threads;    /* -t */
 	int keep;       /* --keep */
 	bool embedding, context_shift, no_context_shift, verbose, list_devices, mmproj;
+	bool no_mmap;   /* --no-mmap, or --load-mode none (Ollama's use_mmap false) */
 	const char *cache_type_k;
 	int n_lora;
 };
@@ -148,6 +149,8 @@ static int parse_flags(int argc, char **argv, struct ls_opts *o)
 				o->verbose = true;
 			else if (!strcmp(name, "--list-devices"))
 				o->list_devices = true;
+			else if (!strcmp(name, "--no-mmap"))
+				o->no_mmap = true;
 			continue;
 		}
 		if (!in_list(flags_with_value, name)) {
@@ -194,6 +197,8 @@ static int parse_flags(int argc, char **argv, struct ls_opts *o)
 			o->cache_type_k = val;
 		else if (!strcmp(name, "--mmproj"))
 			o->mmproj = true;
+		else if (!strcmp(name, "--load-mode"))
+			o->no_mmap = !strcmp(val, "none");
 		else if (!strcmp(name, "--lora"))
 			o->n_lora++;
 		if (rc < 0)
@@ -1431,7 +1436,7 @@ int rn_llama_server_main(int argc, char **argv)
 			.num_batch = s.o.batch > 0 ? s.o.batch : 512,
 			.num_gpu = s.o.ngl,
 			.num_thread = s.o.threads,
-			.use_mmap = -1,
+			.use_mmap = s.o.no_mmap ? 0 : -1,
 			.main_gpu = -1,
 		};
 		struct rn_sched_model sm = {.model_path = s.o.model, .name = s.o.model, .digest = "",

@@ -44,6 +44,8 @@ struct rn_backend_params {
 	float rope_freq_base;   /* 0 = the file's value */
 	float rope_freq_scale;  /* 0 = the file's value */
 	int device;             /* device index for GPU backends */
+	bool no_mmap;           /* CPU: weights copied into the process's memory (huge pages where the kernel gives
+				 * them) instead of read in place from the file mapping: Ollama's use_mmap false */
 };
 
 /* One forward call's input: n_tokens rows, each a token of some sequence at some position.

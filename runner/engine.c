@@ -148,6 +148,7 @@ struct rn_engine *rn_engine_new(const struct rn_model *m, const struct rn_tok *t
 		.kv_type = e->p.kv_type,
 		.rope_freq_base = e->p.rope_freq_base,
 		.rope_freq_scale = e->p.rope_freq_scale,
+		.no_mmap = e->p.no_mmap,
 	};
 	e->b = rn_backend_load(e->p.backend, m, &bp, err);
 	if (!e->b)

@@ -36,6 +36,7 @@ struct rn_engine_params {
 	float rope_freq_base;    /* 0 = the file's */
 	float rope_freq_scale;   /* 0 = the file's */
 	int backend;             /* backend index (rn_backend_find); -1 = the best available */
+	bool no_mmap;            /* use_mmap false: see rn_backend_params.no_mmap */
 };
 
 enum rn_done_reason {

@@ -292,6 +292,7 @@ static int runner_load(struct rn_runner *r, struct rn_sched_error *err)
 			.rope_freq_base = r->opts.rope_freq_base,
 			.rope_freq_scale = r->opts.rope_freq_scale,
 			.device = r->opts.main_gpu > 0 ? r->opts.main_gpu : 0,
+			.no_mmap = r->opts.use_mmap == 0,
 		};
 		r->emb = rn_backend_load(backend, r->model, &bp, &e);
 		if (!r->emb) {
@@ -314,6 +315,7 @@ static int runner_load(struct rn_runner *r, struct rn_sched_error *err)
 		.rope_freq_base = r->opts.rope_freq_base,
 		.rope_freq_scale = r->opts.rope_freq_scale,
 		.backend = backend,
+		.no_mmap = r->opts.use_mmap == 0,
 	};
 	r->engine = rn_engine_new(r->model, r->tok, &ep, &e);
 	if (!r->engine) {

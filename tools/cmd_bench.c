@@ -136,6 +136,8 @@ static void usage(FILE *f)
 		   "  -t, --threads N      CPU threads (default: physical cores)\n"
 		   "  -b, --batch N        prompt tokens per forward pass (num_batch, default 512)\n"
 		   "      --kv-type T      f16 (default) or q8_0\n"
+		   "      --no-mmap        copy the weights into memory (huge pages) instead of reading them in place\n"
+		   "                       from the file mapping (Ollama's use_mmap false, llama-bench's -mmp 0)\n"
 		   "      --no-bandwidth   skip the streaming-read measurement\n"
 		   "      --json           one JSON object with every figure\n"
 		   "      --api            measure the HTTP streaming path of orun serve against the engine instead\n"
@@ -195,7 +197,7 @@ int cmd_bench(int argc, char **argv)
 		}
 	const char *model = NULL, *kv = getenv("OLLAMA_KV_CACHE_TYPE");
 	int n_prompt = 512, n_gen = 128, reps = 3, threads = 0, batch = 512, depth = 0;
-	bool json = false, bandwidth = true;
+	bool json = false, bandwidth = true, no_mmap = false;
 	for (int i = 1; i < argc; i++) {
 		const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
 #define NEED()                                                                                   \
@@ -241,6 +243,8 @@ int cmd_bench(int argc, char **argv)
 			kv = v;
 		} else if (!strcmp(a, "--no-bandwidth")) {
 			bandwidth = false;
+		} else if (!strcmp(a, "--no-mmap")) {
+			no_mmap = true;
 		} else if (!strcmp(a, "--json")) {
 			json = true;
 		} else {
@@ -279,7 +283,7 @@ int cmd_bench(int argc, char **argv)
 	int n_ctx = (n_prompt > depth ? n_prompt : depth) + n_gen + 1;
 	const int n_big = n_prompt > depth ? n_prompt : depth;
 	struct rn_backend_params bp = {.n_seq = 1, .n_ctx = n_ctx, .n_batch = batch < n_big ? batch : n_big,
-				       .n_threads = threads, .kv_type = kvt};
+				       .n_threads = threads, .kv_type = kvt, .no_mmap = no_mmap};
 	b = rn_backend_load(-1, m, &bp, &err);
 	if (!b) {
 		fprintf(stderr, "orun bench: %s\n", err.msg);
@@ -385,6 +389,8 @@ int cmd_bench(int argc, char **argv)
 		mf_jw_int(&w, rp->n_batch);
 		mf_jw_key(&w, "kv_type");
 		mf_jw_string(&w, rn_kv_type_name(rp->kv_type));
+		mf_jw_key(&w, "mmap");
+		mf_jw_bool(&w, !rp->no_mmap);
 		mf_jw_key(&w, "reps");
 		mf_jw_int(&w, reps);
 		mf_jw_key(&w, "prefill_tokens_per_second");
@@ -427,8 +433,9 @@ int cmd_bench(int argc, char **argv)
 		       "on average)\n",
 		       model, m->hp.arch_name, (double)m->n_params / 1e6, bpt / 1048576.0,
 		       (double)m->bytes_per_token / 1048576.0, kv_bpt / 1048576.0);
-		printf("backend            %s, %d threads, batch %d, KV %s\n", rn_backend_instance_name(b),
-		       threads ? threads : rn_cpu_physical_cores(), rp->n_batch, rn_kv_type_name(rp->kv_type));
+		printf("backend            %s, %d threads, batch %d, KV %s, weights %s\n", rn_backend_instance_name(b),
+		       threads ? threads : rn_cpu_physical_cores(), rp->n_batch, rn_kv_type_name(rp->kv_type),
+		       rp->no_mmap ? "copied (no mmap)" : "mapped");
 		printf("prefill            %.2f tok/s (%d tokens, median of %d)\n", pp_m, n_prompt, reps);
 		printf("decode             %.2f tok/s (%d tokens from depth %d, median of %d)\n", tg_m, n_gen, depth, reps);
 		printf("time to first tok  %.1f ms\n", ttft_m);

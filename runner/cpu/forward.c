@@ -15,6 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <unistd.h>
 
 #include "runner/cpu/attention.h"
 #include "runner/cpu/cpu.h"
@@ -63,6 +64,9 @@ struct cpu {
 	/* decode matmul phases: tickets of the dynamically dealt tail (see mm_phase), 0 at the start of a job */
 	_Alignas(64) atomic_long mm_ticket;
 	char pad_end[64];
+	/* use_mmap false: the weights' copy (every rn_weight's data points into it), or NULL */
+	void *wcopy;
+	size_t wcopy_bytes;
 };
 
 /* ---------------------------------------------------------------------------------------------------- */
@@ -662,7 +666,7 @@ static int cpu_kv_rotate(void *state, int seq, int c0, int c1, int32_t delta, st
 static uint64_t cpu_memory(const void *state)
 {
 	const struct cpu *c = state;
-	return (uint64_t)c->kv_bytes + (uint64_t)c->scratch_bytes;
+	return (uint64_t)c->kv_bytes + (uint64_t)c->scratch_bytes + (uint64_t)c->wcopy_bytes;
 }
 
 /* ---------------------------------------------------------------------------------------------------- */
@@ -676,6 +680,8 @@ static void cpu_free(void *state)
 	rn_pool_free(c->pool);
 	if (c->kv)
 		munmap(c->kv, c->kv_bytes);
+	if (c->wcopy)
+		munmap(c->wcopy, c->wcopy_bytes);
 	free(c->layers);
 	free(c->x);
 	free(c->xn);
@@ -708,6 +714,68 @@ static int bind_weight(const struct rn_tensor *t, struct rn_weight *w, struct rn
 	if (rc != RN_MM_OK)
 		return rn_error_set(err, RN_ERR_TENSOR, "tensor '%s': %s", t->name, me.msg);
 	return RN_OK;
+}
+
+/* use_mmap false: copies the matrix weights into anonymous memory asking for transparent huge pages, and lets the
+ * file mapping's pages of those ranges go (the page cache keeps them). Decode reads every weight once per token,
+ * and with 4 KiB pages of a file mapping each page is a TLB miss, a two-level walk under a hypervisor: measured
+ * on the 2-core test machine, qwen2 decode +8-15 %. A copy fails softly: the weights stay in place. */
+#define HUGE_PAGE ((size_t)2 << 20)
+static void copy_weights(struct cpu *c)
+{
+	const struct rn_model *m = c->m;
+	const int L = m->hp.n_layer;
+	const size_t nw = (size_t)L * 7 + 1;
+	struct rn_weight **ws = malloc(nw * sizeof *ws);
+	const struct gguf_tensor **gts = malloc(nw * sizeof *gts);
+	if (!ws || !gts) {
+		free(ws);
+		free(gts);
+		return;
+	}
+	size_t k = 0, total = 0;
+	for (int l = 0; l < L; l++) {
+		struct cpu_layer *cl = &c->layers[l];
+		const struct rn_layer *ml = &m->layers[l];
+		struct rn_weight *lw[7] = {&cl->wq, &cl->wk, &cl->wv, &cl->wo, &cl->gate, &cl->up, &cl->down};
+		const struct rn_tensor *lt[7] = {&ml->wq, &ml->wk, &ml->wv, &ml->wo, &ml->w_gate, &ml->w_up, &ml->w_down};
+		for (int i = 0; i < 7; i++) {
+			gts[k] = lt[i]->gt;
+			ws[k++] = lw[i];
+		}
+	}
+	gts[k] = m->output.gt;
+	ws[k++] = &c->out_w;
+	for (size_t i = 0; i < k; i++)
+		total += ((size_t)ws[i]->rows * rn_mm_row_bytes(ws[i]->type, ws[i]->cols) + 63) & ~(size_t)63;
+	/* a huge-page-aligned region: map one page more and trim */
+	size_t bytes = (total + HUGE_PAGE - 1) & ~(HUGE_PAGE - 1);
+	uint8_t *raw = mmap(NULL, bytes + HUGE_PAGE, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (raw == MAP_FAILED) {
+		free(ws);
+		free(gts);
+		return;
+	}
+	uint8_t *base = (uint8_t *)(((uintptr_t)raw + HUGE_PAGE - 1) & ~(uintptr_t)(HUGE_PAGE - 1));
+	if (base > raw)
+		munmap(raw, (size_t)(base - raw));
+	if (base + bytes < raw + bytes + HUGE_PAGE)
+		munmap(base + bytes, (size_t)(raw + bytes + HUGE_PAGE - (base + bytes)));
+	(void)madvise(base, bytes, MADV_HUGEPAGE);
+	size_t off = 0;
+	for (size_t i = 0; i < k; i++) {
+		const size_t n = (size_t)ws[i]->rows * rn_mm_row_bytes(ws[i]->type, ws[i]->cols);
+		memcpy(base + off, ws[i]->data, n);
+		ws[i]->data = base + off;
+		off += (n + 63) & ~(size_t)63;
+		if (gts[i])
+			gguf_tensor_release(m->gguf, gts[i]); /* the mapped pages of the source leave this process */
+	}
+	(void)mprotect(base, bytes, PROT_READ);
+	c->wcopy = base;
+	c->wcopy_bytes = bytes;
+	free(ws);
+	free(gts);
 }
 
 static void *xalloc(struct cpu *c, size_t n, size_t size)
@@ -772,6 +840,8 @@ static int cpu_load(const struct rn_model *m, const struct rn_backend_params *p,
 	}
 	if ((rc = bind_weight(&m->output, &c->out_w, err)))
 		goto fail;
+	if (p->no_mmap && !c->reference)
+		copy_weights(c);
 	{
 		const struct gguf_type_info *ti = gguf_type_get(m->tok_embd.type);
 		if (!ti || !ti->dequant || c->n_embd % (int)ti->block_elems != 0) {

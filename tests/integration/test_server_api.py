@@ -284,6 +284,21 @@ def test_ps_and_keep_alive_unload(served):
     assert r.json()["done_reason"] == "load" and r.json()["message"] == {"role": "assistant", "content": ""}
 
 
+def test_use_mmap_false(served):
+    # use_mmap false reloads the model with its weights copied into memory (huge pages): the same greedy answer,
+    # and /api/ps counts the copy in the model's size
+    import ollama
+
+    c = ollama.Client(host=served.base)
+    prompt = "Complete: the capital of France is"
+    mapped = c.generate(model="qwen2", prompt=prompt, stream=False, options=dict(OPTS, use_mmap=True))
+    size_mapped = c.ps().models[0].size
+    copied = c.generate(model="qwen2", prompt=prompt, stream=False, options=dict(OPTS, use_mmap=False))
+    size_copied = c.ps().models[0].size
+    assert copied.response == mapped.response and copied.eval_count == mapped.eval_count
+    assert size_copied > size_mapped + 300_000_000  # the 491 MB model's matrices
+
+
 def test_copy_and_delete(served):
     import ollama
 

@@ -13,6 +13,7 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "runner/backend.h"
 #include "runner/model.h"
@@ -262,6 +263,76 @@ static void test_against_reference(const char *arch, uint32_t type, bool tied)
 	free_model(m);
 }
 
+/* use_mmap false: the CPU backend copies the matrix weights (huge pages) and lets the file mapping's pages go.
+ * The logits must equal the mapped backend's to the bit, and the mapping must still read the same afterwards
+ * (a third, mapped backend opened after the copy agrees too). The model is a real file here, opened mapped. */
+static void test_no_mmap(const char *arch, uint32_t type)
+{
+	struct tiny_opts o;
+	tiny_defaults(&o, arch);
+	o.mat_type = type;
+	o.seed = 11;
+	o.dim = 256; /* weights of several pages */
+	o.ff = 512;
+	size_t size = 0;
+	uint8_t *img = tiny_model(&o, &size);
+	CHECK(img != NULL);
+	char path[] = "/tmp/orun-test-nommap-XXXXXX";
+	int fd = img ? mkstemp(path) : -1;
+	CHECK(fd >= 0);
+	if (fd < 0) {
+		free(img);
+		return;
+	}
+	CHECK(write(fd, img, size) == (ssize_t)size);
+	close(fd);
+	free(img);
+	struct rn_error err = {0};
+	struct rn_model *m = rn_model_open(path, &err);
+	CHECKF(m != NULL, "%s", err.msg);
+	if (!m) {
+		unlink(path);
+		return;
+	}
+	const int V = m->hp.n_vocab, n = 12;
+	float *a = malloc((size_t)n * V * sizeof *a), *b = malloc((size_t)n * V * sizeof *b),
+	      *c = malloc((size_t)n * V * sizeof *c);
+	struct rn_backend_params p = {.n_seq = 1, .n_ctx = 64, .n_batch = 32, .n_threads = 2};
+	struct rn_backend *mapped = rn_backend_load(rn_backend_find("cpu"), m, &p, &err);
+	CHECKF(mapped != NULL, "%s", err.msg);
+	p.no_mmap = true;
+	struct rn_backend *copied = rn_backend_load(rn_backend_find("cpu"), m, &p, &err);
+	CHECKF(copied != NULL, "%s", err.msg);
+	CHECK(copied && mapped && rn_backend_memory(copied) > rn_backend_memory(mapped));
+	p.no_mmap = false;
+	struct rn_backend *after = rn_backend_load(rn_backend_find("cpu"), m, &p, &err);
+	CHECKF(after != NULL, "%s", err.msg);
+	if (a && b && c && mapped && copied && after && feed(mapped, 0, toks, n, 0, a, true) == RN_OK &&
+	    feed(copied, 0, toks, n, 0, b, true) == RN_OK && feed(after, 0, toks, n, 0, c, true) == RN_OK) {
+		size_t finite = 0;
+		for (size_t i = 0; i < (size_t)n * V; i++)
+			finite += isfinite(a[i]) && a[i] != 0.0f;
+		CHECKF(finite == (size_t)n * V, "%s %s: %zu of %zu logits finite and nonzero", arch, gguf_type_name(type),
+		       finite, (size_t)n * V);
+		CHECKF(memcmp(a, b, (size_t)n * V * sizeof *a) == 0, "%s %s: copied weights change the logits", arch,
+		       gguf_type_name(type));
+		CHECKF(memcmp(a, c, (size_t)n * V * sizeof *a) == 0, "%s %s: the mapping reads differently after the copy",
+		       arch, gguf_type_name(type));
+		/* one-token steps too (the decode kernels) */
+		feed(mapped, 0, toks, 1, n, a, true);
+		feed(copied, 0, toks, 1, n, b, true);
+		CHECK(memcmp(a, b, (size_t)V * sizeof *a) == 0);
+	}
+	rn_backend_free(mapped);
+	rn_backend_free(copied);
+	rn_backend_free(after);
+	free(a);
+	free(b);
+	free(c);
+	rn_model_free(m); /* closes the file it opened */
+	unlink(path);
+}
+
 static void test_kv_operations(const char *arch, enum rn_kv_type kvt)
 {
 	struct tiny_opts o;
@@ -509,6 +580,8 @@ int main(void)
 	test_long_context("qwen2", RN_KV_F16);
 	test_long_context("llama", RN_KV_Q8_0);
 	test_hidden();
+	test_no_mmap("qwen2", GGUF_TYPE_F16);
+	test_no_mmap("llama", GGUF_TYPE_F32);
 	for (int i = 0; i < n_imgs; i++)
 		free(imgs[i]);
 	return check_done();
