@@ -297,6 +297,9 @@ def test_use_mmap_false(served):
     size_copied = c.ps().models[0].size
     assert copied.response == mapped.response and copied.eval_count == mapped.eval_count
     assert size_copied > size_mapped + 300_000_000  # the 491 MB model's matrices
+    # leave qwen2 loaded with the options the other tests use (a model sharing its file, like qwen2-think
+    # below, would otherwise reload the runner under its own name)
+    c.generate(model="qwen2", prompt=prompt, stream=False, options=OPTS)
 
 
 def test_copy_and_delete(served):

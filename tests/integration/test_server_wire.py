@@ -162,9 +162,11 @@ def test_max_queue(orun_bin, served, tmp_path):
     srv = Server(orun_bin, tmp_path, env_extra={
         "OLLAMA_MODELS": str(served.models), "OLLAMA_MAX_QUEUE": "1", "OLLAMA_NUM_PARALLEL": "1", "OLLAMA_NOPRUNE": "1"})
     try:
-        # A occupies the slot ...
+        # A occupies the slot (greedy: this prompt runs the whole 400 tokens, where a sampled story may stop early
+        # and free the slot) ...
         a = raw_request(srv.port, "POST", "/api/generate", {
-            "model": "qwen2", "prompt": "Write a long story.", "options": {"num_predict": 400}})
+            "model": "qwen2", "prompt": "Write a long story.",
+            "options": {"num_predict": 400, "temperature": 0, "seed": 1}})
         status, _, _ = read_head(a)
         assert status == 200
         # ... B waits for it (the one queue place) ...
