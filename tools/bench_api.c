@@ -263,6 +263,24 @@ static int eng_cb(void *user, const struct rn_event *ev)
 	return 0;
 }
 
+/* One greedy engine-alone run of the prompt (prompt caching off, as the API runs), timed into *er. */
+static int engine_once(struct rn_engine *eng, const int32_t *ids, size_t n_ids, int n_predict, struct eng_run *er,
+		       struct rn_error *err)
+{
+	struct rn_request rq;
+	rn_request_default(&rq);
+	rq.prompt = ids;
+	rq.n_prompt = n_ids;
+	rq.sampling.temperature = 0;
+	rq.sampling.seed = 1;
+	rq.num_predict = n_predict;
+	rq.cache_prompt = false;
+	rq.on_event = eng_cb;
+	rq.user = er;
+	er->t_submit = mono();
+	return rn_engine_run(eng, &rq, err);
+}
+
 static int cmp_i64(const void *a, const void *b)
 {
 	int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
@@ -657,19 +675,8 @@ int bench_api(int argc, char **argv)
 		}
 		/* (b) the engine alone */
 		struct eng_run er = {0};
-		struct rn_request rq;
-		rn_request_default(&rq);
-		rq.prompt = ids;
-		rq.n_prompt = n_ids;
-		rq.sampling.temperature = 0;
-		rq.sampling.seed = 1;
-		rq.num_predict = n_predict;
-		rq.cache_prompt = false;
-		rq.on_event = eng_cb;
-		rq.user = &er;
-		er.t_submit = mono();
 		struct rn_error e2 = {0};
-		if (rn_engine_run(eng, &rq, &e2) != RN_OK) {
+		if (engine_once(eng, ids, n_ids, n_predict, &er, &e2) != RN_OK) {
 			fprintf(stderr, "Error: engine: %s\n", e2.msg);
 			fail = 1;
 			break;
@@ -685,18 +692,8 @@ int bench_api(int argc, char **argv)
 	bool probed = false;
 	if (!fail && probe_start(probe) == 0) {
 		struct eng_run er = {0};
-		struct rn_request rq;
-		rn_request_default(&rq);
-		rq.prompt = ids;
-		rq.n_prompt = n_ids;
-		rq.sampling.temperature = 0;
-		rq.sampling.seed = 1;
-		rq.num_predict = n_predict;
-		rq.cache_prompt = false;
-		rq.on_event = eng_cb;
-		rq.user = &er;
 		struct rn_error e2 = {0};
-		probed = rn_engine_run(eng, &rq, &e2) == RN_OK;
+		probed = engine_once(eng, ids, n_ids, n_predict, &er, &e2) == RN_OK;
 		probe_stop(probe);
 	}
 	uint64_t bpt = model->bytes_per_token;

@@ -127,15 +127,20 @@ KX_INL float kx_f16(const uint8_t *p)
 	return _cvtsh_ss(rn_load_u16(p));
 }
 
-/* Byte i = 0x10 when bit i of qh is set, else 0. */
-KX_INL __m256i kx_bits32(uint32_t qh)
+/* Byte i = 0xFF when bit i of qh is set, else 0: each byte of qh spread over 8 bytes, one bit tested in each. */
+KX_INL __m256i kx_bits32_mask(uint32_t qh)
 {
 	const __m256i spread = _mm256_setr_epi8(0, 0, 0, 0, 0, 0, 0, 0, 1, 1, 1, 1, 1, 1, 1, 1, 2, 2, 2, 2, 2, 2, 2,
 						2, 3, 3, 3, 3, 3, 3, 3, 3);
 	const __m256i bit = _mm256_set1_epi64x((long long)0x8040201008040201ull);
 	__m256i v = _mm256_shuffle_epi8(_mm256_set1_epi32((int)qh), spread);
-	v = _mm256_cmpeq_epi8(_mm256_and_si256(v, bit), bit);
-	return _mm256_and_si256(v, _mm256_set1_epi8(0x10));
+	return _mm256_cmpeq_epi8(_mm256_and_si256(v, bit), bit);
+}
+
+/* Byte i = 0x10 when bit i of qh is set, else 0. */
+KX_INL __m256i kx_bits32(uint32_t qh)
+{
+	return _mm256_and_si256(kx_bits32_mask(qh), _mm256_set1_epi8(0x10));
 }
 
 /* ---------------------------------------------------------------------------------------------- activations */
@@ -242,12 +247,7 @@ KX_INL __m256i kx_nibbles32(const uint8_t *qs)
 /* Byte i = 0xF0 when bit i of qh is clear, else 0: or-ed into a nibble it gives the signed q - 16 of Q5_0. */
 KX_INL __m256i kx_bits32_neg(uint32_t qh)
 {
-	const __m256i spread = _mm256_setr_epi8(0, 0, 0, 0, 0, 0, 0, 0, 1, 1, 1, 1, 1, 1, 1, 1, 2, 2, 2, 2, 2, 2, 2,
-						2, 3, 3, 3, 3, 3, 3, 3, 3);
-	const __m256i bit = _mm256_set1_epi64x((long long)0x8040201008040201ull);
-	__m256i v = _mm256_shuffle_epi8(_mm256_set1_epi32((int)qh), spread);
-	v = _mm256_cmpeq_epi8(_mm256_and_si256(v, bit), bit);
-	return _mm256_andnot_si256(v, _mm256_set1_epi8((char)0xF0));
+	return _mm256_andnot_si256(kx_bits32_mask(qh), _mm256_set1_epi8((char)0xF0));
 }
 
 KX_INL int kx_legacy_signed(const int type)
