@@ -52,6 +52,16 @@
  *                                 e = 128h+64+l:  q = (ql[l] >> 4)    | ((qh[l] >> 4) & 3) << 4
  *                                 e = 128h+96+l:  q = (ql[l+32] >> 4) | ((qh[l] >> 6) & 3) << 4
  *
+ * Q5_0_R8 (orun's, in memory only: rn_mm_repack for weights copied at load): a Q5_0 row whose blocks are
+ * regrouped by 8 so that a SIMD kernel unpacks them with fewer instructions; a row's full groups come first,
+ * 176 bytes each (the size of 8 Q5_0 blocks), and its last nb % 8 blocks stay in plain Q5_0, at the offsets
+ * they have in Q5_0. A group of blocks k = 0..7 with values q_k[i] (0..31, element i < 32):
+ *   bytes 0..15    f16 d[8], the blocks' scales
+ *   bytes 16..47   u8 h[32]: bit k of h[i] is bit 4 of q_k[i]
+ *   bytes 48..175  u8 qs[4][32]: qs[p][i] = (q_{2p}[i] & 15) | (q_{2p+1}[i] & 15) << 4
+ * so block k's low nibbles are one AND (or a shift and an AND) of qs[k/2], and its fifth bits one shift and
+ * an AND of h, where Q5_0 needs a shuffle, a compare and two ANDs for them; the eight scales are one load.
+ *
  * Float formats: F32, F16 (binary16), BF16 (the high 16 bits of a binary32), one element each.
  *
  * FP8 (orun's FP8_E4M3_B128, gguf/README.md): one OCP E4M3FN byte per element (sign, 4-bit exponent with bias 7,
@@ -75,6 +85,10 @@
 #define Q4_K_BYTES 144
 #define Q5_K_BYTES 176
 #define Q6_K_BYTES 210
+#define Q5_0_R8_GROUP 8 /* blocks */
+#define Q5_0_R8_GROUP_BYTES (Q5_0_R8_GROUP * Q5_0_BYTES)
+#define Q5_0_R8_H 16
+#define Q5_0_R8_QS 48
 
 /* Byte offsets of fields inside the K-quant super-blocks. */
 #define Q2_K_SCALES 0
@@ -115,6 +129,7 @@ enum rn_kslot {
 	KS_Q5_K,
 	KS_Q6_K,
 	KS_FP8,
+	KS_Q5_0_R8,
 	KS_COUNT
 };
 
@@ -232,6 +247,27 @@ static inline int rn_k3_scale(const uint8_t *s, int k)
 	return (lo | hi << 4) - 32;
 }
 
+/* Block b of a Q5_0_R8 row of nb blocks: its scale and its unsigned q (0..31) in u[32] (the portable path). */
+static inline float rn_q5_0_r8_block(const uint8_t *row, int64_t nb, int64_t b, uint8_t *u)
+{
+	const int64_t full = nb / Q5_0_R8_GROUP * Q5_0_R8_GROUP;
+	if (b >= full) {
+		const uint8_t *blk = row + b * Q5_0_BYTES;
+		uint32_t qh = rn_load_u32(blk + 2);
+		for (int i = 0; i < 16; i++) {
+			u[i] = (uint8_t)((blk[6 + i] & 15) | ((qh >> i) & 1) << 4);
+			u[i + 16] = (uint8_t)((blk[6 + i] >> 4) | ((qh >> (i + 16)) & 1) << 4);
+		}
+		return rn_f16_to_f32(rn_load_u16(blk));
+	}
+	const uint8_t *g = row + b / Q5_0_R8_GROUP * Q5_0_R8_GROUP_BYTES;
+	const int k = (int)(b % Q5_0_R8_GROUP);
+	const uint8_t *qs = g + Q5_0_R8_QS + 32 * (k / 2);
+	for (int i = 0; i < 32; i++)
+		u[i] = (uint8_t)(((k & 1 ? qs[i] >> 4 : qs[i]) & 15) | ((g[Q5_0_R8_H + i] >> k) & 1) << 4);
+	return rn_f16_to_f32(rn_load_u16(g + 2 * k));
+}
+
 /* ---------------------------------------------------------------------------------------------- activations
  *
  * A quantized activation row (see rn_act_row_bytes) is: int8 q[cols]; f32 d[cols/B]; then for Q8_32 int32
@@ -287,7 +323,7 @@ typedef void (*rn_dot_unpacked_fn)(const struct rn_weight *w, const uint8_t *ubu
  * value and its magnitude) and two floats per block, 64-aligned. */
 static inline size_t rn_unpacked_row_bytes(int type, int64_t cols)
 {
-	int sgn = type == RN_MM_Q4_0 || type == RN_MM_Q5_0 || type == RN_MM_Q8_0;
+	int sgn = type == RN_MM_Q4_0 || type == RN_MM_Q5_0 || type == RN_MM_Q5_0_R8 || type == RN_MM_Q8_0;
 	size_t b = (size_t)cols * (sgn ? 2 : 1) + (size_t)cols / QK_LEGACY * 8;
 	return (b + 63) / 64 * 64;
 }

@@ -113,11 +113,11 @@ static inline void dot_legacy(const struct rn_weight *w, int64_t row, const void
 	const int64_t nb = w->cols / QK_LEGACY;
 	size_t bytes = type == RN_MM_Q4_0   ? Q4_0_BYTES
 		       : type == RN_MM_Q4_1 ? Q4_1_BYTES
-		       : type == RN_MM_Q5_0 ? Q5_0_BYTES
+		       : type == RN_MM_Q5_0 || type == RN_MM_Q5_0_R8 ? Q5_0_BYTES
 		       : type == RN_MM_Q5_1 ? Q5_1_BYTES
 					    : Q8_0_BYTES;
 	const uint8_t *wr = wrow(w, row, (size_t)nb * bytes);
-	const int32_t offset = type == RN_MM_Q4_0 ? 8 : type == RN_MM_Q5_0 ? 16 : 0;
+	const int32_t offset = type == RN_MM_Q4_0 ? 8 : type == RN_MM_Q5_0 || type == RN_MM_Q5_0_R8 ? 16 : 0;
 	float acc[RN_NX_MAX] = { 0 }, accm[RN_NX_MAX] = { 0 };
 	for (int64_t b = 0; b < nb; b++) {
 		const uint8_t *blk = wr + b * bytes;
@@ -139,6 +139,9 @@ static inline void dot_legacy(const struct rn_weight *w, int64_t row, const void
 			m = rn_f16_to_f32(rn_load_u16(blk + 2));
 			unpack_nibbles32(blk + 8, u);
 			add_high_bits32(rn_load_u32(blk + 4), u);
+			break;
+		case RN_MM_Q5_0_R8:
+			d = rn_q5_0_r8_block(wr, nb, b, u);
 			break;
 		default: /* Q8_0 */
 			break;
@@ -346,6 +349,7 @@ static inline void dot_fp8(const struct rn_weight *w, int64_t row, const void *c
 #define CALL_Q5_0(nx) dot_legacy(w, r, x, o, nx, RN_MM_Q5_0)
 #define CALL_Q5_1(nx) dot_legacy(w, r, x, o, nx, RN_MM_Q5_1)
 #define CALL_Q8_0(nx) dot_legacy(w, r, x, o, nx, RN_MM_Q8_0)
+#define CALL_Q5_0_R8(nx) dot_legacy(w, r, x, o, nx, RN_MM_Q5_0_R8)
 #define CALL_Q2_K(nx) dot_kquant(w, r, x, o, nx, RN_MM_Q2_K, Q2_K_BYTES)
 #define CALL_Q3_K(nx) dot_kquant(w, r, x, o, nx, RN_MM_Q3_K, Q3_K_BYTES)
 #define CALL_Q4_K(nx) dot_kquant(w, r, x, o, nx, RN_MM_Q4_K, Q4_K_BYTES)
@@ -361,6 +365,7 @@ DEFINE_NX(s_q4_1, CALL_Q4_1)
 DEFINE_NX(s_q5_0, CALL_Q5_0)
 DEFINE_NX(s_q5_1, CALL_Q5_1)
 DEFINE_NX(s_q8_0, CALL_Q8_0)
+DEFINE_NX(s_q5_0_r8, CALL_Q5_0_R8)
 DEFINE_NX(s_q2_k, CALL_Q2_K)
 DEFINE_NX(s_q3_k, CALL_Q3_K)
 DEFINE_NX(s_q4_k, CALL_Q4_K)
@@ -387,6 +392,7 @@ static const struct rn_kernel_set scalar_set = {
 		[KS_Q5_K] = ROW(s_q5_k),
 		[KS_Q6_K] = ROW(s_q6_k),
 		[KS_FP8] = ROW(s_fp8),
+		[KS_Q5_0_R8] = ROW(s_q5_0_r8),
 	},
 	.quant_q8_32 = quant_q8_32,
 	.quant_q8_256 = quant_q8_256,

@@ -252,7 +252,7 @@ KX_INL __m256i kx_bits32_neg(uint32_t qh)
 
 KX_INL int kx_legacy_signed(const int type)
 {
-	return type == RN_MM_Q4_0 || type == RN_MM_Q5_0 || type == RN_MM_Q8_0;
+	return type == RN_MM_Q4_0 || type == RN_MM_Q5_0 || type == RN_MM_Q5_0_R8 || type == RN_MM_Q8_0;
 }
 
 KX_INL int kx_legacy_has_min(const int type)
@@ -307,7 +307,7 @@ KX_INL int kx_legacy_bytes(const int type)
 {
 	return type == RN_MM_Q4_0 ? Q4_0_BYTES
 	       : type == RN_MM_Q4_1 ? Q4_1_BYTES
-	       : type == RN_MM_Q5_0 ? Q5_0_BYTES
+	       : type == RN_MM_Q5_0 || type == RN_MM_Q5_0_R8 ? Q5_0_BYTES
 	       : type == RN_MM_Q5_1 ? Q5_1_BYTES
 				    : Q8_0_BYTES;
 }
@@ -345,6 +345,21 @@ KX_INL __m256i kx_legacy_xoff(__m256i xv, const int off)
 #endif
 }
 
+/* The int32 lanes of one block of an offset format from its unsigned q (wq) and the activations (xv), xo being
+ * kx_legacy_xoff(xv, off) (zero when off is 0). */
+KX_INL __m256i kx_legacy_lanes_u(__m256i wq, __m256i xv, __m256i xo, const int off)
+{
+#if KX_VNNI
+	(void)off;
+	return kx_dot_u8s8(xo, wq, xv);
+#else
+	__m256i p = _mm256_maddubs_epi16(wq, xv);
+	if (off)
+		p = _mm256_sub_epi16(p, xo);
+	return _mm256_madd_epi16(p, _mm256_set1_epi16(1));
+#endif
+}
+
 /* Decode, one group of T (<= 8) blocks starting at block b of NR weight rows (row bytes rb apart) against one
  * activation row. The per-block factors d_w * d_x (and, for the "+ m" formats, m_w) are built for the group in
  * vectors (the f16 scales gathered through general-purpose registers) and kept in a small aligned array that the
@@ -357,7 +372,7 @@ KX_INL void kx_legacy_dgroup(const uint8_t *raw, size_t rb, int64_t b, const int
 			     __m256 *acc, __m128 *summs, const int NR, const int type)
 {
 	const int bytes = kx_legacy_bytes(type), has_min = kx_legacy_has_min(type);
-	const int off = type == RN_MM_Q4_0 ? 8 : type == RN_MM_Q5_0 ? 16 : 0;
+	const int off = type == RN_MM_Q4_0 ? 8 : type == RN_MM_Q5_0 || type == RN_MM_Q5_0_R8 ? 16 : 0;
 	float sc[4][8] __attribute__((aligned(32)));
 	__m256 dx;
 	if (T == 8) {
@@ -397,16 +412,69 @@ KX_INL void kx_legacy_dgroup(const uint8_t *raw, size_t rb, int64_t b, const int
 				__m256i wq = _mm256_loadu_si256((const __m256i *)(blk + 2));
 				lanes = kx_dot_u8s8(_mm256_setzero_si256(), _mm256_sign_epi8(wq, wq), _mm256_sign_epi8(xv, wq));
 			} else {
-				__m256i wq = kx_legacy_unpack_u(blk, type);
-#if KX_VNNI
-				lanes = kx_dot_u8s8(xo, wq, xv);
-#else
-				__m256i p = _mm256_maddubs_epi16(wq, xv);
-				if (off)
-					p = _mm256_sub_epi16(p, xo);
-				lanes = _mm256_madd_epi16(p, _mm256_set1_epi16(1));
-#endif
+				lanes = kx_legacy_lanes_u(kx_legacy_unpack_u(blk, type), xv, xo, off);
 			}
+			acc[i] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(lanes), _mm256_broadcast_ss(&sc[i][k]), acc[i]);
+		}
+	}
+}
+
+/* Q5_0_R8 (runner/cpu/kernels.h). Block k of a group: its fifth bits as 0x10 bytes, bit k of h moved to bit 4
+ * by a 16-bit shift (a shift of at most 4 keeps every byte's bit 4 inside its own byte) and masked. */
+KX_INL __m256i kx_r8_hbits(__m256i h, const int k)
+{
+	const __m256i v = k < 4 ? _mm256_slli_epi16(h, 4 - k) : k > 4 ? _mm256_srli_epi16(h, k - 4) : h;
+	return _mm256_and_si256(v, _mm256_set1_epi8(0x10));
+}
+
+/* The unsigned q (0..31) of block k of the group at g, h being the group's fifth-bit bytes. */
+KX_INL __m256i kx_r8_unpack_u(const uint8_t *g, __m256i h, const int k)
+{
+	__m256i qs = _mm256_loadu_si256((const __m256i *)(g + Q5_0_R8_QS + 32 * (k / 2)));
+	if (k & 1)
+		qs = _mm256_srli_epi16(qs, 4);
+	return _mm256_or_si256(_mm256_and_si256(qs, _mm256_set1_epi8(15)), kx_r8_hbits(h, k));
+}
+
+/* Block b of a Q5_0_R8 row of nb blocks as kx_legacy_unpack gives a Q5_0 block (signed q - 16); *d its scale. */
+KX_INL __m256i kx_r8_block(const uint8_t *row, int64_t nb, int64_t b, float *d)
+{
+	if (b >= nb / Q5_0_R8_GROUP * Q5_0_R8_GROUP) {
+		const uint8_t *blk = row + (size_t)b * Q5_0_BYTES;
+		*d = kx_f16(blk);
+		return kx_legacy_unpack(blk, RN_MM_Q5_0);
+	}
+	const uint8_t *g = row + (size_t)(b / Q5_0_R8_GROUP) * Q5_0_R8_GROUP_BYTES;
+	const int k = (int)(b % Q5_0_R8_GROUP);
+	*d = kx_f16(g + 2 * k);
+	const __m256i h = _mm256_loadu_si256((const __m256i *)(g + Q5_0_R8_H));
+	return _mm256_sub_epi8(kx_r8_unpack_u(g, h, k), _mm256_set1_epi8(16));
+}
+
+/* Decode, one full Q5_0_R8 group (blocks b .. b+7) of NR rows: as kx_legacy_dgroup with T = 8 for Q5_0, the same
+ * integer lanes and float operations in the same order, with the scales loaded at once and the unsigned q built
+ * in 4.5 instructions a block instead of 7. */
+KX_INL void kx_r8_dgroup(const uint8_t *raw, size_t rb, int64_t b, const struct kx_xl *xl, __m256 *acc, const int NR)
+{
+	float sc[4][8] __attribute__((aligned(32)));
+	__m256i h[4];
+	const __m256 dx = _mm256_loadu_ps(xl->d + b);
+#pragma GCC unroll 4
+	for (int i = 0; i < NR; i++) {
+		const uint8_t *g = raw + (size_t)i * rb + (size_t)b * Q5_0_BYTES;
+		kx_prefetch_at(g, Q5_0_R8_GROUP_BYTES, KX_PREFETCH_AHEAD);
+		const __m256 dw = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)g));
+		_mm256_store_ps(sc[i], _mm256_mul_ps(dw, dx));
+		h[i] = _mm256_loadu_si256((const __m256i *)(g + Q5_0_R8_H));
+	}
+#pragma GCC unroll 8
+	for (int k = 0; k < Q5_0_R8_GROUP; k++) {
+		const __m256i xv = _mm256_loadu_si256((const __m256i *)(xl->q + (b + k) * QK_LEGACY));
+		const __m256i xo = kx_legacy_xoff(xv, 16);
+#pragma GCC unroll 4
+		for (int i = 0; i < NR; i++) {
+			const uint8_t *g = raw + (size_t)i * rb + (size_t)b * Q5_0_BYTES;
+			const __m256i lanes = kx_legacy_lanes_u(kx_r8_unpack_u(g, h[i], k), xv, xo, 16);
 			acc[i] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(lanes), _mm256_broadcast_ss(&sc[i][k]), acc[i]);
 		}
 	}
@@ -424,18 +492,23 @@ KX_INL void kx_legacy_rows1(const uint8_t *raw, size_t rb, int64_t nb, const str
 	for (int i = 0; i < NR; i++)
 		acc[i] = _mm256_setzero_ps();
 	int64_t b = 0;
-	for (; b + 8 <= nb; b += 8)
-		kx_legacy_dgroup(raw, rb, b, 8, xl, acc, &summs, NR, type);
+	for (; b + 8 <= nb; b += 8) {
+		if (type == RN_MM_Q5_0_R8)
+			kx_r8_dgroup(raw, rb, b, xl, acc, NR);
+		else
+			kx_legacy_dgroup(raw, rb, b, 8, xl, acc, &summs, NR, type);
+	}
+	const int tt = type == RN_MM_Q5_0_R8 ? RN_MM_Q5_0 : type; /* a Q5_0_R8 row ends in plain Q5_0 blocks */
 	if (nb - b >= 4) {
-		kx_legacy_dgroup(raw, rb, b, 4, xl, acc, &summs, NR, type);
+		kx_legacy_dgroup(raw, rb, b, 4, xl, acc, &summs, NR, tt);
 		b += 4;
 	}
 	if (nb - b >= 2) {
-		kx_legacy_dgroup(raw, rb, b, 2, xl, acc, &summs, NR, type);
+		kx_legacy_dgroup(raw, rb, b, 2, xl, acc, &summs, NR, tt);
 		b += 2;
 	}
 	if (nb - b >= 1)
-		kx_legacy_dgroup(raw, rb, b, 1, xl, acc, &summs, NR, type);
+		kx_legacy_dgroup(raw, rb, b, 1, xl, acc, &summs, NR, tt);
 	float sm[4] __attribute__((aligned(16)));
 	_mm_store_ps(sm, summs);
 #pragma GCC unroll 4
@@ -471,6 +544,11 @@ KX_INL void kx_legacy_row(const uint8_t *raw, const struct kx_lrow *wrow, int64_
 			dw = wrow->ud[b];
 			if (has_min)
 				mw = wrow->um[b];
+		} else if (type == RN_MM_Q5_0_R8) {
+			if ((b & 1) == 0)
+				_mm_prefetch((const char *)(raw + (size_t)b * Q5_0_BYTES + KX_PREFETCH_AHEAD), _MM_HINT_T0);
+			wq = kx_r8_block(raw, nb, b, &dw);
+			aw = _mm256_sign_epi8(wq, wq);
 		} else {
 			const uint8_t *blk = raw + (size_t)b * (size_t)bytes;
 			if ((b & 1) == 0)
@@ -538,11 +616,18 @@ KX_INL void kx_legacy_unpack_rows(const struct rn_weight *w, int64_t row0, int64
 		float *ud = (float *)(uq + w->cols * (sgn ? 2 : 1)), *um = ud + nb;
 		for (int64_t b = 0; b < nb; b++) {
 			const uint8_t *blk = raw + b * bytes;
-			__m256i wq = kx_legacy_unpack(blk, type);
+			float d;
+			__m256i wq;
+			if (type == RN_MM_Q5_0_R8) {
+				wq = kx_r8_block(raw, nb, b, &d);
+			} else {
+				wq = kx_legacy_unpack(blk, type);
+				d = kx_f16(blk);
+			}
 			_mm256_store_si256((__m256i *)(uq + b * QK_LEGACY), wq);
 			if (sgn)
 				_mm256_store_si256((__m256i *)(uaq + b * QK_LEGACY), _mm256_sign_epi8(wq, wq));
-			ud[b] = kx_f16(blk);
+			ud[b] = d;
 			if (has_min)
 				um[b] = kx_f16(blk + 2);
 		}
@@ -1048,6 +1133,7 @@ KX_INL void kx_fp8(const struct rn_weight *w, int64_t row, const void *const *x,
 #define KX_CALL_Q5_0(nx) kx_legacy(w, r, x, o, nx, RN_MM_Q5_0)
 #define KX_CALL_Q5_1(nx) kx_legacy(w, r, x, o, nx, RN_MM_Q5_1)
 #define KX_CALL_Q8_0(nx) kx_legacy(w, r, x, o, nx, RN_MM_Q8_0)
+#define KX_CALL_Q5_0_R8(nx) kx_legacy(w, r, x, o, nx, RN_MM_Q5_0_R8)
 #define KX_CALL_Q2_K(nx) kx_q2k(w, r, x, o, nx)
 #define KX_CALL_Q3_K(nx) kx_q3k(w, r, x, o, nx)
 #define KX_CALL_Q4_K(nx) kx_q4k_q5k(w, r, x, o, nx, 0)
@@ -1074,6 +1160,7 @@ KX_DEFINE_LEGACY(kx_q4_1, KX_CALL_Q4_1, RN_MM_Q4_1)
 KX_DEFINE_LEGACY(kx_q5_0, KX_CALL_Q5_0, RN_MM_Q5_0)
 KX_DEFINE_LEGACY(kx_q5_1, KX_CALL_Q5_1, RN_MM_Q5_1)
 KX_DEFINE_LEGACY(kx_q8_0, KX_CALL_Q8_0, RN_MM_Q8_0)
+KX_DEFINE_LEGACY(kx_q5_0_r8, KX_CALL_Q5_0_R8, RN_MM_Q5_0_R8)
 KX_DEFINE_NX(kx_q2_k, KX_CALL_Q2_K)
 KX_DEFINE_NX(kx_q3_k, KX_CALL_Q3_K)
 KX_DEFINE_NX(kx_q4_k, KX_CALL_Q4_K)
@@ -1098,6 +1185,7 @@ KX_DEFINE_UNPACKED(kx_q4_1, RN_MM_Q4_1)
 KX_DEFINE_UNPACKED(kx_q5_0, RN_MM_Q5_0)
 KX_DEFINE_UNPACKED(kx_q5_1, RN_MM_Q5_1)
 KX_DEFINE_UNPACKED(kx_q8_0, RN_MM_Q8_0)
+KX_DEFINE_UNPACKED(kx_q5_0_r8, RN_MM_Q5_0_R8)
 
 #define KX_ROW(name) { name##_1, name##_2, name##_3, name##_4 }
 
@@ -1118,6 +1206,7 @@ static const struct rn_kernel_set kx_set = {
 		[KS_Q5_K] = KX_ROW(kx_q5_k),
 		[KS_Q6_K] = KX_ROW(kx_q6_k),
 		[KS_FP8] = KX_ROW(kx_fp8),
+		[KS_Q5_0_R8] = KX_ROW(kx_q5_0_r8),
 	},
 	.unpack = {
 		[KS_Q4_0] = kx_q4_0_unpack,
@@ -1125,6 +1214,7 @@ static const struct rn_kernel_set kx_set = {
 		[KS_Q5_0] = kx_q5_0_unpack,
 		[KS_Q5_1] = kx_q5_1_unpack,
 		[KS_Q8_0] = kx_q8_0_unpack,
+		[KS_Q5_0_R8] = kx_q5_0_r8_unpack,
 	},
 	.dot_unpacked4 = {
 		[KS_Q4_0] = kx_q4_0_u4,
@@ -1132,6 +1222,7 @@ static const struct rn_kernel_set kx_set = {
 		[KS_Q5_0] = kx_q5_0_u4,
 		[KS_Q5_1] = kx_q5_1_u4,
 		[KS_Q8_0] = kx_q8_0_u4,
+		[KS_Q5_0_R8] = kx_q5_0_r8_u4,
 	},
 	.quant_q8_32 = kx_quant_q8_32,
 	.quant_q8_256 = kx_quant_q8_256,

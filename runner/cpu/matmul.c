@@ -64,6 +64,7 @@ static const struct type_info type_table[] = {
 	{ RN_MM_Q5_K, "q5_K", QK_K, Q5_K_BYTES, RN_ACT_Q8_256, KS_Q5_K },
 	{ RN_MM_Q6_K, "q6_K", QK_K, Q6_K_BYTES, RN_ACT_Q8_256, KS_Q6_K },
 	{ RN_MM_FP8, "fp8_e4m3_b128", 1, 1, RN_ACT_F32, KS_FP8 },
+	{ RN_MM_Q5_0_R8, "q5_0_r8", QK_LEGACY, Q5_0_BYTES, RN_ACT_Q8_32, KS_Q5_0_R8 },
 };
 
 static const struct type_info *type_lookup(int type)
@@ -320,6 +321,51 @@ static const struct rn_kernel_set *kernels(void)
 {
 	pthread_once(&isa_once, isa_init);
 	return atomic_load_explicit(&current_set, memory_order_relaxed);
+}
+
+/* ---------------------------------------------------------------------------------------------- repacking */
+
+int rn_mm_repack_type(int type)
+{
+	if (type == RN_MM_Q5_0 && kernels()->isa != RN_ISA_SCALAR)
+		return RN_MM_Q5_0_R8;
+	return type;
+}
+
+/* One row of nb Q5_0 blocks into the Q5_0_R8 layout (runner/cpu/kernels.h). */
+static void repack_q5_0_row(const uint8_t *src, int64_t nb, uint8_t *dst)
+{
+	const int64_t full = nb / Q5_0_R8_GROUP * Q5_0_R8_GROUP;
+	for (int64_t b0 = 0; b0 < full; b0 += Q5_0_R8_GROUP) {
+		const uint8_t *gs = src + b0 * Q5_0_BYTES;
+		uint8_t *g = dst + b0 * Q5_0_BYTES;
+		memset(g, 0, Q5_0_R8_GROUP_BYTES);
+		for (int k = 0; k < Q5_0_R8_GROUP; k++) {
+			const uint8_t *blk = gs + k * Q5_0_BYTES;
+			const uint32_t qh = (uint32_t)blk[2] | (uint32_t)blk[3] << 8 | (uint32_t)blk[4] << 16 |
+					    (uint32_t)blk[5] << 24;
+			memcpy(g + 2 * k, blk, 2);
+			uint8_t *qs = g + Q5_0_R8_QS + 32 * (k / 2);
+			for (int i = 0; i < 32; i++) {
+				const unsigned lo = i < 16 ? blk[6 + i] & 15u : blk[6 + i - 16] >> 4;
+				qs[i] |= (uint8_t)(k & 1 ? lo << 4 : lo);
+				g[Q5_0_R8_H + i] |= (uint8_t)(((qh >> i) & 1u) << k);
+			}
+		}
+	}
+	memcpy(dst + full * Q5_0_BYTES, src + full * Q5_0_BYTES, (size_t)(nb - full) * Q5_0_BYTES);
+}
+
+void rn_mm_repack(const struct rn_weight *w, void *dst)
+{
+	const size_t rb = rn_mm_row_bytes(w->type, w->cols);
+	if (w->type != RN_MM_Q5_0) {
+		fprintf(stderr, "rn_mm_repack: type %s has no repacked layout\n", rn_mm_type_name(w->type));
+		abort();
+	}
+	for (int64_t r = 0; r < w->rows; r++)
+		repack_q5_0_row((const uint8_t *)w->data + (size_t)r * rb, w->cols / QK_LEGACY,
+				(uint8_t *)dst + (size_t)r * rb);
 }
 
 /* ---------------------------------------------------------------------------------------------- activations */

@@ -33,6 +33,8 @@ enum {
 	RN_MM_Q6_K = 14,
 	RN_MM_BF16 = 30,
 	RN_MM_FP8 = 0x4F38, /* orun's FP8_E4M3_B128 (gguf/README.md): E4M3 bytes, one f32 scale per 128x128 tile */
+	/* In memory only, never in a file: Q5_0 rows repacked by rn_mm_repack (groups of 8 blocks, same size) */
+	RN_MM_Q5_0_R8 = 0x5235,
 };
 
 /* A weight matrix. Borrowed pointers: the mapping must outlive every matmul that uses it. */
@@ -84,6 +86,16 @@ int rn_mm_check(const struct rn_weight *w, size_t data_size, struct rn_mm_error 
 struct gguf_tensor;
 int rn_mm_weight_from_tensor(const struct gguf_tensor *t, struct rn_weight *w, struct rn_mm_error *err)
 	__attribute__((warn_unused_result));
+
+/* Repacking, for weights copied into memory (use_mmap false): the type whose layout the current kernel set
+ * reads with fewer instructions per byte than `type`'s, or `type` itself when there is none. Today Q5_0 ->
+ * RN_MM_Q5_0_R8 with the SIMD kernel sets (see runner/cpu/kernels.h): same size, bit-identical results. */
+int rn_mm_repack_type(int type);
+
+/* Writes the rows of w (a checked weight of a type with rn_mm_repack_type(type) != type) in the repacked
+ * layout to dst: w->rows * rn_mm_row_bytes(type, cols) bytes, not overlapping w->data. The weight that reads
+ * dst has type rn_mm_repack_type(w->type) and the same shape. */
+void rn_mm_repack(const struct rn_weight *w, void *dst);
 
 /* Message for an RN_MM_* code. Static storage. */
 const char *rn_mm_strerror(int code);

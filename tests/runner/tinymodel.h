@@ -15,13 +15,14 @@
 #include <string.h>
 
 #include "gguf/gguf.h"
+#include "gguf/quantize.h"
 #include "gguf/writer.h"
 
 struct tiny_opts {
 	const char *arch;      /* written as general.architecture */
 	int layers, dim, heads, kv_heads, ff, vocab;
 	int n_tokens;          /* tokenizer.ggml.tokens entries: 0 = vocab, -1 = no tokenizer */
-	uint32_t mat_type;     /* GGUF_TYPE_F32 (default) or GGUF_TYPE_F16 for the matrices */
+	uint32_t mat_type;     /* GGUF_TYPE_F32 (default), F16, or a type gguf_quantize_row writes, for the matrices */
 	bool tied;
 	bool no_bias;          /* qwen2 without attn_*.bias */
 	const char *skip;      /* tensor left out */
@@ -87,11 +88,15 @@ static int tiny_tensor(struct gguf_writer *w, struct tiny_buf *bufs, const struc
 	float scale = o->weight_scale > 0 ? o->weight_scale : 1.7f;
 	float a = kind == 0 ? scale / sqrtf((float)ne0) : kind == 1 ? 0.2f : kind == 2 ? 0.1f : 1.0f;
 	float off = kind == 1 ? 1.0f : 0.0f;
-	size_t bytes = (size_t)n * (type == GGUF_TYPE_F16 ? 2 : 4);
+	const bool quant = type != GGUF_TYPE_F16 && type != GGUF_TYPE_F32 && type != GGUF_TYPE_I32;
+	size_t bytes = quant ? (size_t)n * 4 + (size_t)gguf_row_size(type, ne0) * (size_t)ne1
+			     : (size_t)n * (type == GGUF_TYPE_F16 ? 2 : 4);
 	void *data = malloc(bytes);
 	if (!data || bufs->n == (int)(sizeof bufs->p / sizeof bufs->p[0]))
 		return GGUF_ERR_NOMEM;
 	bufs->p[bufs->n++] = data;
+	if (quant)
+		type = GGUF_TYPE_F32; /* the values first, quantized below */
 	for (int64_t i = 0; i < n; i++) {
 		float u = (float)(tiny_rng(&s) >> 40) * (1.0f / 16777216.0f);
 		float v = off + a * (2.0f * u - 1.0f);
@@ -103,6 +108,16 @@ static int tiny_tensor(struct gguf_writer *w, struct tiny_buf *bufs, const struc
 			((float *)data)[i] = v;
 	}
 	int64_t ne[2] = {ne0, ne1};
+	if (quant) {
+		uint8_t *qd = (uint8_t *)data + (size_t)n * 4;
+		const size_t rb = (size_t)gguf_row_size(o->mat_type, ne0);
+		for (int64_t r = 0; r < ne1; r++) {
+			int qe = gguf_quantize_row(o->mat_type, (const float *)data + r * ne0, qd + (size_t)r * rb, ne0);
+			if (qe != GGUF_OK)
+				return qe;
+		}
+		return gguf_w_tensor(w, name, o->mat_type, ne1 > 1 ? 2 : 1, ne, qd, NULL, NULL);
+	}
 	return gguf_w_tensor(w, name, type, ne1 > 1 ? 2 : 1, ne, data, NULL, NULL);
 }
 
