@@ -52,15 +52,18 @@
  *                                 e = 128h+64+l:  q = (ql[l] >> 4)    | ((qh[l] >> 4) & 3) << 4
  *                                 e = 128h+96+l:  q = (ql[l+32] >> 4) | ((qh[l] >> 6) & 3) << 4
  *
- * Q5_0_R8 (orun's, in memory only: rn_mm_repack for weights copied at load): a Q5_0 row whose blocks are
- * regrouped by 8 so that a SIMD kernel unpacks them with fewer instructions; a row's full groups come first,
- * 176 bytes each (the size of 8 Q5_0 blocks), and its last nb % 8 blocks stay in plain Q5_0, at the offsets
- * they have in Q5_0. A group of blocks k = 0..7 with values q_k[i] (0..31, element i < 32):
- *   bytes 0..15    f16 d[8], the blocks' scales
- *   bytes 16..47   u8 h[32]: bit k of h[i] is bit 4 of q_k[i]
- *   bytes 48..175  u8 qs[4][32]: qs[p][i] = (q_{2p}[i] & 15) | (q_{2p+1}[i] & 15) << 4
- * so block k's low nibbles are one AND (or a shift and an AND) of qs[k/2], and its fifth bits one shift and
- * an AND of h, where Q5_0 needs a shuffle, a compare and two ANDs for them; the eight scales are one load.
+ * The R8 formats (orun's, in memory only: rn_mm_repack, for the weights use_mmap false copies at load) are Q4_0,
+ * Q4_1, Q5_0 and Q5_1 rows with their blocks regrouped by 8 so that the SIMD kernels unpack them with fewer
+ * instructions. A row's full groups come first, each the size of its 8 blocks, and its last nb % 8 blocks stay
+ * in the plain format at the offsets they have there. A group of blocks k = 0..7 with values q_k[i] (element
+ * i < 32), in this order:
+ *   f16 d[8]                       the blocks' scales
+ *   f16 m[8]                       the mins (Q4_1, Q5_1)
+ *   u8 h[32]                       bit k of h[i] is bit 4 of q_k[i] (Q5_0, Q5_1)
+ *   u8 qs[4][32]                   qs[p][i] = (q_{2p}[i] & 15) | (q_{2p+1}[i] & 15) << 4
+ * so block k's low nibbles are one AND (or a shift and an AND) of qs[k/2] where the plain format needs two,
+ * its fifth bits one 16-bit shift and an AND of h where Q5_0 needs a shuffle, a compare and two ANDs, and the
+ * eight scales (and mins) one load each. 144, 160, 176 and 192 bytes a group.
  *
  * Float formats: F32, F16 (binary16), BF16 (the high 16 bits of a binary32), one element each.
  *
@@ -85,10 +88,8 @@
 #define Q4_K_BYTES 144
 #define Q5_K_BYTES 176
 #define Q6_K_BYTES 210
-#define Q5_0_R8_GROUP 8 /* blocks */
-#define Q5_0_R8_GROUP_BYTES (Q5_0_R8_GROUP * Q5_0_BYTES)
-#define Q5_0_R8_H 16
-#define Q5_0_R8_QS 48
+#define R8_GROUP 8 /* blocks */
+#define R8_M_AT 16 /* the mins of an R8 group, after its 8 scales */
 
 /* Byte offsets of fields inside the K-quant super-blocks. */
 #define Q2_K_SCALES 0
@@ -129,7 +130,10 @@ enum rn_kslot {
 	KS_Q5_K,
 	KS_Q6_K,
 	KS_FP8,
+	KS_Q4_0_R8,
+	KS_Q4_1_R8,
 	KS_Q5_0_R8,
+	KS_Q5_1_R8,
 	KS_COUNT
 };
 
@@ -247,25 +251,71 @@ static inline int rn_k3_scale(const uint8_t *s, int k)
 	return (lo | hi << 4) - 32;
 }
 
-/* Block b of a Q5_0_R8 row of nb blocks: its scale and its unsigned q (0..31) in u[32] (the portable path). */
-static inline float rn_q5_0_r8_block(const uint8_t *row, int64_t nb, int64_t b, uint8_t *u)
+/* The legacy format an R8 type regroups (RN_MM_Q4_0, Q4_1, Q5_0 or Q5_1), or 0 for any other type; and a
+ * legacy format's block bytes, whether it has a min (m) and fifth bits (h), and its offset (q - off). */
+static inline int rn_r8_base(int type)
 {
-	const int64_t full = nb / Q5_0_R8_GROUP * Q5_0_R8_GROUP;
-	if (b >= full) {
-		const uint8_t *blk = row + b * Q5_0_BYTES;
-		uint32_t qh = rn_load_u32(blk + 2);
+	return (type & ~0xff) == RN_MM_R8 ? type & 0xff : 0;
+}
+
+static inline int rn_legacy_bytes(int type)
+{
+	return type == RN_MM_Q4_0 ? Q4_0_BYTES
+	       : type == RN_MM_Q4_1 ? Q4_1_BYTES
+	       : type == RN_MM_Q5_0 ? Q5_0_BYTES
+	       : type == RN_MM_Q5_1 ? Q5_1_BYTES
+				    : Q8_0_BYTES;
+}
+
+static inline int rn_legacy_has_min(int type)
+{
+	return type == RN_MM_Q4_1 || type == RN_MM_Q5_1;
+}
+
+static inline int rn_legacy_five(int type)
+{
+	return type == RN_MM_Q5_0 || type == RN_MM_Q5_1;
+}
+
+static inline int rn_legacy_off(int type)
+{
+	return type == RN_MM_Q4_0 ? 8 : type == RN_MM_Q5_0 ? 16 : 0;
+}
+
+/* Byte offsets of the fields of an R8 group of legacy format `base` (the mins, if any, at R8_M_AT). */
+static inline int rn_r8_h_at(int base)
+{
+	return rn_legacy_has_min(base) ? 32 : 16;
+}
+
+static inline int rn_r8_qs_at(int base)
+{
+	return rn_r8_h_at(base) + (rn_legacy_five(base) ? 32 : 0);
+}
+
+/* Block b of an R8 row of nb blocks of format `base` (the portable path): its unsigned q (0..15 or 0..31) in
+ * u[32], its scale in *d and, for the formats with a min, the min in *m. */
+static inline void rn_r8_block(const uint8_t *row, int64_t nb, int64_t b, int base, uint8_t *u, float *d, float *m)
+{
+	const int bytes = rn_legacy_bytes(base), hm = rn_legacy_has_min(base), five = rn_legacy_five(base);
+	if (b >= nb / R8_GROUP * R8_GROUP) {
+		const uint8_t *blk = row + b * bytes, *qs = blk + (hm ? 4 : 2) + (five ? 4 : 0);
+		uint32_t qh = five ? rn_load_u32(blk + (hm ? 4 : 2)) : 0;
 		for (int i = 0; i < 16; i++) {
-			u[i] = (uint8_t)((blk[6 + i] & 15) | ((qh >> i) & 1) << 4);
-			u[i + 16] = (uint8_t)((blk[6 + i] >> 4) | ((qh >> (i + 16)) & 1) << 4);
+			u[i] = (uint8_t)((qs[i] & 15) | ((qh >> i) & 1) << 4);
+			u[i + 16] = (uint8_t)((qs[i] >> 4) | ((qh >> (i + 16)) & 1) << 4);
 		}
-		return rn_f16_to_f32(rn_load_u16(blk));
+		*d = rn_f16_to_f32(rn_load_u16(blk));
+		*m = hm ? rn_f16_to_f32(rn_load_u16(blk + 2)) : 0.0f;
+		return;
 	}
-	const uint8_t *g = row + b / Q5_0_R8_GROUP * Q5_0_R8_GROUP_BYTES;
-	const int k = (int)(b % Q5_0_R8_GROUP);
-	const uint8_t *qs = g + Q5_0_R8_QS + 32 * (k / 2);
+	const uint8_t *g = row + b / R8_GROUP * R8_GROUP * bytes;
+	const int k = (int)(b % R8_GROUP);
+	const uint8_t *qs = g + rn_r8_qs_at(base) + 32 * (k / 2), *h = g + rn_r8_h_at(base);
 	for (int i = 0; i < 32; i++)
-		u[i] = (uint8_t)(((k & 1 ? qs[i] >> 4 : qs[i]) & 15) | ((g[Q5_0_R8_H + i] >> k) & 1) << 4);
-	return rn_f16_to_f32(rn_load_u16(g + 2 * k));
+		u[i] = (uint8_t)(((k & 1 ? qs[i] >> 4 : qs[i]) & 15) | (five ? ((h[i] >> k) & 1) << 4 : 0));
+	*d = rn_f16_to_f32(rn_load_u16(g + 2 * k));
+	*m = hm ? rn_f16_to_f32(rn_load_u16(g + R8_M_AT + 2 * k)) : 0.0f;
 }
 
 /* ---------------------------------------------------------------------------------------------- activations
@@ -323,7 +373,8 @@ typedef void (*rn_dot_unpacked_fn)(const struct rn_weight *w, const uint8_t *ubu
  * value and its magnitude) and two floats per block, 64-aligned. */
 static inline size_t rn_unpacked_row_bytes(int type, int64_t cols)
 {
-	int sgn = type == RN_MM_Q4_0 || type == RN_MM_Q5_0 || type == RN_MM_Q5_0_R8 || type == RN_MM_Q8_0;
+	const int base = rn_r8_base(type) ? rn_r8_base(type) : type;
+	int sgn = base == RN_MM_Q4_0 || base == RN_MM_Q5_0 || base == RN_MM_Q8_0;
 	size_t b = (size_t)cols * (sgn ? 2 : 1) + (size_t)cols / QK_LEGACY * 8;
 	return (b + 63) / 64 * 64;
 }

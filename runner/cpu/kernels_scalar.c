@@ -111,40 +111,39 @@ static inline void dot_legacy(const struct rn_weight *w, int64_t row, const void
 			      int type)
 {
 	const int64_t nb = w->cols / QK_LEGACY;
-	size_t bytes = type == RN_MM_Q4_0   ? Q4_0_BYTES
-		       : type == RN_MM_Q4_1 ? Q4_1_BYTES
-		       : type == RN_MM_Q5_0 || type == RN_MM_Q5_0_R8 ? Q5_0_BYTES
-		       : type == RN_MM_Q5_1 ? Q5_1_BYTES
-					    : Q8_0_BYTES;
+	const int r8 = rn_r8_base(type) != 0, base = r8 ? rn_r8_base(type) : type; /* R8: base's blocks regrouped */
+	const size_t bytes = (size_t)rn_legacy_bytes(base);
 	const uint8_t *wr = wrow(w, row, (size_t)nb * bytes);
-	const int32_t offset = type == RN_MM_Q4_0 ? 8 : type == RN_MM_Q5_0 || type == RN_MM_Q5_0_R8 ? 16 : 0;
+	const int32_t offset = rn_legacy_off(base);
 	float acc[RN_NX_MAX] = { 0 }, accm[RN_NX_MAX] = { 0 };
 	for (int64_t b = 0; b < nb; b++) {
 		const uint8_t *blk = wr + b * bytes;
-		float d = rn_f16_to_f32(rn_load_u16(blk)), m = 0.0f;
+		float d, m = 0.0f;
 		uint8_t u[32];
-		switch (type) {
-		case RN_MM_Q4_0:
-			unpack_nibbles32(blk + 2, u);
-			break;
-		case RN_MM_Q4_1:
-			m = rn_f16_to_f32(rn_load_u16(blk + 2));
-			unpack_nibbles32(blk + 4, u);
-			break;
-		case RN_MM_Q5_0:
-			unpack_nibbles32(blk + 6, u);
-			add_high_bits32(rn_load_u32(blk + 2), u);
-			break;
-		case RN_MM_Q5_1:
-			m = rn_f16_to_f32(rn_load_u16(blk + 2));
-			unpack_nibbles32(blk + 8, u);
-			add_high_bits32(rn_load_u32(blk + 4), u);
-			break;
-		case RN_MM_Q5_0_R8:
-			d = rn_q5_0_r8_block(wr, nb, b, u);
-			break;
-		default: /* Q8_0 */
-			break;
+		if (r8) {
+			rn_r8_block(wr, nb, b, base, u, &d, &m);
+		} else {
+			d = rn_f16_to_f32(rn_load_u16(blk));
+			switch (base) {
+			case RN_MM_Q4_0:
+				unpack_nibbles32(blk + 2, u);
+				break;
+			case RN_MM_Q4_1:
+				m = rn_f16_to_f32(rn_load_u16(blk + 2));
+				unpack_nibbles32(blk + 4, u);
+				break;
+			case RN_MM_Q5_0:
+				unpack_nibbles32(blk + 6, u);
+				add_high_bits32(rn_load_u32(blk + 2), u);
+				break;
+			case RN_MM_Q5_1:
+				m = rn_f16_to_f32(rn_load_u16(blk + 2));
+				unpack_nibbles32(blk + 8, u);
+				add_high_bits32(rn_load_u32(blk + 4), u);
+				break;
+			default: /* Q8_0 */
+				break;
+			}
 		}
 		for (int j = 0; j < nx; j++) {
 			const int8_t *qx = (const int8_t *)x[j] + b * QK_LEGACY;
@@ -152,20 +151,20 @@ static inline void dot_legacy(const struct rn_weight *w, int64_t row, const void
 			int32_t sx = rn_act_q8_32_sums(x[j], w->cols)[b];
 			float smx = rn_act_q8_32_sm(x[j], w->cols)[b];
 			int32_t isum;
-			if (type == RN_MM_Q8_0)
+			if (base == RN_MM_Q8_0)
 				isum = idot_s((const int8_t *)(blk + 2), qx, 32);
 			else
 				isum = idot(u, qx, 32);
 			/* sum_b d dx (isum - offset sx) = sum_b d dx isum - offset sum_b d dx sx, as the SIMD code */
 			acc[j] += (float)isum * (d * dx);
-			if (type == RN_MM_Q4_1 || type == RN_MM_Q5_1)
+			if (rn_legacy_has_min(base))
 				accm[j] += m * smx;
 			else if (offset)
 				accm[j] += (d * dx) * (float)sx;
 		}
 	}
 	for (int j = 0; j < nx; j++)
-		out[j] = type == RN_MM_Q4_1 || type == RN_MM_Q5_1 ? acc[j] + accm[j] : acc[j] - (float)offset * accm[j];
+		out[j] = rn_legacy_has_min(base) ? acc[j] + accm[j] : acc[j] - (float)offset * accm[j];
 }
 
 /* ---------------------------------------------------------------------------------------------- K-quants */
@@ -349,7 +348,10 @@ static inline void dot_fp8(const struct rn_weight *w, int64_t row, const void *c
 #define CALL_Q5_0(nx) dot_legacy(w, r, x, o, nx, RN_MM_Q5_0)
 #define CALL_Q5_1(nx) dot_legacy(w, r, x, o, nx, RN_MM_Q5_1)
 #define CALL_Q8_0(nx) dot_legacy(w, r, x, o, nx, RN_MM_Q8_0)
+#define CALL_Q4_0_R8(nx) dot_legacy(w, r, x, o, nx, RN_MM_Q4_0_R8)
+#define CALL_Q4_1_R8(nx) dot_legacy(w, r, x, o, nx, RN_MM_Q4_1_R8)
 #define CALL_Q5_0_R8(nx) dot_legacy(w, r, x, o, nx, RN_MM_Q5_0_R8)
+#define CALL_Q5_1_R8(nx) dot_legacy(w, r, x, o, nx, RN_MM_Q5_1_R8)
 #define CALL_Q2_K(nx) dot_kquant(w, r, x, o, nx, RN_MM_Q2_K, Q2_K_BYTES)
 #define CALL_Q3_K(nx) dot_kquant(w, r, x, o, nx, RN_MM_Q3_K, Q3_K_BYTES)
 #define CALL_Q4_K(nx) dot_kquant(w, r, x, o, nx, RN_MM_Q4_K, Q4_K_BYTES)
@@ -365,7 +367,10 @@ DEFINE_NX(s_q4_1, CALL_Q4_1)
 DEFINE_NX(s_q5_0, CALL_Q5_0)
 DEFINE_NX(s_q5_1, CALL_Q5_1)
 DEFINE_NX(s_q8_0, CALL_Q8_0)
+DEFINE_NX(s_q4_0_r8, CALL_Q4_0_R8)
+DEFINE_NX(s_q4_1_r8, CALL_Q4_1_R8)
 DEFINE_NX(s_q5_0_r8, CALL_Q5_0_R8)
+DEFINE_NX(s_q5_1_r8, CALL_Q5_1_R8)
 DEFINE_NX(s_q2_k, CALL_Q2_K)
 DEFINE_NX(s_q3_k, CALL_Q3_K)
 DEFINE_NX(s_q4_k, CALL_Q4_K)
@@ -392,7 +397,10 @@ static const struct rn_kernel_set scalar_set = {
 		[KS_Q5_K] = ROW(s_q5_k),
 		[KS_Q6_K] = ROW(s_q6_k),
 		[KS_FP8] = ROW(s_fp8),
+		[KS_Q4_0_R8] = ROW(s_q4_0_r8),
+		[KS_Q4_1_R8] = ROW(s_q4_1_r8),
 		[KS_Q5_0_R8] = ROW(s_q5_0_r8),
+		[KS_Q5_1_R8] = ROW(s_q5_1_r8),
 	},
 	.quant_q8_32 = quant_q8_32,
 	.quant_q8_256 = quant_q8_256,

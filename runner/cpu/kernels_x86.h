@@ -250,14 +250,21 @@ KX_INL __m256i kx_bits32_neg(uint32_t qh)
 	return _mm256_andnot_si256(kx_bits32_mask(qh), _mm256_set1_epi8((char)0xF0));
 }
 
+/* The plain legacy format of a type: an R8 type's base (runner/cpu/kernels.h), else the type itself. */
+KX_INL int kx_base(const int type)
+{
+	return rn_r8_base(type) ? rn_r8_base(type) : type;
+}
+
 KX_INL int kx_legacy_signed(const int type)
 {
-	return type == RN_MM_Q4_0 || type == RN_MM_Q5_0 || type == RN_MM_Q5_0_R8 || type == RN_MM_Q8_0;
+	const int base = kx_base(type);
+	return base == RN_MM_Q4_0 || base == RN_MM_Q5_0 || base == RN_MM_Q8_0;
 }
 
 KX_INL int kx_legacy_has_min(const int type)
 {
-	return type == RN_MM_Q4_1 || type == RN_MM_Q5_1;
+	return rn_legacy_has_min(kx_base(type));
 }
 
 /* The unsigned q of a Q4_0/Q4_1/Q5_0/Q5_1 block (the offset of Q4_0/Q5_0 not applied). */
@@ -305,11 +312,7 @@ KX_INL __m256 kx_legacy_lanes(__m256i wq, __m256i aw, const int8_t *xq, const in
 
 KX_INL int kx_legacy_bytes(const int type)
 {
-	return type == RN_MM_Q4_0 ? Q4_0_BYTES
-	       : type == RN_MM_Q4_1 ? Q4_1_BYTES
-	       : type == RN_MM_Q5_0 || type == RN_MM_Q5_0_R8 ? Q5_0_BYTES
-	       : type == RN_MM_Q5_1 ? Q5_1_BYTES
-				    : Q8_0_BYTES;
+	return rn_legacy_bytes(kx_base(type));
 }
 
 /* The activation side of a legacy dot: int8 q, scales d, and sm (f16(d * sum q), the "+ m" term's factor). */
@@ -372,7 +375,7 @@ KX_INL void kx_legacy_dgroup(const uint8_t *raw, size_t rb, int64_t b, const int
 			     __m256 *acc, __m128 *summs, const int NR, const int type)
 {
 	const int bytes = kx_legacy_bytes(type), has_min = kx_legacy_has_min(type);
-	const int off = type == RN_MM_Q4_0 ? 8 : type == RN_MM_Q5_0 || type == RN_MM_Q5_0_R8 ? 16 : 0;
+	const int off = rn_legacy_off(kx_base(type));
 	float sc[4][8] __attribute__((aligned(32)));
 	__m256 dx;
 	if (T == 8) {
@@ -419,62 +422,81 @@ KX_INL void kx_legacy_dgroup(const uint8_t *raw, size_t rb, int64_t b, const int
 	}
 }
 
-/* Q5_0_R8 (runner/cpu/kernels.h). Block k of a group: its fifth bits as 0x10 bytes, bit k of h moved to bit 4
- * by a 16-bit shift (a shift of at most 4 keeps every byte's bit 4 inside its own byte) and masked. */
+/* The R8 formats (runner/cpu/kernels.h). Block k's fifth bits as 0x10 bytes: bit k of h moved to bit 4 by a
+ * 16-bit shift (a shift of at most 4 keeps every byte's bit 4 inside its own byte) and masked. */
 KX_INL __m256i kx_r8_hbits(__m256i h, const int k)
 {
 	const __m256i v = k < 4 ? _mm256_slli_epi16(h, 4 - k) : k > 4 ? _mm256_srli_epi16(h, k - 4) : h;
 	return _mm256_and_si256(v, _mm256_set1_epi8(0x10));
 }
 
-/* The unsigned q (0..31) of block k of the group at g, h being the group's fifth-bit bytes. */
-KX_INL __m256i kx_r8_unpack_u(const uint8_t *g, __m256i h, const int k)
+/* The unsigned q of block k of the R8 group at g of format base, h being the group's fifth-bit bytes (Q5_0,
+ * Q5_1; unused otherwise). */
+KX_INL __m256i kx_r8_unpack_u(const uint8_t *g, __m256i h, const int k, const int base)
 {
-	__m256i qs = _mm256_loadu_si256((const __m256i *)(g + Q5_0_R8_QS + 32 * (k / 2)));
+	__m256i qs = _mm256_loadu_si256((const __m256i *)(g + rn_r8_qs_at(base) + 32 * (k / 2)));
 	if (k & 1)
 		qs = _mm256_srli_epi16(qs, 4);
-	return _mm256_or_si256(_mm256_and_si256(qs, _mm256_set1_epi8(15)), kx_r8_hbits(h, k));
+	qs = _mm256_and_si256(qs, _mm256_set1_epi8(15));
+	return rn_legacy_five(base) ? _mm256_or_si256(qs, kx_r8_hbits(h, k)) : qs;
 }
 
-/* Block b of a Q5_0_R8 row of nb blocks as kx_legacy_unpack gives a Q5_0 block (signed q - 16); *d its scale. */
-KX_INL __m256i kx_r8_block(const uint8_t *row, int64_t nb, int64_t b, float *d)
+/* Block b of an R8 row of nb blocks of format base, as kx_legacy_unpack gives a plain block (signed q - off for
+ * Q4_0/Q5_0, unsigned q for Q4_1/Q5_1); *d its scale, *m its min (Q4_1/Q5_1). */
+KX_INL __m256i kx_r8_block(const uint8_t *row, int64_t nb, int64_t b, float *d, float *m, const int base)
 {
-	if (b >= nb / Q5_0_R8_GROUP * Q5_0_R8_GROUP) {
-		const uint8_t *blk = row + (size_t)b * Q5_0_BYTES;
+	const int bytes = rn_legacy_bytes(base);
+	if (b >= nb / R8_GROUP * R8_GROUP) {
+		const uint8_t *blk = row + (size_t)b * (size_t)bytes;
 		*d = kx_f16(blk);
-		return kx_legacy_unpack(blk, RN_MM_Q5_0);
+		*m = rn_legacy_has_min(base) ? kx_f16(blk + 2) : 0.0f;
+		return kx_legacy_unpack(blk, base);
 	}
-	const uint8_t *g = row + (size_t)(b / Q5_0_R8_GROUP) * Q5_0_R8_GROUP_BYTES;
-	const int k = (int)(b % Q5_0_R8_GROUP);
+	const uint8_t *g = row + (size_t)(b / R8_GROUP) * (size_t)(R8_GROUP * bytes);
+	const int k = (int)(b % R8_GROUP);
 	*d = kx_f16(g + 2 * k);
-	const __m256i h = _mm256_loadu_si256((const __m256i *)(g + Q5_0_R8_H));
-	return _mm256_sub_epi8(kx_r8_unpack_u(g, h, k), _mm256_set1_epi8(16));
+	*m = rn_legacy_has_min(base) ? kx_f16(g + R8_M_AT + 2 * k) : 0.0f;
+	const __m256i h = _mm256_loadu_si256((const __m256i *)(g + rn_r8_h_at(base)));
+	return _mm256_sub_epi8(kx_r8_unpack_u(g, h, k, base), _mm256_set1_epi8((char)rn_legacy_off(base)));
 }
 
-/* Decode, one full Q5_0_R8 group (blocks b .. b+7) of NR rows: as kx_legacy_dgroup with T = 8 for Q5_0, the same
- * integer lanes and float operations in the same order, with the scales loaded at once and the unsigned q built
- * in 4.5 instructions a block instead of 7. */
-KX_INL void kx_r8_dgroup(const uint8_t *raw, size_t rb, int64_t b, const struct kx_xl *xl, __m256 *acc, const int NR)
+/* Decode, one full R8 group (blocks b .. b+7) of NR rows of format base: as kx_legacy_dgroup with T = 8 for the
+ * plain format, the same integer lanes and float operations in the same order, with the scales (and mins) of
+ * the group loaded at once and the unsigned q built in 1.5 instructions a block (3.5 with fifth bits) where the
+ * plain format takes 2 (7). */
+KX_INL void kx_r8_dgroup(const uint8_t *raw, size_t rb, int64_t b, const struct kx_xl *xl, __m256 *acc,
+			 __m128 *summs, const int NR, const int base)
 {
-	float sc[4][8] __attribute__((aligned(32)));
+	const int bytes = rn_legacy_bytes(base), off = rn_legacy_off(base), has_min = rn_legacy_has_min(base);
+	float sc[4][8] __attribute__((aligned(32))), mn[4][8] __attribute__((aligned(32)));
 	__m256i h[4];
 	const __m256 dx = _mm256_loadu_ps(xl->d + b);
 #pragma GCC unroll 4
 	for (int i = 0; i < NR; i++) {
-		const uint8_t *g = raw + (size_t)i * rb + (size_t)b * Q5_0_BYTES;
-		kx_prefetch_at(g, Q5_0_R8_GROUP_BYTES, KX_PREFETCH_AHEAD);
+		const uint8_t *g = raw + (size_t)i * rb + (size_t)b * (size_t)bytes;
+		kx_prefetch_at(g, R8_GROUP * bytes, KX_PREFETCH_AHEAD);
 		const __m256 dw = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)g));
 		_mm256_store_ps(sc[i], _mm256_mul_ps(dw, dx));
-		h[i] = _mm256_loadu_si256((const __m256i *)(g + Q5_0_R8_H));
+		if (has_min)
+			_mm256_store_ps(mn[i], _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(g + R8_M_AT))));
+		h[i] = rn_legacy_five(base) ? _mm256_loadu_si256((const __m256i *)(g + rn_r8_h_at(base)))
+					    : _mm256_setzero_si256();
 	}
 #pragma GCC unroll 8
-	for (int k = 0; k < Q5_0_R8_GROUP; k++) {
+	for (int k = 0; k < R8_GROUP; k++) {
 		const __m256i xv = _mm256_loadu_si256((const __m256i *)(xl->q + (b + k) * QK_LEGACY));
-		const __m256i xo = kx_legacy_xoff(xv, 16);
+		const __m256i xo = off ? kx_legacy_xoff(xv, off) : _mm256_setzero_si256();
+		if (has_min) {
+			/* lane i: row i's chain summs = fma(m_w, sm_x, summs), as kx_legacy_dgroup */
+			const __m128 mv = NR == 1 ? _mm_load_ss(&mn[0][k])
+						  : _mm_setr_ps(mn[0][k], NR > 1 ? mn[1][k] : 0.0f, NR > 2 ? mn[2][k] : 0.0f,
+								NR > 3 ? mn[3][k] : 0.0f);
+			*summs = _mm_fmadd_ps(mv, _mm_broadcast_ss(xl->sm + b + k), *summs);
+		}
 #pragma GCC unroll 4
 		for (int i = 0; i < NR; i++) {
-			const uint8_t *g = raw + (size_t)i * rb + (size_t)b * Q5_0_BYTES;
-			const __m256i lanes = kx_legacy_lanes_u(kx_r8_unpack_u(g, h[i], k), xv, xo, 16);
+			const uint8_t *g = raw + (size_t)i * rb + (size_t)b * (size_t)bytes;
+			const __m256i lanes = kx_legacy_lanes_u(kx_r8_unpack_u(g, h[i], k, base), xv, xo, off);
 			acc[i] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(lanes), _mm256_broadcast_ss(&sc[i][k]), acc[i]);
 		}
 	}
@@ -493,12 +515,12 @@ KX_INL void kx_legacy_rows1(const uint8_t *raw, size_t rb, int64_t nb, const str
 		acc[i] = _mm256_setzero_ps();
 	int64_t b = 0;
 	for (; b + 8 <= nb; b += 8) {
-		if (type == RN_MM_Q5_0_R8)
-			kx_r8_dgroup(raw, rb, b, xl, acc, NR);
+		if (rn_r8_base(type))
+			kx_r8_dgroup(raw, rb, b, xl, acc, &summs, NR, rn_r8_base(type));
 		else
 			kx_legacy_dgroup(raw, rb, b, 8, xl, acc, &summs, NR, type);
 	}
-	const int tt = type == RN_MM_Q5_0_R8 ? RN_MM_Q5_0 : type; /* a Q5_0_R8 row ends in plain Q5_0 blocks */
+	const int tt = kx_base(type); /* an R8 row ends in plain blocks */
 	if (nb - b >= 4) {
 		kx_legacy_dgroup(raw, rb, b, 4, xl, acc, &summs, NR, tt);
 		b += 4;
@@ -544,11 +566,11 @@ KX_INL void kx_legacy_row(const uint8_t *raw, const struct kx_lrow *wrow, int64_
 			dw = wrow->ud[b];
 			if (has_min)
 				mw = wrow->um[b];
-		} else if (type == RN_MM_Q5_0_R8) {
+		} else if (rn_r8_base(type)) {
 			if ((b & 1) == 0)
-				_mm_prefetch((const char *)(raw + (size_t)b * Q5_0_BYTES + KX_PREFETCH_AHEAD), _MM_HINT_T0);
-			wq = kx_r8_block(raw, nb, b, &dw);
-			aw = _mm256_sign_epi8(wq, wq);
+				_mm_prefetch((const char *)(raw + (size_t)b * (size_t)bytes + KX_PREFETCH_AHEAD), _MM_HINT_T0);
+			wq = kx_r8_block(raw, nb, b, &dw, &mw, rn_r8_base(type));
+			aw = sgn ? _mm256_sign_epi8(wq, wq) : wq;
 		} else {
 			const uint8_t *blk = raw + (size_t)b * (size_t)bytes;
 			if ((b & 1) == 0)
@@ -616,20 +638,22 @@ KX_INL void kx_legacy_unpack_rows(const struct rn_weight *w, int64_t row0, int64
 		float *ud = (float *)(uq + w->cols * (sgn ? 2 : 1)), *um = ud + nb;
 		for (int64_t b = 0; b < nb; b++) {
 			const uint8_t *blk = raw + b * bytes;
-			float d;
+			float d, m = 0.0f;
 			__m256i wq;
-			if (type == RN_MM_Q5_0_R8) {
-				wq = kx_r8_block(raw, nb, b, &d);
+			if (rn_r8_base(type)) {
+				wq = kx_r8_block(raw, nb, b, &d, &m, rn_r8_base(type));
 			} else {
 				wq = kx_legacy_unpack(blk, type);
 				d = kx_f16(blk);
+				if (has_min)
+					m = kx_f16(blk + 2);
 			}
 			_mm256_store_si256((__m256i *)(uq + b * QK_LEGACY), wq);
 			if (sgn)
 				_mm256_store_si256((__m256i *)(uaq + b * QK_LEGACY), _mm256_sign_epi8(wq, wq));
 			ud[b] = d;
 			if (has_min)
-				um[b] = kx_f16(blk + 2);
+				um[b] = m;
 		}
 	}
 }
@@ -1133,7 +1157,10 @@ KX_INL void kx_fp8(const struct rn_weight *w, int64_t row, const void *const *x,
 #define KX_CALL_Q5_0(nx) kx_legacy(w, r, x, o, nx, RN_MM_Q5_0)
 #define KX_CALL_Q5_1(nx) kx_legacy(w, r, x, o, nx, RN_MM_Q5_1)
 #define KX_CALL_Q8_0(nx) kx_legacy(w, r, x, o, nx, RN_MM_Q8_0)
+#define KX_CALL_Q4_0_R8(nx) kx_legacy(w, r, x, o, nx, RN_MM_Q4_0_R8)
+#define KX_CALL_Q4_1_R8(nx) kx_legacy(w, r, x, o, nx, RN_MM_Q4_1_R8)
 #define KX_CALL_Q5_0_R8(nx) kx_legacy(w, r, x, o, nx, RN_MM_Q5_0_R8)
+#define KX_CALL_Q5_1_R8(nx) kx_legacy(w, r, x, o, nx, RN_MM_Q5_1_R8)
 #define KX_CALL_Q2_K(nx) kx_q2k(w, r, x, o, nx)
 #define KX_CALL_Q3_K(nx) kx_q3k(w, r, x, o, nx)
 #define KX_CALL_Q4_K(nx) kx_q4k_q5k(w, r, x, o, nx, 0)
@@ -1160,7 +1187,10 @@ KX_DEFINE_LEGACY(kx_q4_1, KX_CALL_Q4_1, RN_MM_Q4_1)
 KX_DEFINE_LEGACY(kx_q5_0, KX_CALL_Q5_0, RN_MM_Q5_0)
 KX_DEFINE_LEGACY(kx_q5_1, KX_CALL_Q5_1, RN_MM_Q5_1)
 KX_DEFINE_LEGACY(kx_q8_0, KX_CALL_Q8_0, RN_MM_Q8_0)
+KX_DEFINE_LEGACY(kx_q4_0_r8, KX_CALL_Q4_0_R8, RN_MM_Q4_0_R8)
+KX_DEFINE_LEGACY(kx_q4_1_r8, KX_CALL_Q4_1_R8, RN_MM_Q4_1_R8)
 KX_DEFINE_LEGACY(kx_q5_0_r8, KX_CALL_Q5_0_R8, RN_MM_Q5_0_R8)
+KX_DEFINE_LEGACY(kx_q5_1_r8, KX_CALL_Q5_1_R8, RN_MM_Q5_1_R8)
 KX_DEFINE_NX(kx_q2_k, KX_CALL_Q2_K)
 KX_DEFINE_NX(kx_q3_k, KX_CALL_Q3_K)
 KX_DEFINE_NX(kx_q4_k, KX_CALL_Q4_K)
@@ -1185,7 +1215,10 @@ KX_DEFINE_UNPACKED(kx_q4_1, RN_MM_Q4_1)
 KX_DEFINE_UNPACKED(kx_q5_0, RN_MM_Q5_0)
 KX_DEFINE_UNPACKED(kx_q5_1, RN_MM_Q5_1)
 KX_DEFINE_UNPACKED(kx_q8_0, RN_MM_Q8_0)
+KX_DEFINE_UNPACKED(kx_q4_0_r8, RN_MM_Q4_0_R8)
+KX_DEFINE_UNPACKED(kx_q4_1_r8, RN_MM_Q4_1_R8)
 KX_DEFINE_UNPACKED(kx_q5_0_r8, RN_MM_Q5_0_R8)
+KX_DEFINE_UNPACKED(kx_q5_1_r8, RN_MM_Q5_1_R8)
 
 #define KX_ROW(name) { name##_1, name##_2, name##_3, name##_4 }
 
@@ -1206,7 +1239,10 @@ static const struct rn_kernel_set kx_set = {
 		[KS_Q5_K] = KX_ROW(kx_q5_k),
 		[KS_Q6_K] = KX_ROW(kx_q6_k),
 		[KS_FP8] = KX_ROW(kx_fp8),
+		[KS_Q4_0_R8] = KX_ROW(kx_q4_0_r8),
+		[KS_Q4_1_R8] = KX_ROW(kx_q4_1_r8),
 		[KS_Q5_0_R8] = KX_ROW(kx_q5_0_r8),
+		[KS_Q5_1_R8] = KX_ROW(kx_q5_1_r8),
 	},
 	.unpack = {
 		[KS_Q4_0] = kx_q4_0_unpack,
@@ -1214,7 +1250,10 @@ static const struct rn_kernel_set kx_set = {
 		[KS_Q5_0] = kx_q5_0_unpack,
 		[KS_Q5_1] = kx_q5_1_unpack,
 		[KS_Q8_0] = kx_q8_0_unpack,
+		[KS_Q4_0_R8] = kx_q4_0_r8_unpack,
+		[KS_Q4_1_R8] = kx_q4_1_r8_unpack,
 		[KS_Q5_0_R8] = kx_q5_0_r8_unpack,
+		[KS_Q5_1_R8] = kx_q5_1_r8_unpack,
 	},
 	.dot_unpacked4 = {
 		[KS_Q4_0] = kx_q4_0_u4,
@@ -1222,7 +1261,10 @@ static const struct rn_kernel_set kx_set = {
 		[KS_Q5_0] = kx_q5_0_u4,
 		[KS_Q5_1] = kx_q5_1_u4,
 		[KS_Q8_0] = kx_q8_0_u4,
+		[KS_Q4_0_R8] = kx_q4_0_r8_u4,
+		[KS_Q4_1_R8] = kx_q4_1_r8_u4,
 		[KS_Q5_0_R8] = kx_q5_0_r8_u4,
+		[KS_Q5_1_R8] = kx_q5_1_r8_u4,
 	},
 	.quant_q8_32 = kx_quant_q8_32,
 	.quant_q8_256 = kx_quant_q8_256,

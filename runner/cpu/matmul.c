@@ -64,7 +64,10 @@ static const struct type_info type_table[] = {
 	{ RN_MM_Q5_K, "q5_K", QK_K, Q5_K_BYTES, RN_ACT_Q8_256, KS_Q5_K },
 	{ RN_MM_Q6_K, "q6_K", QK_K, Q6_K_BYTES, RN_ACT_Q8_256, KS_Q6_K },
 	{ RN_MM_FP8, "fp8_e4m3_b128", 1, 1, RN_ACT_F32, KS_FP8 },
+	{ RN_MM_Q4_0_R8, "q4_0_r8", QK_LEGACY, Q4_0_BYTES, RN_ACT_Q8_32, KS_Q4_0_R8 },
+	{ RN_MM_Q4_1_R8, "q4_1_r8", QK_LEGACY, Q4_1_BYTES, RN_ACT_Q8_32, KS_Q4_1_R8 },
 	{ RN_MM_Q5_0_R8, "q5_0_r8", QK_LEGACY, Q5_0_BYTES, RN_ACT_Q8_32, KS_Q5_0_R8 },
+	{ RN_MM_Q5_1_R8, "q5_1_r8", QK_LEGACY, Q5_1_BYTES, RN_ACT_Q8_32, KS_Q5_1_R8 },
 };
 
 static const struct type_info *type_lookup(int type)
@@ -325,47 +328,57 @@ static const struct rn_kernel_set *kernels(void)
 
 /* ---------------------------------------------------------------------------------------------- repacking */
 
-int rn_mm_repack_type(int type)
+/* The legacy formats with an R8 layout. */
+static int has_r8(int type)
 {
-	if (type == RN_MM_Q5_0 && kernels()->isa != RN_ISA_SCALAR)
-		return RN_MM_Q5_0_R8;
-	return type;
+	return type == RN_MM_Q4_0 || type == RN_MM_Q4_1 || type == RN_MM_Q5_0 || type == RN_MM_Q5_1;
 }
 
-/* One row of nb Q5_0 blocks into the Q5_0_R8 layout (runner/cpu/kernels.h). */
-static void repack_q5_0_row(const uint8_t *src, int64_t nb, uint8_t *dst)
+int rn_mm_repack_type(int type)
 {
-	const int64_t full = nb / Q5_0_R8_GROUP * Q5_0_R8_GROUP;
-	for (int64_t b0 = 0; b0 < full; b0 += Q5_0_R8_GROUP) {
-		const uint8_t *gs = src + b0 * Q5_0_BYTES;
-		uint8_t *g = dst + b0 * Q5_0_BYTES;
-		memset(g, 0, Q5_0_R8_GROUP_BYTES);
-		for (int k = 0; k < Q5_0_R8_GROUP; k++) {
-			const uint8_t *blk = gs + k * Q5_0_BYTES;
-			const uint32_t qh = (uint32_t)blk[2] | (uint32_t)blk[3] << 8 | (uint32_t)blk[4] << 16 |
-					    (uint32_t)blk[5] << 24;
+	return has_r8(type) && kernels()->isa != RN_ISA_SCALAR ? RN_MM_R8 | type : type;
+}
+
+/* One row of nb blocks of a legacy format into its R8 layout (runner/cpu/kernels.h). */
+static void repack_row(const uint8_t *src, int64_t nb, int base, uint8_t *dst)
+{
+	const int bytes = rn_legacy_bytes(base), hm = rn_legacy_has_min(base), five = rn_legacy_five(base);
+	const int64_t full = nb / R8_GROUP * R8_GROUP;
+	for (int64_t b0 = 0; b0 < full; b0 += R8_GROUP) {
+		const uint8_t *gs = src + b0 * bytes;
+		uint8_t *g = dst + b0 * bytes;
+		memset(g, 0, (size_t)(R8_GROUP * bytes));
+		for (int k = 0; k < R8_GROUP; k++) {
+			const uint8_t *blk = gs + k * bytes, *qs = blk + (hm ? 4 : 2) + (five ? 4 : 0);
+			const uint8_t *qh = blk + (hm ? 4 : 2);
+			const uint32_t h = five ? (uint32_t)qh[0] | (uint32_t)qh[1] << 8 | (uint32_t)qh[2] << 16 |
+							  (uint32_t)qh[3] << 24
+						: 0;
 			memcpy(g + 2 * k, blk, 2);
-			uint8_t *qs = g + Q5_0_R8_QS + 32 * (k / 2);
+			if (hm)
+				memcpy(g + R8_M_AT + 2 * k, blk + 2, 2);
+			uint8_t *gq = g + rn_r8_qs_at(base) + 32 * (k / 2);
 			for (int i = 0; i < 32; i++) {
-				const unsigned lo = i < 16 ? blk[6 + i] & 15u : blk[6 + i - 16] >> 4;
-				qs[i] |= (uint8_t)(k & 1 ? lo << 4 : lo);
-				g[Q5_0_R8_H + i] |= (uint8_t)(((qh >> i) & 1u) << k);
+				const unsigned lo = i < 16 ? qs[i] & 15u : qs[i - 16] >> 4;
+				gq[i] |= (uint8_t)(k & 1 ? lo << 4 : lo);
+				if (five)
+					g[rn_r8_h_at(base) + i] |= (uint8_t)(((h >> i) & 1u) << k);
 			}
 		}
 	}
-	memcpy(dst + full * Q5_0_BYTES, src + full * Q5_0_BYTES, (size_t)(nb - full) * Q5_0_BYTES);
+	memcpy(dst + full * bytes, src + full * bytes, (size_t)((nb - full) * bytes));
 }
 
 void rn_mm_repack(const struct rn_weight *w, void *dst)
 {
 	const size_t rb = rn_mm_row_bytes(w->type, w->cols);
-	if (w->type != RN_MM_Q5_0) {
+	if (!has_r8(w->type)) {
 		fprintf(stderr, "rn_mm_repack: type %s has no repacked layout\n", rn_mm_type_name(w->type));
 		abort();
 	}
 	for (int64_t r = 0; r < w->rows; r++)
-		repack_q5_0_row((const uint8_t *)w->data + (size_t)r * rb, w->cols / QK_LEGACY,
-				(uint8_t *)dst + (size_t)r * rb);
+		repack_row((const uint8_t *)w->data + (size_t)r * rb, w->cols / QK_LEGACY, w->type,
+			   (uint8_t *)dst + (size_t)r * rb);
 }
 
 /* ---------------------------------------------------------------------------------------------- activations */

@@ -33,8 +33,13 @@ enum {
 	RN_MM_Q6_K = 14,
 	RN_MM_BF16 = 30,
 	RN_MM_FP8 = 0x4F38, /* orun's FP8_E4M3_B128 (gguf/README.md): E4M3 bytes, one f32 scale per 128x128 tile */
-	/* In memory only, never in a file: Q5_0 rows repacked by rn_mm_repack (groups of 8 blocks, same size) */
-	RN_MM_Q5_0_R8 = 0x5235,
+	/* In memory only, never in a file: legacy rows regrouped by rn_mm_repack (8 blocks a group, same size);
+	 * RN_MM_R8 | the legacy type id */
+	RN_MM_R8 = 0x5200,
+	RN_MM_Q4_0_R8 = RN_MM_R8 | RN_MM_Q4_0,
+	RN_MM_Q4_1_R8 = RN_MM_R8 | RN_MM_Q4_1,
+	RN_MM_Q5_0_R8 = RN_MM_R8 | RN_MM_Q5_0,
+	RN_MM_Q5_1_R8 = RN_MM_R8 | RN_MM_Q5_1,
 };
 
 /* A weight matrix. Borrowed pointers: the mapping must outlive every matmul that uses it. */
@@ -88,8 +93,9 @@ int rn_mm_weight_from_tensor(const struct gguf_tensor *t, struct rn_weight *w, s
 	__attribute__((warn_unused_result));
 
 /* Repacking, for weights copied into memory (use_mmap false): the type whose layout the current kernel set
- * reads with fewer instructions per byte than `type`'s, or `type` itself when there is none. Today Q5_0 ->
- * RN_MM_Q5_0_R8 with the SIMD kernel sets (see runner/cpu/kernels.h): same size, bit-identical results. */
+ * reads with fewer instructions per byte than `type`'s, or `type` itself when there is none: with the SIMD
+ * kernel sets, Q4_0/Q4_1/Q5_0/Q5_1 -> their R8 types (runner/cpu/kernels.h), the same size, and the same
+ * results to the bit. */
 int rn_mm_repack_type(int type);
 
 /* Writes the rows of w (a checked weight of a type with rn_mm_repack_type(type) != type) in the repacked

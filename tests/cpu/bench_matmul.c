@@ -241,7 +241,8 @@ static const struct shape shapes[] = {
 
 static const int all_types[] = { RN_MM_F32,  RN_MM_F16,  RN_MM_BF16, RN_MM_Q8_0, RN_MM_Q4_0,
 				 RN_MM_Q4_1, RN_MM_Q5_0, RN_MM_Q5_1, RN_MM_Q2_K, RN_MM_Q3_K,
-				 RN_MM_Q4_K, RN_MM_Q5_K, RN_MM_Q6_K, RN_MM_FP8, RN_MM_Q5_0_R8 };
+				 RN_MM_Q4_K, RN_MM_Q5_K, RN_MM_Q6_K, RN_MM_FP8,
+				 RN_MM_Q4_0_R8, RN_MM_Q4_1_R8, RN_MM_Q5_0_R8, RN_MM_Q5_1_R8 };
 
 static int parse_list(const char *s, int *out, int max, int types)
 {

@@ -476,54 +476,60 @@ static void test_api_paths(void)
 		rn_pool_free(pools[p]);
 }
 
-/* Q5_0 repacked for the copied weights of use_mmap false (Q5_0_R8): with every kernel set and every path (decode,
- * rows of 2..4, the unpacked prefill of n >= 16, several threads) the results equal Q5_0's to the bit. Shapes:
- * whole 8-block groups only, groups and a tail, a tail only. */
+/* The legacy formats repacked for the copied weights of use_mmap false (R8 types): with every kernel set and
+ * every path (decode, rows of 2..4, the unpacked prefill of n >= 16, several threads) the results equal the
+ * plain format's to the bit. Shapes: whole 8-block groups only, groups and a tail, a tail only. */
 static void test_repack(void)
 {
+	static const int bases[] = { RN_MM_Q4_0, RN_MM_Q4_1, RN_MM_Q5_0, RN_MM_Q5_1 };
 	static const int64_t shape[][2] = { { 19, 256 }, { 37, 896 }, { 21, 544 }, { 9, 96 } };
 	static const int64_t ns[] = { 1, 2, 3, 4, 7, 21, 67 };
 	struct rn_pool *pool = NULL;
 	CHECK(rn_pool_new(2, &pool) == 0);
-	for (size_t sh = 0; sh < sizeof shape / sizeof shape[0]; sh++) {
-		const int64_t rows = shape[sh][0], cols = shape[sh][1];
-		size_t size;
-		uint8_t *wbuf = make_weight(RN_MM_Q5_0, rows, cols, &size);
-		uint8_t *rbuf = malloc(size);
-		struct rn_weight w = { .type = RN_MM_Q5_0, .rows = rows, .cols = cols, .data = wbuf };
-		rn_mm_repack(&w, rbuf);
-		struct rn_weight r = { .type = RN_MM_Q5_0_R8, .rows = rows, .cols = cols, .data = rbuf };
-		CHECK(rn_mm_check(&r, size, NULL) == RN_MM_OK);
-		/* the layout really changed where there are whole groups, and the tail is Q5_0 as it was */
-		const int64_t nb = cols / 32, full = nb / 8 * 8;
-		CHECKF((full == 0) == (memcmp(wbuf, rbuf, size) == 0), "q5_0_r8 %lldx%lld: repacked bytes",
-		       (long long)rows, (long long)cols);
-		for (int64_t i = 0; i < rows; i++)
-			CHECK(memcmp(wbuf + (size_t)(i * nb + full) * 22, rbuf + (size_t)(i * nb + full) * 22,
-				     (size_t)(nb - full) * 22) == 0);
-		for (size_t t = 0; t < sizeof ns / sizeof ns[0]; t++) {
-			const int64_t n = ns[t];
-			float *x = make_x(n, cols);
-			float *ya = malloc(sizeof(float) * (size_t)(n * rows)), *yb = malloc(sizeof(float) * (size_t)(n * rows));
-			void *abuf = aligned_alloc(64, rn_matmul_work_size(RN_MM_Q5_0, n, cols));
-			for (int k = 0; k < n_isas; k++) {
-				CHECK(rn_isa_set(isas[k]) == 0);
-				CHECK(rn_mm_repack_type(RN_MM_Q5_0) == (isas[k] == RN_ISA_SCALAR ? RN_MM_Q5_0 : RN_MM_Q5_0_R8));
-				CHECK(rn_mm_repack_type(RN_MM_Q8_0) == RN_MM_Q8_0);
-				rn_matmul_f32(pool, &w, x, cols, n, ya, rows, abuf);
-				rn_matmul_f32(t % 2 ? pool : NULL, &r, x, cols, n, yb, rows, abuf);
-				CHECKF(memcmp(ya, yb, sizeof(float) * (size_t)(n * rows)) == 0,
-				       "q5_0_r8 %s %lldx%lld n=%lld: results differ from q5_0", rn_isa_name(isas[k]),
-				       (long long)rows, (long long)cols, (long long)n);
+	CHECK(rn_mm_repack_type(RN_MM_Q8_0) == RN_MM_Q8_0 && rn_mm_repack_type(RN_MM_Q4_K) == RN_MM_Q4_K);
+	for (size_t bi = 0; bi < sizeof bases / sizeof bases[0]; bi++)
+		for (size_t sh = 0; sh < sizeof shape / sizeof shape[0]; sh++) {
+			const int base = bases[bi], r8 = RN_MM_R8 | base;
+			const int64_t rows = shape[sh][0], cols = shape[sh][1];
+			size_t size;
+			uint8_t *wbuf = make_weight(base, rows, cols, &size);
+			uint8_t *rbuf = malloc(size);
+			struct rn_weight w = { .type = base, .rows = rows, .cols = cols, .data = wbuf };
+			rn_mm_repack(&w, rbuf);
+			struct rn_weight r = { .type = r8, .rows = rows, .cols = cols, .data = rbuf };
+			CHECK(rn_mm_check(&r, size, NULL) == RN_MM_OK);
+			/* the layout really changed where there are whole groups, and the tail is as it was */
+			const int64_t nb = cols / 32, full = nb / 8 * 8;
+			const size_t bb = rn_mm_row_bytes(base, 32);
+			CHECKF((full == 0) == (memcmp(wbuf, rbuf, size) == 0), "%s %lldx%lld: repacked bytes",
+			       rn_mm_type_name(r8), (long long)rows, (long long)cols);
+			for (int64_t i = 0; i < rows; i++)
+				CHECK(memcmp(wbuf + (size_t)(i * nb + full) * bb, rbuf + (size_t)(i * nb + full) * bb,
+					     (size_t)(nb - full) * bb) == 0);
+			for (size_t t = 0; t < sizeof ns / sizeof ns[0]; t++) {
+				const int64_t n = ns[t];
+				float *x = make_x(n, cols);
+				float *ya = malloc(sizeof(float) * (size_t)(n * rows));
+				float *yb = malloc(sizeof(float) * (size_t)(n * rows));
+				void *abuf = aligned_alloc(64, rn_matmul_work_size(base, n, cols));
+				for (int k = 0; k < n_isas; k++) {
+					CHECK(rn_isa_set(isas[k]) == 0);
+					CHECK(rn_mm_repack_type(base) == (isas[k] == RN_ISA_SCALAR ? base : r8));
+					rn_matmul_f32(pool, &w, x, cols, n, ya, rows, abuf);
+					rn_matmul_f32(t % 2 ? pool : NULL, &r, x, cols, n, yb, rows, abuf);
+					CHECKF(memcmp(ya, yb, sizeof(float) * (size_t)(n * rows)) == 0,
+					       "%s %s %lldx%lld n=%lld: results differ from %s", rn_mm_type_name(r8),
+					       rn_isa_name(isas[k]), (long long)rows, (long long)cols, (long long)n,
+					       rn_mm_type_name(base));
+				}
+				free(x);
+				free(ya);
+				free(yb);
+				free(abuf);
 			}
-			free(x);
-			free(ya);
-			free(yb);
-			free(abuf);
+			free(wbuf);
+			free(rbuf);
 		}
-		free(wbuf);
-		free(rbuf);
-	}
 	rn_pool_free(pool);
 	rn_isa_set(isas[n_isas - 1]);
 }

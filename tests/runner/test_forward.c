@@ -274,8 +274,8 @@ static void test_no_mmap(const char *arch, uint32_t type)
 	o.seed = 11;
 	o.dim = 256; /* weights of several pages */
 	o.ff = 512;
-	if (type == GGUF_TYPE_Q5_0)
-		o.dim = 288; /* rows of 9 blocks: a repacked group of 8 and a plain tail (runner/cpu/kernels.h Q5_0_R8) */
+	if (type != GGUF_TYPE_F32 && type != GGUF_TYPE_F16)
+		o.dim = 288; /* rows of 9 blocks: a repacked group of 8 and a plain tail (runner/cpu/kernels.h R8) */
 	size_t size = 0;
 	uint8_t *img = tiny_model(&o, &size);
 	CHECK(img != NULL);
@@ -585,6 +585,7 @@ int main(void)
 	test_no_mmap("qwen2", GGUF_TYPE_F16);
 	test_no_mmap("llama", GGUF_TYPE_F32);
 	test_no_mmap("qwen2", GGUF_TYPE_Q5_0); /* repacked on the copy */
+	test_no_mmap("llama", GGUF_TYPE_Q4_1);
 	for (int i = 0; i < n_imgs; i++)
 		free(imgs[i]);
 	return check_done();

@@ -22,7 +22,7 @@ struct tiny_opts {
 	const char *arch;      /* written as general.architecture */
 	int layers, dim, heads, kv_heads, ff, vocab;
 	int n_tokens;          /* tokenizer.ggml.tokens entries: 0 = vocab, -1 = no tokenizer */
-	uint32_t mat_type;     /* GGUF_TYPE_F32 (default), F16, or a type gguf_quantize_row writes, for the matrices */
+	uint32_t mat_type;     /* GGUF_TYPE_F32 (default), F16, Q4_1 or a type gguf_quantize_row writes, for the matrices */
 	bool tied;
 	bool no_bias;          /* qwen2 without attn_*.bias */
 	const char *skip;      /* tensor left out */
@@ -65,6 +65,28 @@ static uint64_t tiny_rng(uint64_t *s)
 	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
 	z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
 	return z ^ (z >> 31);
+}
+
+/* Q4_1 for the tests (gguf_quantize_row does not write it): d = (max - min) / 15, m = min, q = round((x - m) / d). */
+static void tiny_q4_1_row(const float *x, uint8_t *dst, int64_t n)
+{
+	for (int64_t b = 0; b < n / 32; b++, x += 32, dst += 20) {
+		float lo = x[0], hi = x[0];
+		for (int i = 1; i < 32; i++) {
+			lo = x[i] < lo ? x[i] : lo;
+			hi = x[i] > hi ? x[i] : hi;
+		}
+		const float d = (hi - lo) / 15.0f, id = d > 0 ? 1.0f / d : 0.0f;
+		const uint16_t hd = gguf_f32_to_f16(d), hm = gguf_f32_to_f16(lo);
+		memcpy(dst, &hd, 2);
+		memcpy(dst + 2, &hm, 2);
+		for (int i = 0; i < 16; i++) {
+			int a = (int)lrintf((x[i] - lo) * id), c = (int)lrintf((x[i + 16] - lo) * id);
+			a = a < 0 ? 0 : a > 15 ? 15 : a;
+			c = c < 0 ? 0 : c > 15 ? 15 : c;
+			dst[4 + i] = (uint8_t)(a | c << 4);
+		}
+	}
 }
 
 static int tiny_tensor(struct gguf_writer *w, struct tiny_buf *bufs, const struct tiny_opts *o, const char *name,
@@ -112,7 +134,12 @@ static int tiny_tensor(struct gguf_writer *w, struct tiny_buf *bufs, const struc
 		uint8_t *qd = (uint8_t *)data + (size_t)n * 4;
 		const size_t rb = (size_t)gguf_row_size(o->mat_type, ne0);
 		for (int64_t r = 0; r < ne1; r++) {
-			int qe = gguf_quantize_row(o->mat_type, (const float *)data + r * ne0, qd + (size_t)r * rb, ne0);
+			const float *src = (const float *)data + r * ne0;
+			if (o->mat_type == GGUF_TYPE_Q4_1) {
+				tiny_q4_1_row(src, qd + (size_t)r * rb, ne0);
+				continue;
+			}
+			int qe = gguf_quantize_row(o->mat_type, src, qd + (size_t)r * rb, ne0);
 			if (qe != GGUF_OK)
 				return qe;
 		}
