@@ -19,6 +19,7 @@
 #include "runner/cpu/ops.h"
 
 #define ATT_BLOCK 32 /* cells converted to f32 at a time (q8_0 and the portable path) */
+#define ATT_PREFETCH 16 /* cells ahead that one-token attention prefetches */
 
 /* f16 keys and values are read in place by AVX2 code that sums in llama.cpp's orders (see dot_decode,
  * dot_prefill, values_f16_dims): orun's attention then equals llama.cpp's standard (non-flash) attention to
@@ -67,6 +68,39 @@ TGT static float dot_decode(const float *q, const uint16_t *k, int d)
 	return (float)s;
 }
 
+/* dot_decode for the 8 cells k, k + ks, ..., k + 7 ks at once, d a multiple of 32, times scale, into s[0..8): each
+ * cell's four accumulators and (a0 + a2) + (a1 + a3) as there, then the horizontal part for 8 cells together
+ * with the same additions (lo + hi by cross-lane permutes, then two rounds of vhaddps), where one cell alone
+ * spends about as many instructions on its reduction as on its 64 products. */
+TGT static void dot_decode8(const float *q, const uint16_t *k, size_t ks, int d, float scale, float *s)
+{
+	__m256 x[8];
+	for (int c = 0; c < 8; c++) {
+		const uint16_t *kc = k + (size_t)c * ks;
+		/* the cache rows come from DRAM (the weights streamed since have evicted them): fetch ATT_PREFETCH
+		 * cells ahead. Near the last cell this may name addresses past the cache; a prefetch cannot fault.
+		 * Measured (perf, SmolLM2 decode at depth ~400): the scores' share of the time 14 % -> 9 %. */
+		for (int i = 0; i < d; i += 32)
+			_mm_prefetch((const char *)(kc + (size_t)ATT_PREFETCH * ks + i), _MM_HINT_T0);
+		__m256 a0 = _mm256_setzero_ps(), a1 = a0, a2 = a0, a3 = a0;
+		for (int i = 0; i < d; i += 32) {
+			a0 = _mm256_fmadd_ps(_mm256_loadu_ps(q + i), CVT8(kc + i), a0);
+			a1 = _mm256_fmadd_ps(_mm256_loadu_ps(q + i + 8), CVT8(kc + i + 8), a1);
+			a2 = _mm256_fmadd_ps(_mm256_loadu_ps(q + i + 16), CVT8(kc + i + 16), a2);
+			a3 = _mm256_fmadd_ps(_mm256_loadu_ps(q + i + 24), CVT8(kc + i + 24), a3);
+		}
+		x[c] = _mm256_add_ps(_mm256_add_ps(a0, a2), _mm256_add_ps(a1, a3));
+	}
+	__m256 t[4]; /* t[p] = cell 2p's lo + hi | cell 2p+1's lo + hi */
+	for (int p = 0; p < 4; p++)
+		t[p] = _mm256_add_ps(_mm256_permute2f128_ps(x[2 * p], x[2 * p + 1], 0x20),
+				     _mm256_permute2f128_ps(x[2 * p], x[2 * p + 1], 0x31));
+	/* cells 0 2 4 6 | 1 3 5 7 */
+	__m256 r = _mm256_hadd_ps(_mm256_hadd_ps(t[0], t[1]), _mm256_hadd_ps(t[2], t[3]));
+	r = _mm256_mul_ps(r, _mm256_set1_ps(scale));
+	_mm256_storeu_ps(s, _mm256_permutevar8x32_ps(r, _mm256_setr_epi32(0, 4, 1, 5, 2, 6, 3, 7)));
+}
+
 /* q . k as llama.cpp's batched matmul computes it (llamafile's tinyBLAS, d a multiple of 8): one 8-lane
  * accumulator, reduced as lo + hi, then (0 + 2, 1 + 3), then their sum. */
 TGT static float dot_prefill(const float *q, const uint16_t *k, int d)
@@ -91,9 +125,14 @@ TGT static void scores_f16(const struct rn_attn_kv *kv, int c0, int c1, int grou
 		if (prefill)
 			for (int j = c0; j < c1; j++)
 				sh[j] = dot_prefill(qh, k + (size_t)j * ks, d) * scale;
-		else
-			for (int j = c0; j < c1; j++)
+		else {
+			int j = c0;
+			if (d % 32 == 0)
+				for (; j + 8 <= c1; j += 8)
+					dot_decode8(qh, k + (size_t)j * ks, ks, d, scale, sh + j);
+			for (; j < c1; j++)
 				sh[j] = dot_decode(qh, k + (size_t)j * ks, d) * scale;
+		}
 	}
 }
 

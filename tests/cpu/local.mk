@@ -6,6 +6,10 @@ check_PROGRAMS += tests/cpu/test_pool
 tests_cpu_test_pool_LDADD = $(CPU_TEST_LDADD)
 TESTS += tests/cpu/test_pool
 
+check_PROGRAMS += tests/cpu/test_attention
+tests_cpu_test_attention_LDADD = $(CPU_TEST_LDADD)
+TESTS += tests/cpu/test_attention
+
 check_PROGRAMS += tests/cpu/test_matmul
 tests_cpu_test_matmul_LDADD = $(CPU_TEST_LDADD)
 TESTS += tests/cpu/test_matmul
