@@ -99,16 +99,20 @@ static int resolve_params(const struct rn_model *m, const struct rn_backend_para
 	return RN_OK;
 }
 
+int rn_backend_resolve(int index)
+{
+	if (index >= 0)
+		return index;
+	for (int i = rn_backend_count() - 1; i >= 0; i--)
+		if (backends[i].ops && backends[i].device_count() > 0)
+			return i;
+	return -1;
+}
+
 struct rn_backend *rn_backend_load(int index, const struct rn_model *m, const struct rn_backend_params *p,
 				   struct rn_error *err)
 {
-	if (index < 0) {
-		for (int i = rn_backend_count() - 1; i >= 0; i--)
-			if (backends[i].ops && backends[i].device_count() > 0) {
-				index = i;
-				break;
-			}
-	}
+	index = rn_backend_resolve(index);
 	if (index < 0 || index >= rn_backend_count()) {
 		rn_error_set(err, RN_ERR_BACKEND, "no backend with index %d", index);
 		return NULL;
@@ -302,4 +306,9 @@ int32_t rn_backend_kv_next_pos(const struct rn_backend *b, int seq)
 uint64_t rn_backend_memory(const struct rn_backend *b)
 {
 	return b->ops->memory ? b->ops->memory(b->state) : 0;
+}
+
+uint64_t rn_backend_copied(const struct rn_backend *b)
+{
+	return b->ops->copied ? b->ops->copied(b->state) : 0;
 }

@@ -96,12 +96,19 @@ struct rn_backend_ops {
 	int (*kv_rotate)(void *state, int seq, int c0, int c1, int32_t delta, struct rn_error *err);
 	/* Copy cells [0, n) of sequence src over those of dst. */
 	void (*kv_copy)(void *state, int src, int dst, int n);
-	/* Bytes the instance allocated (KV cache, scratch) beyond the mapped weights. */
+	/* Bytes the instance allocated (KV cache, scratch, a copy of the weights) beyond the mapped weights. */
 	uint64_t (*memory)(const void *state);
+	/* Of those, the bytes of weights copied out of the mapping (no_mmap), whose mapped pages were released;
+	 * NULL when the backend never copies. */
+	uint64_t (*copied)(const void *state);
 };
 
 /* An instance: the ops and their state, plus the cell bookkeeping (runner/kvcache.h) every backend shares. */
 struct rn_backend;
+
+/* The backend rn_backend_load would use for `index`: index itself, or for -1 the best available (a GPU backend
+ * with a device, else the CPU); -1 when there is none. */
+int rn_backend_resolve(int index);
 
 /* Load an instance of backend `index` (see rn_backend_find; -1 = the best available: a GPU backend with a
  * device, else the CPU). Returns NULL with *err filled. */
@@ -140,7 +147,10 @@ void rn_backend_kv_clear(struct rn_backend *b, int seq);
 int rn_backend_kv_used(const struct rn_backend *b, int seq);
 int32_t rn_backend_kv_next_pos(const struct rn_backend *b, int seq);
 
-/* Bytes allocated by the instance beyond the mapped weights. */
+/* Bytes allocated by the instance beyond the mapped weights (a copy of the weights included), and the bytes of
+ * that copy (0 when the weights are read in place): memory - copied + the file's size is what the loaded model
+ * occupies, mapped or copied. */
 uint64_t rn_backend_memory(const struct rn_backend *b);
+uint64_t rn_backend_copied(const struct rn_backend *b);
 
 #endif

@@ -265,6 +265,36 @@ static void *engine_main(void *arg)
 	return NULL;
 }
 
+/* MemAvailable from /proc/meminfo in bytes, or 0 when unknown. */
+static uint64_t mem_available(void)
+{
+	FILE *f = fopen("/proc/meminfo", "r");
+	if (!f)
+		return 0;
+	char line[128];
+	unsigned long long kb = 0;
+	while (fgets(line, sizeof line, f))
+		if (sscanf(line, "MemAvailable: %llu kB", &kb) == 1)
+			break;
+	fclose(f);
+	return (uint64_t)kb * 1024u;
+}
+
+/* use_mmap: 0 copies the weights into memory, 1 reads them in place from the file mapping, -1 (unset) chooses as
+ * Ollama does (llm/server.go): a model that runs on the CPU is loaded into memory ("for CPU loads we want the
+ * memory to be allocated, not FS cache"), a GPU load stays mapped. Unlike Ollama, a CPU load whose file would
+ * not fit in the memory available now, with an eighth to spare, stays mapped rather than risk the OOM killer.
+ * On the CPU the copy is also what lets the kernels repack Q4_0/Q4_1/Q5_0/Q5_1 (10-30 % faster decode). */
+static bool use_no_mmap(int use_mmap, int backend, uint64_t file_size)
+{
+	if (use_mmap >= 0)
+		return use_mmap == 0;
+	if (rn_backend_resolve(backend) != rn_backend_find("cpu"))
+		return false;
+	const uint64_t avail = mem_available();
+	return avail > 0 && file_size + file_size / 8 < avail;
+}
+
 static int runner_load(struct rn_runner *r, struct rn_sched_error *err)
 {
 	struct rn_sched *s = r->s;
@@ -282,6 +312,7 @@ static int runner_load(struct rn_runner *r, struct rn_sched_error *err)
 	int backend = s->c.backend;
 	if (r->opts.num_gpu == 0)
 		backend = rn_backend_find("cpu");
+	const bool no_mmap = use_no_mmap(r->opts.use_mmap, backend, gguf_file_size(r->model->gguf));
 	if (r->embedding) {
 		struct rn_backend_params bp = {
 			.n_seq = 1,
@@ -292,7 +323,7 @@ static int runner_load(struct rn_runner *r, struct rn_sched_error *err)
 			.rope_freq_base = r->opts.rope_freq_base,
 			.rope_freq_scale = r->opts.rope_freq_scale,
 			.device = r->opts.main_gpu > 0 ? r->opts.main_gpu : 0,
-			.no_mmap = r->opts.use_mmap == 0,
+			.no_mmap = no_mmap,
 		};
 		r->emb = rn_backend_load(backend, r->model, &bp, &e);
 		if (!r->emb) {
@@ -301,7 +332,7 @@ static int runner_load(struct rn_runner *r, struct rn_sched_error *err)
 		}
 		r->n_ctx = rn_backend_params(r->emb)->n_ctx;
 		r->n_batch = rn_backend_params(r->emb)->n_batch;
-		r->size = gguf_file_size(r->model->gguf) + rn_backend_memory(r->emb);
+		r->size = gguf_file_size(r->model->gguf) + rn_backend_memory(r->emb) - rn_backend_copied(r->emb);
 		if (strcmp(rn_backend_instance_name(r->emb), "cpu") != 0)
 			r->size_vram = r->size;
 		return 0;
@@ -315,7 +346,7 @@ static int runner_load(struct rn_runner *r, struct rn_sched_error *err)
 		.rope_freq_base = r->opts.rope_freq_base,
 		.rope_freq_scale = r->opts.rope_freq_scale,
 		.backend = backend,
-		.no_mmap = r->opts.use_mmap == 0,
+		.no_mmap = no_mmap,
 	};
 	r->engine = rn_engine_new(r->model, r->tok, &ep, &e);
 	if (!r->engine) {
@@ -325,7 +356,7 @@ static int runner_load(struct rn_runner *r, struct rn_sched_error *err)
 	r->n_ctx = rn_engine_params(r->engine)->n_ctx;
 	r->n_batch = rn_engine_params(r->engine)->n_batch;
 	struct rn_backend *b = rn_engine_backend(r->engine);
-	r->size = gguf_file_size(r->model->gguf) + rn_backend_memory(b);
+	r->size = gguf_file_size(r->model->gguf) + rn_backend_memory(b) - rn_backend_copied(b);
 	if (strcmp(rn_backend_instance_name(b), "cpu") != 0)
 		r->size_vram = r->size;
 	if (pthread_create(&r->thread, NULL, engine_main, r) != 0) {

@@ -69,7 +69,8 @@ static void usage(FILE *f)
 	fprintf(f, "Usage: orun bench --api (-m FILE.gguf | --model NAME) [-n TOKENS] [--runs R] [--prompt TEXT]\n"
 		   "                        [--ctx N] [-t THREADS]\n\n"
 		   "Runs the same model and chat prompt through `orun serve`'s streaming /api/chat (in-process, loopback)\n"
-		   "and through the engine alone, and reports TTFT, decode tok/s and per-token delivery delay.\n"
+		   "and through the engine alone, and reports TTFT, decode tok/s and per-token delivery delay. Both load\n"
+		   "the weights into memory (use_mmap false), as `orun serve` does by itself for a CPU load.\n"
 		   "  -m FILE       a GGUF file (put into a temporary store by hard link, or copied)\n"
 		   "  --model NAME  a model of the store in OLLAMA_MODELS instead\n"
 		   "  -n N          tokens to generate per run (default 128)\n"
@@ -577,11 +578,11 @@ int bench_api(int argc, char **argv)
 	snprintf(body, sizeof body,
 		 "{\"model\":%s,\"messages\":[{\"role\":\"user\",\"content\":%s}],\"stream\":true,"
 		 "\"options\":{\"temperature\":0,\"seed\":1,\"num_predict\":%d,\"num_ctx\":%d,\"num_thread\":%d,"
-		 "\"cache_prompt\":false}}",
+		 "\"cache_prompt\":false,\"use_mmap\":false}}",
 		 mj, pj, n_predict, ctx, threads);
 	snprintf(render_body, sizeof render_body,
 		 "{\"model\":%s,\"messages\":[{\"role\":\"user\",\"content\":%s}],\"_debug_render_only\":true,"
-		 "\"options\":{\"num_ctx\":%d,\"num_thread\":%d}}",
+		 "\"options\":{\"num_ctx\":%d,\"num_thread\":%d,\"use_mmap\":false}}",
 		 mj, pj, ctx, threads);
 	free(pj);
 	free(mj);
@@ -631,7 +632,10 @@ int bench_api(int argc, char **argv)
 		rn_model_free(model);
 		goto out;
 	}
-	struct rn_engine_params ep = {.n_slots = 1, .n_ctx = ctx, .n_batch = 512, .n_threads = threads, .backend = -1};
+	/* both paths with the weights copied into memory (use_mmap false), what `orun serve` does by itself for a
+	 * CPU load, so that the two read the same memory */
+	struct rn_engine_params ep = {
+		.n_slots = 1, .n_ctx = ctx, .n_batch = 512, .n_threads = threads, .backend = -1, .no_mmap = true};
 	struct rn_engine *eng = rn_engine_new(model, tok, &ep, &re);
 	int32_t *ids = NULL;
 	size_t n_ids = 0;

@@ -669,6 +669,11 @@ static uint64_t cpu_memory(const void *state)
 	return (uint64_t)c->kv_bytes + (uint64_t)c->scratch_bytes + (uint64_t)c->wcopy_bytes;
 }
 
+static uint64_t cpu_copied(const void *state)
+{
+	return ((const struct cpu *)state)->wcopy_bytes;
+}
+
 /* ---------------------------------------------------------------------------------------------------- */
 /* load / free */
 
@@ -951,4 +956,5 @@ const struct rn_backend_ops rn_cpu_backend_ops = {
 	.kv_rotate = cpu_kv_rotate,
 	.kv_copy = cpu_kv_copy,
 	.memory = cpu_memory,
+	.copied = cpu_copied,
 };

@@ -285,8 +285,9 @@ def test_ps_and_keep_alive_unload(served):
 
 
 def test_use_mmap_false(served):
-    # use_mmap false reloads the model with its weights copied into memory (huge pages): the same greedy answer,
-    # and /api/ps counts the copy in the model's size
+    # use_mmap false reloads the model with its weights copied into memory (huge pages), use_mmap true with them
+    # read in place from the file: the same greedy answer, and /api/ps the same size (the copy stands in for the
+    # mapped pages it releases). Unset, a CPU load copies as Ollama's does (see test_use_mmap_automatic).
     import ollama
 
     c = ollama.Client(host=served.base)
@@ -296,9 +297,31 @@ def test_use_mmap_false(served):
     copied = c.generate(model="qwen2", prompt=prompt, stream=False, options=dict(OPTS, use_mmap=False))
     size_copied = c.ps().models[0].size
     assert copied.response == mapped.response and copied.eval_count == mapped.eval_count
-    assert size_copied > size_mapped + 300_000_000  # the 491 MB model's matrices
+    assert size_copied == size_mapped
     # leave qwen2 loaded with the options the other tests use (a model sharing its file, like qwen2-think
     # below, would otherwise reload the runner under its own name)
+    c.generate(model="qwen2", prompt=prompt, stream=False, options=OPTS)
+
+
+def _rss_anon_kb(pid):
+    with open(f"/proc/{pid}/status") as f:
+        return int(next(l.split()[1] for l in f if l.startswith("RssAnon:")))
+
+
+def test_use_mmap_automatic(served):
+    # use_mmap unset on a CPU load: the weights are copied into the process's memory, as Ollama does for CPU
+    # loads (llm/server.go: "for CPU loads we want the memory to be allocated, not FS cache"); use_mmap true
+    # reads them in place. The copy shows as anonymous memory of the server process.
+    import ollama
+
+    c = ollama.Client(host=served.base)
+    prompt = "Complete: the capital of France is"
+    auto = c.generate(model="qwen2", prompt=prompt, stream=False, options=OPTS)
+    anon_auto = _rss_anon_kb(served.proc.pid)
+    mapped = c.generate(model="qwen2", prompt=prompt, stream=False, options=dict(OPTS, use_mmap=True))
+    anon_mapped = _rss_anon_kb(served.proc.pid)
+    assert auto.response == mapped.response
+    assert anon_auto > anon_mapped + 300_000, (anon_auto, anon_mapped)  # kB: the 491 MB model's matrices
     c.generate(model="qwen2", prompt=prompt, stream=False, options=OPTS)
 
 

@@ -306,6 +306,9 @@ static void test_no_mmap(const char *arch, uint32_t type)
 	struct rn_backend *copied = rn_backend_load(rn_backend_find("cpu"), m, &p, &err);
 	CHECKF(copied != NULL, "%s", err.msg);
 	CHECK(copied && mapped && rn_backend_memory(copied) > rn_backend_memory(mapped));
+	/* the copy is reported, and it is all the difference: the model occupies the same either way */
+	CHECK(copied && mapped && rn_backend_copied(copied) > 0 && rn_backend_copied(mapped) == 0 &&
+	      rn_backend_memory(copied) - rn_backend_copied(copied) == rn_backend_memory(mapped));
 	p.no_mmap = false;
 	struct rn_backend *after = rn_backend_load(rn_backend_find("cpu"), m, &p, &err);
 	CHECKF(after != NULL, "%s", err.msg);
