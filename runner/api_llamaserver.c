@@ -1436,7 +1436,9 @@ int rn_llama_server_main(int argc, char **argv)
 			.num_batch = s.o.batch > 0 ? s.o.batch : 512,
 			.num_gpu = s.o.ngl,
 			.num_thread = s.o.threads,
-			.use_mmap = s.o.no_mmap ? 0 : -1,
+			/* as llama-server: mapped unless told (Ollama passes --load-mode none / --no-mmap when it
+			 * wants the weights copied, CPU loads included) */
+			.use_mmap = s.o.no_mmap ? 0 : 1,
 			.main_gpu = -1,
 		};
 		struct rn_sched_model sm = {.model_path = s.o.model, .name = s.o.model, .digest = "",
