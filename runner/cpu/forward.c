@@ -723,9 +723,10 @@ static int bind_weight(const struct rn_tensor *t, struct rn_weight *w, struct rn
 
 /* use_mmap false: copies the matrix weights into anonymous memory asking for transparent huge pages, and lets the
  * file mapping's pages of those ranges go (the page cache keeps them); a type with a layout the kernels read
- * faster is repacked on the way (rn_mm_repack: the legacy formats, same size, same results to the bit). Decode reads every weight once per token,
- * and with 4 KiB pages of a file mapping each page is a TLB miss, a two-level walk under a hypervisor: measured
- * on the 2-core test machine, qwen2 decode +8-15 %. A copy fails softly: the weights stay in place. */
+ * faster is repacked on the way (rn_mm_repack: the legacy formats, same size, same results to the bit). Decode
+ * reads every weight once per token, and with 4 KiB pages of a file mapping each page is a TLB miss, a two-level
+ * walk under a hypervisor: measured on the 2-core test machine, qwen2 decode +8-15 % before repacking. A copy
+ * fails softly: the weights stay in place. */
 #define HUGE_PAGE ((size_t)2 << 20)
 static void copy_weights(struct cpu *c)
 {
