@@ -339,30 +339,37 @@ int rn_mm_repack_type(int type)
 	return has_r8(type) && kernels()->isa != RN_ISA_SCALAR ? RN_MM_R8 | type : type;
 }
 
-/* One row of nb blocks of a legacy format into its R8 layout (runner/cpu/kernels.h). */
+/* One row of nb blocks of a legacy format into its R8 layout (runner/cpu/kernels.h). Written as loops over
+ * 16 bytes that the compiler vectorizes: the copy happens at load, for every matrix of the model. */
 static void repack_row(const uint8_t *src, int64_t nb, int base, uint8_t *dst)
 {
 	const int bytes = rn_legacy_bytes(base), hm = rn_legacy_has_min(base), five = rn_legacy_five(base);
+	const int qs_in = (hm ? 4 : 2) + (five ? 4 : 0), qh_in = hm ? 4 : 2;
 	const int64_t full = nb / R8_GROUP * R8_GROUP;
 	for (int64_t b0 = 0; b0 < full; b0 += R8_GROUP) {
 		const uint8_t *gs = src + b0 * bytes;
 		uint8_t *g = dst + b0 * bytes;
-		memset(g, 0, (size_t)(R8_GROUP * bytes));
 		for (int k = 0; k < R8_GROUP; k++) {
-			const uint8_t *blk = gs + k * bytes, *qs = blk + (hm ? 4 : 2) + (five ? 4 : 0);
-			const uint8_t *qh = blk + (hm ? 4 : 2);
-			const uint32_t h = five ? (uint32_t)qh[0] | (uint32_t)qh[1] << 8 | (uint32_t)qh[2] << 16 |
-							  (uint32_t)qh[3] << 24
-						: 0;
-			memcpy(g + 2 * k, blk, 2);
+			memcpy(g + 2 * k, gs + k * bytes, 2);
 			if (hm)
-				memcpy(g + R8_M_AT + 2 * k, blk + 2, 2);
-			uint8_t *gq = g + rn_r8_qs_at(base) + 32 * (k / 2);
-			for (int i = 0; i < 32; i++) {
-				const unsigned lo = i < 16 ? qs[i] & 15u : qs[i - 16] >> 4;
-				gq[i] |= (uint8_t)(k & 1 ? lo << 4 : lo);
-				if (five)
-					g[rn_r8_h_at(base) + i] |= (uint8_t)(((h >> i) & 1u) << k);
+				memcpy(g + R8_M_AT + 2 * k, gs + k * bytes + 2, 2);
+		}
+		/* element i < 16 is the low nibble of qs[i], element i + 16 the high one */
+		for (int p = 0; p < 4; p++) {
+			const uint8_t *qa = gs + (2 * p) * bytes + qs_in, *qb = gs + (2 * p + 1) * bytes + qs_in;
+			uint8_t *gq = g + rn_r8_qs_at(base) + 32 * p;
+			for (int i = 0; i < 16; i++) {
+				gq[i] = (uint8_t)((qa[i] & 15) | (qb[i] << 4));
+				gq[i + 16] = (uint8_t)((qa[i] >> 4) | (qb[i] & 0xF0));
+			}
+		}
+		if (five) {
+			uint8_t *h = g + rn_r8_h_at(base);
+			memset(h, 0, 32);
+			for (int k = 0; k < R8_GROUP; k++) {
+				const uint8_t *qh = gs + k * bytes + qh_in;
+				for (int i = 0; i < 32; i++)
+					h[i] |= (uint8_t)(((qh[i / 8] >> (i % 8)) & 1) << k);
 			}
 		}
 	}
