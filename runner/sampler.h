@@ -49,4 +49,7 @@ void rn_sampler_accept(struct rn_sampler *s, int32_t token);
  * token id; never fails (all-NaN or -inf rows give token 0). Does not call rn_sampler_accept. */
 int32_t rn_sampler_sample(struct rn_sampler *s, float *logits);
 
+/* Greedy choice: the first index of the largest of x[0..n), NaNs ignored; 0 when none exceeds -inf. */
+int32_t rn_argmax(const float *x, int n);
+
 #endif

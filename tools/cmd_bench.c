@@ -29,6 +29,7 @@
 #include "runner/backend.h"
 #include "runner/cpu/pool.h"
 #include "runner/model.h"
+#include "runner/sampler.h"
 #include "runner/tokenizer.h"
 #include "tools/commands.h"
 #ifdef ORUN_WITH_SERVER
@@ -180,15 +181,6 @@ static int prefill(struct rn_backend *b, const int32_t *tok, int n, int p0, int 
 		done += k;
 	}
 	return RN_OK;
-}
-
-static int32_t argmax(const float *x, int n)
-{
-	int32_t b = 0;
-	for (int i = 1; i < n; i++)
-		if (x[i] > x[b])
-			b = i;
-	return b;
 }
 
 int cmd_bench(int argc, char **argv)
@@ -347,7 +339,7 @@ int cmd_bench(int argc, char **argv)
 			fprintf(stderr, "orun bench: %s\n", err.msg);
 			goto out;
 		}
-		int32_t t = argmax(logits, V);
+		int32_t t = rn_argmax(logits, V);
 		double t1 = now_s();
 		rn_backend_kv_clear(b, 0);
 		if (depth > 0 && prefill(b, prompt, depth, 0, B, pos, seq, &out, &err) != RN_OK) {
@@ -362,7 +354,7 @@ int cmd_bench(int argc, char **argv)
 				fprintf(stderr, "orun bench: %s\n", err.msg);
 				goto out;
 			}
-			t = argmax(logits, V);
+			t = rn_argmax(logits, V);
 		}
 		double t3 = now_s();
 		if (r >= 0) {

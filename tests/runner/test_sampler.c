@@ -216,6 +216,45 @@ int main(void)
 	CHECK(t >= 0 && t < 8);
 	rn_sampler_free(s);
 
+	/* rn_argmax: the first index of the largest value, against the plain loop, over sizes around the 32 lanes */
+	{
+		enum { N = 1000 };
+		float *x = malloc(N * sizeof *x);
+		CHECK(x != NULL);
+		uint32_t r = 12345;
+		for (int n = 1; x && n <= N; n += n < 70 ? 1 : 131) {
+			for (int trial = 0; trial < 4; trial++) {
+				for (int i = 0; i < n; i++) {
+					r = r * 1664525u + 1013904223u;
+					x[i] = (float)(r >> 24) - 128.0f; /* ties are common */
+					if (trial == 1 && r % 7 == 0)
+						x[i] = NAN;
+					if (trial == 2 && r % 3 == 0)
+						x[i] = -INFINITY;
+				}
+				if (trial == 3)
+					x[n - 1] = 1000.0f; /* the largest in the tail after the lanes */
+				int32_t want = 0;
+				float bv = -INFINITY;
+				for (int i = 0; i < n; i++)
+					if (x[i] > bv) {
+						bv = x[i];
+						want = i;
+					}
+				CHECKF(rn_argmax(x, n) == want, "n = %d trial %d: rn_argmax %d, want %d", n, trial,
+				       (int)rn_argmax(x, n), (int)want);
+			}
+		}
+		x[0] = NAN;
+		for (int i = 1; i < 40; i++)
+			x[i] = -INFINITY;
+		CHECK_EQ_INT(rn_argmax(x, 40), 0); /* nothing above -inf */
+		x[0] = -0.0f;
+		x[1] = 0.0f;
+		CHECK_EQ_INT(rn_argmax(x, 40), 0); /* -0 and +0 tie: the first */
+		free(x);
+	}
+
 	/* bad options */
 	struct rn_error err = {0};
 	rn_sampler_params_default(&p);
