@@ -30,6 +30,17 @@ struct cpu_layer {
 	struct rn_weight wq, wk, wv, wo, gate, up, down;
 };
 
+/* The buffers a thread computes matmul inputs in: the batch's shared ones, or, when one token is decoded on
+ * several threads, a private set per thread. Then every thread computes the residual sums, norms, SwiGLU and
+ * activation quantization of the token itself (the same operations on the same values, so the same bits) and
+ * goes on to its share of the next matmul without waiting for one thread to do them: four barriers fewer per
+ * layer. */
+struct acts {
+	float *x, *xn, *hb; /* residual stream, normed row, SwiGLU output (the shared set's hb is c->hb) */
+	uint8_t *act[MAX_KINDS];
+	float *act_f16, *act_bf16; /* f32 rows rounded to f16 / bf16 */
+};
+
 struct cpu {
 	const struct rn_model *m;
 	struct rn_backend_params p;
@@ -52,8 +63,8 @@ struct cpu {
 	size_t att_scratch;
 	float *split_s;  /* [n_head][n_ctx] scores of the one row of a split-K attention */
 	float *deq;      /* [nth][max_cols] */
-	uint8_t *act[MAX_KINDS];
-	float *act_f16, *act_bf16; /* [n_batch][max_cols]: f32 rows rounded to f16 / bf16 */
+	struct acts shared; /* n_batch rows: x, xn, hb are c->x, c->xn, c->hb; act_f16/bf16 [n_batch][max_cols] */
+	struct acts *own;   /* [nth], one row each (one-token decode on several threads), or NULL */
 	size_t scratch_bytes;
 	/* ORUN_CPU_DUMP=DIR:CALL (diagnostics, for comparing with llama.cpp tensor by tensor): the intermediate
 	 * tensors of forward call CALL (0 = the first) are written to DIR as <seq>.bin f32 rows, listed with their
@@ -106,7 +117,7 @@ struct mm {
 };
 
 /* Quantize rows [r0, r1) of x (cols per row) for every activation kind the weights need. */
-static void quantize_rows(struct cpu *c, const float *x, int64_t cols, int64_t r0, int64_t r1,
+static void quantize_rows(struct cpu *c, struct acts *A, const float *x, int64_t cols, int64_t r0, int64_t r1,
 			  const struct rn_weight *const *ws, int nw)
 {
 	if (c->reference)
@@ -121,33 +132,33 @@ static void quantize_rows(struct cpu *c, const float *x, int64_t cols, int64_t r
 				f16 = true;
 				for (int64_t r = r0; r < r1; r++)
 					for (int64_t j = 0; j < cols; j++)
-						c->act_f16[r * cols + j] = gguf_f16_to_f32(gguf_f32_to_f16(x[r * cols + j]));
+						A->act_f16[r * cols + j] = gguf_f16_to_f32(gguf_f32_to_f16(x[r * cols + j]));
 			} else if (ws[i]->type == RN_MM_BF16 && !bf16) {
 				bf16 = true;
 				for (int64_t r = r0; r < r1; r++)
 					for (int64_t j = 0; j < cols; j++)
-						c->act_bf16[r * cols + j] = gguf_bf16_to_f32(gguf_f32_to_bf16(x[r * cols + j]));
+						A->act_bf16[r * cols + j] = gguf_bf16_to_f32(gguf_f32_to_bf16(x[r * cols + j]));
 			}
 			continue;
 		}
 		if (done[k])
 			continue;
 		done[k] = true;
-		rn_act_quantize_rows(k, x, cols, cols, r0, r1, c->act[k]);
+		rn_act_quantize_rows(k, x, cols, cols, r0, r1, A->act[k]);
 	}
 }
 
 /* The activation descriptor for weight w over n rows of x (already quantized by quantize_rows). */
-static struct rn_act act_for(struct cpu *c, const struct rn_weight *w, const float *x, int64_t n)
+static struct rn_act act_for(const struct acts *A, const struct rn_weight *w, const float *x, int64_t n)
 {
 	enum rn_act_kind k = rn_mm_act_kind(w->type);
 	struct rn_act a = {.kind = k, .n = n, .cols = w->cols, .ld = w->cols};
 	if (k != RN_ACT_F32)
-		a.data = c->act[k];
+		a.data = A->act[k];
 	else if (w->type == RN_MM_F16)
-		a.data = c->act_f16;
+		a.data = A->act_f16;
 	else if (w->type == RN_MM_BF16)
-		a.data = c->act_bf16;
+		a.data = A->act_bf16;
 	else
 		a.data = x;
 	return a;
@@ -182,8 +193,8 @@ static int64_t mm_row_at(uint64_t b, uint64_t base, uint64_t rb, int64_t rows)
 }
 
 /* The rows of the phase's weights whose first byte lies in [lo, hi), against n input rows. */
-static void mm_range(struct cpu *c, int ith, const struct mm *ops, int n_ops, const uint64_t *rb, int64_t n,
-		     uint64_t lo, uint64_t hi)
+static void mm_range(struct cpu *c, const struct acts *A, int ith, const struct mm *ops, int n_ops, const uint64_t *rb,
+		     int64_t n, uint64_t lo, uint64_t hi)
 {
 	uint64_t base = 0;
 	for (int i = 0; i < n_ops; i++) {
@@ -193,7 +204,7 @@ static void mm_range(struct cpu *c, int ith, const struct mm *ops, int n_ops, co
 			if (c->reference) {
 				ref_rows(c, ith, &ops[i], n, r0, r1);
 			} else {
-				struct rn_act a = act_for(c, w, ops[i].xf, n);
+				struct rn_act a = act_for(A, w, ops[i].xf, n);
 				rn_matmul_rows(w, &a, ops[i].y, ops[i].ldy, r0, r1);
 			}
 		}
@@ -215,7 +226,8 @@ static void mm_range(struct cpu *c, int ith, const struct mm *ops, int n_ops, co
  * job: every phase hands out its K chunks plus one failed claim per thread (each thread stops at its first), so
  * all threads advance it alike, and the barrier after each phase keeps phases' tickets apart. Which thread
  * computes a row does not change its result. */
-static void mm_phase(struct cpu *c, int ith, int nth, const struct mm *ops, int n_ops, int64_t n, long *ticket_base)
+static void mm_phase(struct cpu *c, const struct acts *A, int ith, int nth, const struct mm *ops, int n_ops, int64_t n,
+		     long *ticket_base)
 {
 	uint64_t total = 0, rb[8];
 	for (int i = 0; i < n_ops; i++) {
@@ -223,12 +235,12 @@ static void mm_phase(struct cpu *c, int ith, int nth, const struct mm *ops, int 
 		total += rb[i] * (uint64_t)ops[i].w->rows;
 	}
 	if (n > 1 || nth == 1) {
-		mm_range(c, ith, ops, n_ops, rb, n, total * (uint64_t)ith / (uint64_t)nth,
+		mm_range(c, A, ith, ops, n_ops, rb, n, total * (uint64_t)ith / (uint64_t)nth,
 			 total * (uint64_t)(ith + 1) / (uint64_t)nth);
 		return;
 	}
 	const uint64_t fixed = (uint64_t)((double)total * MM_STATIC_SHARE);
-	mm_range(c, ith, ops, n_ops, rb, n, fixed * (uint64_t)ith / (uint64_t)nth,
+	mm_range(c, A, ith, ops, n_ops, rb, n, fixed * (uint64_t)ith / (uint64_t)nth,
 		 fixed * (uint64_t)(ith + 1) / (uint64_t)nth);
 	const uint64_t tail = total - fixed;
 	uint64_t chunk = tail / MM_CHUNKS_MAX;
@@ -240,7 +252,7 @@ static void mm_phase(struct cpu *c, int ith, int nth, const struct mm *ops, int 
 		if (t >= k)
 			break;
 		uint64_t lo = fixed + (uint64_t)t * chunk, hi = lo + chunk < total ? lo + chunk : total;
-		mm_range(c, ith, ops, n_ops, rb, n, lo, hi);
+		mm_range(c, A, ith, ops, n_ops, rb, n, lo, hi);
 	}
 	*ticket_base += k + nth;
 }
@@ -288,30 +300,45 @@ static void dump(struct cpu *c, int ith, const char *name, int layer, const floa
 
 static void split(int64_t n, int ith, int nth, int64_t *b, int64_t *e) { rn_pool_split(n, 1, ith, nth, b, e); }
 
-static void embed_rows(struct cpu *c, const struct rn_batch_cells *bc, int ith, int nth)
+/* The rows [*b, *e) this thread computes of an n-row step that is not a matmul: its share, or, with private
+ * buffers (A != &c->shared), all of them. */
+static void rows_of(const struct cpu *c, const struct acts *A, int64_t n, int ith, int nth, int64_t *b, int64_t *e)
+{
+	if (A != &c->shared) {
+		*b = 0;
+		*e = n;
+	} else {
+		split(n, ith, nth, b, e);
+	}
+}
+
+/* The token embeddings into A->x, and each row's RoPE table (by the first thread only when every thread embeds
+ * the token into its own buffers). */
+static void embed_rows(struct cpu *c, struct acts *A, const struct rn_batch_cells *bc, int ith, int nth)
 {
 	const struct rn_tensor *te = &c->m->tok_embd;
 	size_t rb = (size_t)gguf_row_size(te->type, te->ne[0]);
 	int64_t b, e;
-	split(bc->b.n_tokens, ith, nth, &b, &e);
+	rows_of(c, A, bc->b.n_tokens, ith, nth, &b, &e);
 	for (int64_t i = b; i < e; i++) {
-		float *x = c->x + (size_t)i * (size_t)c->n_embd;
+		float *x = A->x + (size_t)i * (size_t)c->n_embd;
 		const uint8_t *src = (const uint8_t *)te->data + (size_t)bc->b.token[i] * rb;
 		if (gguf_dequantize(te->type, src, x, (uint64_t)c->n_embd) != GGUF_OK)
 			memset(x, 0, (size_t)c->n_embd * sizeof *x);
-		rn_rope_cos_sin(&c->rope, bc->b.pos[i], c->cs + (size_t)i * (size_t)c->rope.n_rot);
+		if (A == &c->shared || ith == 0)
+			rn_rope_cos_sin(&c->rope, bc->b.pos[i], c->cs + (size_t)i * (size_t)c->rope.n_rot);
 	}
 }
 
 /* x[i] += tmp[i] (+ bias) when add, then xn[i] = rmsnorm(x[i]) * w, then quantize xn[i] for ws. */
-static void resid_norm_quant(struct cpu *c, int n, int ith, int nth, bool add, const float *bias, const float *w,
-			     const struct rn_weight *const *ws, int nw)
+static void resid_norm_quant(struct cpu *c, struct acts *A, int n, int ith, int nth, bool add, const float *bias,
+			     const float *w, const struct rn_weight *const *ws, int nw)
 {
 	int64_t b, e;
-	split(n, ith, nth, &b, &e);
+	rows_of(c, A, n, ith, nth, &b, &e);
 	const int E = c->n_embd;
 	for (int64_t i = b; i < e; i++) {
-		float *x = c->x + (size_t)i * (size_t)E, *t = c->tmp + (size_t)i * (size_t)E;
+		float *x = A->x + (size_t)i * (size_t)E, *t = c->tmp + (size_t)i * (size_t)E;
 		if (add) {
 			if (bias)
 				for (int j = 0; j < E; j++)
@@ -320,10 +347,10 @@ static void resid_norm_quant(struct cpu *c, int n, int ith, int nth, bool add, c
 				for (int j = 0; j < E; j++)
 					x[j] += t[j];
 		}
-		rn_ops_rmsnorm(c->xn + (size_t)i * (size_t)E, x, w, E, c->m->hp.norm_eps);
+		rn_ops_rmsnorm(A->xn + (size_t)i * (size_t)E, x, w, E, c->m->hp.norm_eps);
 	}
 	if (b < e)
-		quantize_rows(c, c->xn, E, b, e, ws, nw);
+		quantize_rows(c, A, A->xn, E, b, e, ws, nw);
 }
 
 /* Bias, QK-norm, RoPE and the KV-cache store for every (row, head) of the batch. */
@@ -457,6 +484,9 @@ static void attention(struct cpu *c, int layer, const struct rn_batch_cells *bc,
 	}
 }
 
+/* Whether this forward call writes the ORUN_CPU_DUMP tensors (then every step runs on the shared buffers). */
+static bool dumping(const struct cpu *c) { return c->dump_dir[0] && c->dump_call == c->n_calls; }
+
 static void forward_job(void *ctx, int ith, int nth)
 {
 	struct job *J = ctx;
@@ -466,11 +496,15 @@ static void forward_job(void *ctx, int ith, int nth)
 	const int E = c->n_embd;
 	int n = bc->b.n_tokens;
 	long tickets = 0; /* mm_phase's count of the tickets handed out so far in this job */
+	/* one token on several threads: each thread its own residual stream and matmul inputs (struct acts) */
+	const bool own = n == 1 && nth > 1 && c->own && !dumping(c);
+	struct acts *A = own ? &c->own[ith] : &c->shared;
 
-	embed_rows(c, bc, ith, nth);
-	barrier(c);
+	embed_rows(c, A, bc, ith, nth);
+	if (!own)
+		barrier(c); /* own: the RoPE table is next read after the QKV matmul's barrier */
 	dump(c, ith, "embd", -1, c->x, n, E, E);
-	bool pending = false; /* c->tmp holds a residual still to be added to c->x */
+	bool pending = false; /* c->tmp holds a residual still to be added to x */
 	for (int l = 0; l < m->hp.n_layer; l++) {
 		const struct rn_layer *ml = &m->layers[l];
 		struct cpu_layer *cl = &c->layers[l];
@@ -478,17 +512,18 @@ static void forward_job(void *ctx, int ith, int nth)
 
 		/* attention block */
 		const struct rn_weight *qkv[3] = {&cl->wq, &cl->wk, &cl->wv};
-		resid_norm_quant(c, n, ith, nth, pending, NULL, ml->attn_norm, qkv, 3);
-		barrier(c);
+		resid_norm_quant(c, A, n, ith, nth, pending, NULL, ml->attn_norm, qkv, 3);
+		if (!own)
+			barrier(c);
 		if (l > 0)
 			dump(c, ith, "l_out", l - 1, c->x, n, E, E);
 		dump(c, ith, "attn_norm", l, c->xn, n, E, E);
 		struct mm ops[3] = {
-			{&cl->wq, ml->wq.gt, c->xn, c->q, c->q_dim},
-			{&cl->wk, ml->wk.gt, c->xn, c->k, c->kv_dim},
-			{&cl->wv, ml->wv.gt, c->xn, c->v, c->kv_dim},
+			{&cl->wq, ml->wq.gt, A->xn, c->q, c->q_dim},
+			{&cl->wk, ml->wk.gt, A->xn, c->k, c->kv_dim},
+			{&cl->wv, ml->wv.gt, A->xn, c->v, c->kv_dim},
 		};
-		mm_phase(c, ith, nth, ops, 3, n, &tickets);
+		mm_phase(c, A, ith, nth, ops, 3, n, &tickets);
 		barrier(c);
 		dump(c, ith, "Qcur", l, c->q, n, c->q_dim, c->q_dim);
 		dump(c, ith, "Kcur", l, c->k, n, c->kv_dim, c->kv_dim);
@@ -500,7 +535,12 @@ static void forward_job(void *ctx, int ith, int nth)
 		attention(c, l, bc, n, ith, nth);
 		barrier(c);
 		dump(c, ith, "kqv_out", l, c->att, n, c->q_dim, c->q_dim);
-		if (last) {
+		if (last && own) {
+			/* the one row is row 0: nothing moves */
+			n = bc->n_out;
+			if (n == 0)
+				return;
+		} else if (last) {
 			/* only the flagged rows matter from here on */
 			if (ith == 0) {
 				for (int k = 0; k < bc->n_out; k++) {
@@ -521,44 +561,49 @@ static void forward_job(void *ctx, int ith, int nth)
 		}
 		{
 			int64_t b, e;
-			split(n, ith, nth, &b, &e);
+			rows_of(c, A, n, ith, nth, &b, &e);
 			const struct rn_weight *wo[1] = {&cl->wo};
 			if (b < e)
-				quantize_rows(c, c->att, c->q_dim, b, e, wo, 1);
+				quantize_rows(c, A, c->att, c->q_dim, b, e, wo, 1);
 		}
-		barrier(c);
+		if (!own)
+			barrier(c);
 		struct mm op_o = {&cl->wo, ml->wo.gt, c->att, c->tmp, E};
-		mm_phase(c, ith, nth, &op_o, 1, n, &tickets);
+		mm_phase(c, A, ith, nth, &op_o, 1, n, &tickets);
 		barrier(c);
 		dump(c, ith, "attn_out", l, c->tmp, n, E, E);
 
 		/* feed-forward block */
 		const struct rn_weight *gu[2] = {&cl->gate, &cl->up};
-		resid_norm_quant(c, n, ith, nth, true, ml->bo, ml->ffn_norm, gu, 2);
-		barrier(c);
+		resid_norm_quant(c, A, n, ith, nth, true, ml->bo, ml->ffn_norm, gu, 2);
+		if (!own)
+			barrier(c);
 		dump(c, ith, "ffn_inp", l, c->x, n, E, E);
 		dump(c, ith, "ffn_norm", l, c->xn, n, E, E);
 		struct mm ops2[2] = {
-			{&cl->gate, ml->w_gate.gt, c->xn, c->hb, c->n_ff},
-			{&cl->up, ml->w_up.gt, c->xn, c->hb2, c->n_ff},
+			{&cl->gate, ml->w_gate.gt, A->xn, c->hb, c->n_ff},
+			{&cl->up, ml->w_up.gt, A->xn, c->hb2, c->n_ff},
 		};
-		mm_phase(c, ith, nth, ops2, 2, n, &tickets);
+		mm_phase(c, A, ith, nth, ops2, 2, n, &tickets);
 		barrier(c);
 		dump(c, ith, "ffn_gate", l, c->hb, n, c->n_ff, c->n_ff);
 		dump(c, ith, "ffn_up", l, c->hb2, n, c->n_ff, c->n_ff);
 		{
 			int64_t b, e;
-			split(n, ith, nth, &b, &e);
+			rows_of(c, A, n, ith, nth, &b, &e);
+			if (A->hb != c->hb && b < e)
+				memcpy(A->hb, c->hb, (size_t)(e - b) * (size_t)c->n_ff * sizeof(float)); /* own: b = 0 */
 			for (int64_t i = b; i < e; i++)
-				rn_ops_swiglu(c->hb + (size_t)i * (size_t)c->n_ff, c->hb2 + (size_t)i * (size_t)c->n_ff, c->n_ff);
+				rn_ops_swiglu(A->hb + (size_t)i * (size_t)c->n_ff, c->hb2 + (size_t)i * (size_t)c->n_ff, c->n_ff);
 			const struct rn_weight *dn[1] = {&cl->down};
 			if (b < e)
-				quantize_rows(c, c->hb, c->n_ff, b, e, dn, 1);
+				quantize_rows(c, A, A->hb, c->n_ff, b, e, dn, 1);
 		}
-		barrier(c);
-		struct mm op_d = {&cl->down, ml->w_down.gt, c->hb, c->tmp, E};
+		if (!own)
+			barrier(c);
+		struct mm op_d = {&cl->down, ml->w_down.gt, A->hb, c->tmp, E};
 		dump(c, ith, "ffn_swiglu", l, c->hb, n, c->n_ff, c->n_ff);
-		mm_phase(c, ith, nth, &op_d, 1, n, &tickets);
+		mm_phase(c, A, ith, nth, &op_d, 1, n, &tickets);
 		barrier(c);
 		dump(c, ith, "ffn_out", l, c->tmp, n, E, E);
 		pending = true;
@@ -566,20 +611,21 @@ static void forward_job(void *ctx, int ith, int nth)
 
 	/* output norm and LM head for the n (= n_out) remaining rows */
 	const struct rn_weight *ow[1] = {&c->out_w};
-	resid_norm_quant(c, n, ith, nth, pending, NULL, m->output_norm, ow, 1);
+	resid_norm_quant(c, A, n, ith, nth, pending, NULL, m->output_norm, ow, 1);
 	dump(c, ith, "l_out", m->hp.n_layer - 1, c->x, n, E, E);
 	dump(c, ith, "result_norm", -1, c->xn, n, E, E);
 	if (J->out->hidden) {
 		int64_t b, e;
-		split(n, ith, nth, &b, &e);
+		split(n, ith, nth, &b, &e); /* own: thread 0 copies its row */
 		if (b < e)
-			memcpy(J->out->hidden + (size_t)b * (size_t)E, c->xn + (size_t)b * (size_t)E,
+			memcpy(J->out->hidden + (size_t)b * (size_t)E, A->xn + (size_t)b * (size_t)E,
 			       (size_t)(e - b) * (size_t)E * sizeof(float));
 	}
-	barrier(c);
+	if (!own)
+		barrier(c);
 	if (J->out->logits) {
-		struct mm op_out = {&c->out_w, m->output.gt, c->xn, J->out->logits, c->n_vocab};
-		mm_phase(c, ith, nth, &op_out, 1, n, &tickets);
+		struct mm op_out = {&c->out_w, m->output.gt, A->xn, J->out->logits, c->n_vocab};
+		mm_phase(c, A, ith, nth, &op_out, 1, n, &tickets);
 		dump(c, ith, "result_output", -1, J->out->logits, n, c->n_vocab, c->n_vocab);
 	}
 }
@@ -701,10 +747,21 @@ static void cpu_free(void *state)
 	free(c->scores);
 	free(c->split_s);
 	free(c->deq);
+	for (int t = 0; c->own && t < c->nth; t++) {
+		struct acts *A = &c->own[t];
+		free(A->x);
+		free(A->xn);
+		free(A->hb);
+		for (int i = 0; i < MAX_KINDS; i++)
+			free(A->act[i]);
+		free(A->act_f16);
+		free(A->act_bf16);
+	}
+	free(c->own);
 	for (int i = 0; i < MAX_KINDS; i++)
-		free(c->act[i]);
-	free(c->act_f16);
-	free(c->act_bf16);
+		free(c->shared.act[i]);
+	free(c->shared.act_f16);
+	free(c->shared.act_bf16);
 	free(c);
 }
 
@@ -911,12 +968,30 @@ static int cpu_load(const struct rn_model *m, const struct rn_backend_params *p,
 			has_bf16 |= ws[i]->type == RN_MM_BF16;
 		}
 	}
+	c->shared.x = c->x;
+	c->shared.xn = c->xn;
+	c->shared.hb = c->hb;
 	if (has_f16)
-		c->act_f16 = xalloc(c, B * (size_t)c->max_cols, sizeof(float));
+		c->shared.act_f16 = xalloc(c, B * (size_t)c->max_cols, sizeof(float));
 	if (has_bf16)
-		c->act_bf16 = xalloc(c, B * (size_t)c->max_cols, sizeof(float));
-	bool ok = (!has_f16 || c->act_f16) && (!has_bf16 || c->act_bf16) && c->split_s && c->x && c->xn && c->tmp && c->q && c->k && c->v && c->att && c->hb && c->hb2 && c->cs && c->scores &&
-		  c->deq;
+		c->shared.act_bf16 = xalloc(c, B * (size_t)c->max_cols, sizeof(float));
+	bool ok = (!has_f16 || c->shared.act_f16) && (!has_bf16 || c->shared.act_bf16) && c->split_s && c->x && c->xn &&
+		  c->tmp && c->q && c->k && c->v && c->att && c->hb && c->hb2 && c->cs && c->scores && c->deq;
+	if (ok && c->nth > 1 && !c->reference) {
+		c->own = calloc((size_t)c->nth, sizeof *c->own);
+		ok = c->own != NULL;
+		for (int t = 0; ok && t < c->nth; t++) {
+			struct acts *A = &c->own[t];
+			A->x = xalloc(c, (size_t)c->n_embd, sizeof(float));
+			A->xn = xalloc(c, (size_t)c->n_embd, sizeof(float));
+			A->hb = xalloc(c, (size_t)c->n_ff, sizeof(float));
+			if (has_f16)
+				A->act_f16 = xalloc(c, (size_t)c->max_cols, sizeof(float));
+			if (has_bf16)
+				A->act_bf16 = xalloc(c, (size_t)c->max_cols, sizeof(float));
+			ok = A->x && A->xn && A->hb && (!has_f16 || A->act_f16) && (!has_bf16 || A->act_bf16);
+		}
+	}
 	for (int k = RN_ACT_Q8_32; k <= RN_ACT_Q8_256 && ok; k++) {
 		size_t rb = rn_act_row_bytes((enum rn_act_kind)k, c->max_cols);
 		/* max_cols may not be a multiple of 256 while every matrix's cols is: size for the largest real cols */
@@ -931,8 +1006,10 @@ static int cpu_load(const struct rn_model *m, const struct rn_backend_params *p,
 			rb = rb_f;
 		if (rb == 0)
 			continue;
-		c->act[k] = xalloc(c, B, rb);
-		ok = c->act[k] != NULL;
+		c->shared.act[k] = xalloc(c, B, rb);
+		ok = c->shared.act[k] != NULL;
+		for (int t = 0; ok && c->own && t < c->nth; t++)
+			ok = (c->own[t].act[k] = xalloc(c, 1, rb)) != NULL;
 	}
 	if (!ok) {
 		rc = rn_error_set(err, RN_ERR_NOMEM, "out of memory for the batch buffers (num_batch %d)", p->n_batch);
