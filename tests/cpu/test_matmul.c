@@ -534,6 +534,44 @@ static void test_repack(void)
 	rn_isa_set(isas[n_isas - 1]);
 }
 
+/* Rows longer than the decode kernel keeps Q4_0 / Q5_0 offset terms for (KX_XO_MAX = 4096 blocks) take the
+ * general kernel: one token's results still equal the same row's in a batch of two, plain and R8 alike. */
+static void test_long_rows(void)
+{
+	static const int bases[] = { RN_MM_Q4_0, RN_MM_Q5_0, RN_MM_Q8_0 };
+	static const int64_t colss[] = { 4096 * 32, 4097 * 32 + 7 * 32 };
+	const int64_t rows = 3;
+	for (size_t bi = 0; bi < sizeof bases / sizeof bases[0]; bi++)
+		for (size_t ci = 0; ci < sizeof colss / sizeof colss[0]; ci++) {
+			const int base = bases[bi];
+			const int64_t cols = colss[ci];
+			size_t size;
+			uint8_t *wbuf = make_weight(base, rows, cols, &size);
+			uint8_t *rbuf = malloc(size);
+			struct rn_weight w = { .type = base, .rows = rows, .cols = cols, .data = wbuf };
+			struct rn_weight r = w;
+			if (rn_mm_repack_type(base) != base) {
+				rn_mm_repack(&w, rbuf);
+				r.type = rn_mm_repack_type(base);
+				r.data = rbuf;
+			}
+			float *x = make_x(2, cols);
+			float y1[3], yr[3], y2[6];
+			void *abuf = aligned_alloc(64, rn_matmul_work_size(base, 2, cols));
+			rn_matmul_f32(NULL, &w, x, cols, 1, y1, rows, abuf);
+			rn_matmul_f32(NULL, &r, x, cols, 1, yr, rows, abuf);
+			rn_matmul_f32(NULL, &w, x, cols, 2, y2, rows, abuf);
+			CHECKF(memcmp(y1, y2, sizeof y1) == 0 && memcmp(y1, yr, sizeof y1) == 0,
+			       "%s %lld cols: one token %g %g %g, in a batch %g %g %g, repacked %g %g %g", rn_mm_type_name(base),
+			       (long long)cols, (double)y1[0], (double)y1[1], (double)y1[2], (double)y2[0], (double)y2[1],
+			       (double)y2[2], (double)yr[0], (double)yr[1], (double)yr[2]);
+			free(x);
+			free(abuf);
+			free(wbuf);
+			free(rbuf);
+		}
+}
+
 static void test_check_errors(void)
 {
 	uint8_t buf[4096] = { 0 };
@@ -679,6 +717,7 @@ int main(void)
 	test_type(RN_MM_Q4_1, 24, 544, 67);
 	test_api_paths();
 	test_repack();
+	test_long_rows();
 	test_model("qwen2");
 	test_model("llama");
 	return check_done();
