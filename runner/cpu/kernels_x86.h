@@ -78,8 +78,12 @@ KX_INL float kx_hmax_ps(__m256 v)
  * end of the matrix is harmless. The formats that take more instructions per byte than Q8_0 read further
  * ahead: measured on Zen 3 with 2 threads (tests/cpu/bench_matmul, weights beyond the L3 cache), 2048 bytes
  * gives Q5_0 +8 % and Q4_K +15 % against 1024, while Q8_0 loses 7 % with it. */
+#ifndef KX_PREFETCH_AHEAD /* -D for experiments */
 #define KX_PREFETCH_AHEAD 2048
+#endif
+#ifndef KX_PREFETCH_AHEAD_Q8_0
 #define KX_PREFETCH_AHEAD_Q8_0 1024
+#endif
 
 KX_INL void kx_prefetch_at(const uint8_t *p, const int bytes, const int ahead)
 {

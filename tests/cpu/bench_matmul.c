@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <time.h>
 
 #include "gguf/gguf.h"
@@ -131,6 +132,17 @@ static void fill_random(uint8_t *p, size_t n, int type)
 			h = 0x3c00; /* high half of an f32 near 1 */
 		memcpy(p + i, &h, 2);
 	}
+}
+
+/* A page-aligned buffer, on transparent huge pages when asked (as the weights' copy with use_mmap false and
+ * orun bench's roofline buffer are); not yet touched. */
+static uint8_t *alloc_buf(size_t bytes, int huge)
+{
+	const size_t align = huge ? (size_t)2 << 20 : 4096;
+	uint8_t *p = aligned_alloc(align, (bytes + align - 1) / align * align);
+	if (p && huge)
+		(void)madvise(p, bytes, MADV_HUGEPAGE);
+	return p;
 }
 
 /* ---------------------------------------------------------------------------------------------- model */
@@ -272,10 +284,13 @@ static void usage(void)
 {
 	printf("usage: bench_matmul [--types q4_K,q8_0,...] [--n 1,512] [--threads 1,2] [--shapes 0,1,2,3]\n"
 	       "                    [--isa scalar|avx2|avxvnni|avx512] [--min-time SECONDS] [--prefill-output] [--hot]\n"
+	       "                    [--huge]\n"
 	       "Prints ms per matmul, GFLOP/s, GB/s of weight reads and %% of the streaming-read roofline; with one\n"
 	       "thread also the CPU time per matmul (cpu ms) and the GB/s it implies (what a core could do on its own).\n"
 	       "--hot reuses one copy of the weights (cache-resident: the kernels' compute ceiling) instead of cycling\n"
 	       "through copies larger than the L3 cache.\n"
+	       "--huge puts the weights and the roofline's buffer on transparent huge pages (as orun's copy of the weights\n"
+	       "with use_mmap false, and orun bench's roofline).\n"
 	       "--model FILE.gguf runs every weight matmul of that model instead (a forward pass without attention and\n"
 	       "norms), at each --n: matmul-only tokens/s, and for n = 1 the GB/s of weights read per token.\n"
 	       "Shapes: 0 = 896x896, 1 = 4864x896, 2 = 896x4864, 3 = 151936x896 (rows x cols); the output shape is\n"
@@ -285,7 +300,7 @@ static void usage(void)
 int main(int argc, char **argv)
 {
 	int types[MAX_LIST], ns[MAX_LIST], threads[MAX_LIST], shape_sel[MAX_LIST];
-	int n_types = 0, n_ns = 0, n_threads = 0, n_shapes = 0, prefill_output = 0, hot = 0;
+	int n_types = 0, n_ns = 0, n_threads = 0, n_shapes = 0, prefill_output = 0, hot = 0, huge = 0;
 	const char *model = NULL;
 	double min_time = 0.3;
 	for (int i = 1; i < argc; i++) {
@@ -303,6 +318,8 @@ int main(int argc, char **argv)
 			prefill_output = 1;
 		else if (!strcmp(argv[i], "--hot"))
 			hot = 1;
+		else if (!strcmp(argv[i], "--huge"))
+			huge = 1;
 		else if (!strcmp(argv[i], "--model") && i + 1 < argc)
 			model = argv[++i];
 		else if (!strcmp(argv[i], "--isa") && i + 1 < argc) {
@@ -341,7 +358,7 @@ int main(int argc, char **argv)
 	}
 
 	printf("kernel set: %s; physical cores: %d\n", rn_isa_name(rn_isa_current()), rn_cpu_physical_cores());
-	uint8_t *big = aligned_alloc(4096, STREAM_BYTES);
+	uint8_t *big = alloc_buf(STREAM_BYTES, huge);
 	if (!big) {
 		fprintf(stderr, "out of memory\n");
 		return 1;
@@ -376,7 +393,7 @@ int main(int argc, char **argv)
 	size_t y_floats = (size_t)151936 * (prefill_output ? 512 : 1);
 	if (y_floats < (size_t)512 * 4864)
 		y_floats = (size_t)512 * 4864;
-	uint8_t *wbuf = aligned_alloc(4096, DECODE_WORKING_SET);
+	uint8_t *wbuf = alloc_buf(DECODE_WORKING_SET, huge);
 	float *x = malloc(sizeof(float) * 512 * 4864);
 	float *y = malloc(sizeof(float) * y_floats);
 	void *work = aligned_alloc(64, work_bytes);
