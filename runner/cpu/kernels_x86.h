@@ -398,6 +398,10 @@ KX_INL void kx_legacy_dgroup(const uint8_t *raw, size_t rb, int64_t b, const int
 		__m256 dw = T == 8 ? kx_gather_f16x8(g, (size_t)bytes) : kx_gather_f16_n(g, (size_t)bytes, T);
 		_mm256_store_ps(sc[i], _mm256_mul_ps(dw, dx));
 	}
+	/* the broadcasts below address sc through one opaque pointer: left to itself GCC hoists the 8 * NR element
+	 * addresses out of the caller's block loop, where they take (or spill) a register each */
+	const float *scp = &sc[0][0];
+	__asm__("" : "+r"(scp));
 #pragma GCC unroll 8
 	for (int k = 0; k < T; k++) {
 		const __m256i xv = _mm256_loadu_si256((const __m256i *)(xl->q + (b + k) * QK_LEGACY));
@@ -424,7 +428,7 @@ KX_INL void kx_legacy_dgroup(const uint8_t *raw, size_t rb, int64_t b, const int
 			} else {
 				lanes = kx_legacy_lanes_u(kx_legacy_unpack_u(blk, type), xv, xo, off);
 			}
-			acc[i] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(lanes), _mm256_broadcast_ss(&sc[i][k]), acc[i]);
+			acc[i] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(lanes), _mm256_broadcast_ss(scp + 8 * i + k), acc[i]);
 		}
 	}
 }
@@ -489,6 +493,8 @@ KX_INL void kx_r8_dgroup(const uint8_t *raw, size_t rb, int64_t b, const struct 
 		h[i] = rn_legacy_five(base) ? _mm256_loadu_si256((const __m256i *)(g + rn_r8_h_at(base)))
 					    : _mm256_setzero_si256();
 	}
+	const float *scp = &sc[0][0]; /* as kx_legacy_dgroup */
+	__asm__("" : "+r"(scp));
 #pragma GCC unroll 8
 	for (int k = 0; k < R8_GROUP; k++) {
 		const __m256i xv = _mm256_loadu_si256((const __m256i *)(xl->q + (b + k) * QK_LEGACY));
@@ -506,16 +512,17 @@ KX_INL void kx_r8_dgroup(const uint8_t *raw, size_t rb, int64_t b, const struct 
 		for (int i = 0; i < NR; i++) {
 			const uint8_t *g = raw + (size_t)i * rb + (size_t)b * (size_t)bytes;
 			const __m256i lanes = kx_legacy_lanes_u(kx_r8_unpack_u(g, h[i], k, base), xv, xo, off);
-			acc[i] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(lanes), _mm256_broadcast_ss(&sc[i][k]), acc[i]);
+			acc[i] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(lanes), _mm256_broadcast_ss(scp + 8 * i + k), acc[i]);
 		}
 	}
 }
 
-/* Decode: NR raw weight rows (row bytes rb apart) against one activation row (for Q4_0 / Q5_0 with xl->xo):
- * groups of 8 blocks, then the last 1..7 as groups of 4, 2 and 1, each compiled for its size (rows of 576 or 896
- * columns spend a good part of their time there). Blocks stay in order within each row's chain. */
+/* Decode: NR raw weight rows (rb bytes apart) against one activation row (for Q4_0 / Q5_0 with xl->xo), their
+ * results at out[i * ostride]: groups of 8 blocks, then the last 1..7 as groups of 4, 2 and 1, each compiled for
+ * its size (rows of 576 or 896 columns spend a good part of their time there). Blocks stay in order within each
+ * row's chain. */
 KX_INL void kx_legacy_rows1(const uint8_t *raw, size_t rb, int64_t nb, const struct kx_xl *xl, float *out,
-			    const int NR, const int type)
+			    int64_t ostride, const int NR, const int type)
 {
 	__m256 acc[4];
 	__m128 summs = _mm_setzero_ps();
@@ -544,7 +551,7 @@ KX_INL void kx_legacy_rows1(const uint8_t *raw, size_t rb, int64_t nb, const str
 	_mm_store_ps(sm, summs);
 #pragma GCC unroll 4
 	for (int i = 0; i < NR; i++)
-		out[i] = kx_legacy_has_min(type) ? kx_hsum_ps(acc[i]) + sm[i] : kx_hsum_ps(acc[i]);
+		out[i * ostride] = kx_legacy_has_min(type) ? kx_hsum_ps(acc[i]) + sm[i] : kx_hsum_ps(acc[i]);
 }
 
 /* A legacy weight row unpacked once by kx_legacy_unpack_rows for many activation rows (prefill): w[cols]
@@ -613,18 +620,19 @@ KX_INL void kx_legacy(const struct rn_weight *w, int64_t row, const void *const 
 		      out, nx, type);
 }
 
-/* Weight rows the legacy decode kernel reads at once. Measured on Zen 3 (tests/cpu/bench_matmul, weights
- * larger than the L3 cache): reading 2 or 4 rows interleaved (independent FMA chains) loses 10-40% of the
- * streaming bandwidth against one row read straight through with software prefetch, and out-of-order
- * execution already overlaps one row's FMA chain (4 cycles a block) with the next blocks' unpacking.
- * Re-measured with the offset terms precomputed: 2 rows are ~15 % faster on cache-resident Q5_0_R8 and Q8_0
- * rows (the chain is the limit there) but stream Q8_0 at half the rate and Q5_0_R8 at ~80 % of one row's. */
-#define KX_LEGACY_DECODE_ROWS 1
+/* The legacy decode kernel reads two rows at once, each its own FMA chain (one row's chain, 4 cycles a block, is
+ * what limits a core), taken from the two halves of its range so that they are two sequential streams at least
+ * this far apart. Zen 3, cache-resident 32-row matrices, best of 8 interleaved runs: Q8_0 2.11 -> 1.28 ns a block,
+ * Q5_0_R8 1.66 -> 1.42, Q4_1_R8 1.82 -> 1.35; weights beyond the L3 cache on huge pages, 2 threads
+ * (tests/cpu/bench_matmul --huge, 4 interleaved runs): the 151936x896 output matrix Q8_0 13.5-19.3 -> 21.0-23.4
+ * GB/s, Q5_0_R8 13.5-17.3 -> 14.1-21.1. Two neighbouring rows read together instead interleave within pages,
+ * which the hardware prefetcher does not follow: they stream Q8_0 at half the rate of one row. */
+#define KX_DECODE_SPLIT_MIN 4096
 
 /* Blocks of Q4_0 / Q5_0 offset terms kx_legacy_decode keeps on the stack (128 KiB). */
 #define KX_XO_MAX 4096
 
-/* Decode entry: rows [row0, row1) against one activation row, KX_LEGACY_DECODE_ROWS weight rows at a time. */
+/* Decode entry: rows [row0, row1) against one activation row, row0 + i with row0 + half + i (KX_DECODE_SPLIT_MIN). */
 KX_INL void kx_legacy_decode(const struct rn_weight *w, int64_t row0, int64_t row1, const void *const *x, float *y,
 			     const int type)
 {
@@ -647,11 +655,17 @@ KX_INL void kx_legacy_decode(const struct rn_weight *w, int64_t row0, int64_t ro
 			xo[b] = kx_legacy_xoff(_mm256_loadu_si256((const __m256i *)(xl.q + b * QK_LEGACY)), off);
 		xl.xo = xo;
 	}
+	const uint8_t *data = w->data;
+	const int64_t half = (row1 - row0) / 2;
 	int64_t r = row0;
-	for (; r + KX_LEGACY_DECODE_ROWS <= row1; r += KX_LEGACY_DECODE_ROWS)
-		kx_legacy_rows1((const uint8_t *)w->data + (size_t)r * rb, rb, nb, &xl, y + r, KX_LEGACY_DECODE_ROWS, type);
+	if ((size_t)half * rb >= KX_DECODE_SPLIT_MIN) {
+		for (int64_t i = 0; i < half; i++)
+			kx_legacy_rows1(data + (size_t)(row0 + i) * rb, (size_t)half * rb, nb, &xl, y + row0 + i, half, 2,
+					type);
+		r = row0 + 2 * half;
+	}
 	for (; r < row1; r++)
-		kx_legacy_rows1((const uint8_t *)w->data + (size_t)r * rb, rb, nb, &xl, y + r, 1, type);
+		kx_legacy_rows1(data + (size_t)r * rb, rb, nb, &xl, y + r, 1, 1, type);
 }
 
 /* Prefill: unpack rows [row0, row1) once into dst (rows of rn_unpacked_row_bytes), for many activation rows. */
