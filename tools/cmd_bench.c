@@ -160,10 +160,12 @@ static int cmp_double(const void *a, const void *b)
 	return (x > y) - (x < y);
 }
 
-static double median(double *v, int n)
+static double median(const double *v, int n)
 {
-	qsort(v, (size_t)n, sizeof *v, cmp_double);
-	return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+	double s[MAX_REPS];
+	memcpy(s, v, (size_t)n * sizeof *v); /* the runs stay in their order for the JSON */
+	qsort(s, (size_t)n, sizeof *s, cmp_double);
+	return n % 2 ? s[n / 2] : 0.5 * (s[n / 2 - 1] + s[n / 2]);
 }
 
 /* Feed n tokens of seq 0 from position p0 in batches of B; the logits of the last one land in out. */
@@ -374,7 +376,7 @@ int cmd_bench(int argc, char **argv)
 	/* the roofline: the median of the bandwidths measured before each run, and each run's decode against its own */
 	double roof_pct = 0;
 	if (bandwidth) {
-		for (int r = 0; r < reps; r++) /* before median() sorts tg and bw */
+		for (int r = 0; r < reps; r++)
 			ratio[r] = bw[r] > 0 ? 100.0 * bpt * tg[r] / 1e9 / bw[r] : 0;
 		gbs = median(bw, reps);
 		roof_pct = median(ratio, reps);
@@ -441,6 +443,18 @@ int cmd_bench(int argc, char **argv)
 		for (int r = 0; r < reps; r++)
 			mf_jw_float64(&w, tg[r]);
 		mf_jw_arr_end(&w);
+		if (bandwidth) {
+			mf_jw_key(&w, "bandwidth_runs");
+			mf_jw_arr(&w);
+			for (int r = 0; r < reps; r++)
+				mf_jw_float64(&w, bw[r]);
+			mf_jw_arr_end(&w);
+			mf_jw_key(&w, "roofline_percent_runs");
+			mf_jw_arr(&w);
+			for (int r = 0; r < reps; r++)
+				mf_jw_float64(&w, ratio[r]);
+			mf_jw_arr_end(&w);
+		}
 		mf_jw_obj_end(&w);
 		printf("%s\n", mf_jw_str(&w) ? mf_jw_str(&w) : "{}");
 		mf_jw_free(&w);
@@ -457,10 +471,16 @@ int cmd_bench(int argc, char **argv)
 		printf("time to first tok  %.1f ms\n", ttft_m);
 		printf("peak RSS           %.1f MiB\n", rss_mib);
 		printf("achieved           %.2f GB/s\n", achieved);
-		if (gbs > 0)
+		if (gbs > 0) {
+			double lo = ratio[0], hi = ratio[0];
+			for (int r = 1; r < reps; r++) {
+				lo = ratio[r] < lo ? ratio[r] : lo;
+				hi = ratio[r] > hi ? ratio[r] : hi;
+			}
 			printf("roofline           %.2f GB/s streaming read -> %.1f tok/s; decode at %.1f%% of it (median over "
-			       "the runs, each against the bandwidth measured just before it)\n",
-			       gbs, gbs * 1e9 / bpt, roof_pct);
+			       "the runs, each against the bandwidth measured just before it; runs %.1f-%.1f%%)\n",
+			       gbs, gbs * 1e9 / bpt, roof_pct, lo, hi);
+		}
 	}
 	rc = 0;
 out:

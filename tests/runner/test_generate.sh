@@ -47,6 +47,11 @@ done
 for k in prefill_tokens_per_second decode_tokens_per_second time_to_first_token_ms peak_rss_mib achieved_gb_per_second; do
 	grep -q "\"$k\":[0-9]" "$tmp/b" || no "bench --json lacks $k"
 done
+# with the roofline: a bandwidth and a ratio per repetition, in run order
+"$ORUN" bench -m "$m" -p 8 -n 4 -r 2 --threads 2 --json >"$tmp/b" 2>"$tmp/e" || { no "bench with bandwidth"; cat "$tmp/e"; }
+for k in bandwidth_runs roofline_percent_runs; do
+	grep -q "\"$k\":\[[0-9.e+-]*,[0-9.e+-]*\]" "$tmp/b" || no "bench --json lacks two $k: $(cat "$tmp/b")"
+done
 
 # bad arguments
 "$ORUN" generate -m /nonexistent.gguf -p x >/dev/null 2>"$tmp/e" && no "missing model accepted"
