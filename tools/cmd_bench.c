@@ -168,6 +168,16 @@ static double median(const double *v, int n)
 	return n % 2 ? s[n / 2] : 0.5 * (s[n / 2 - 1] + s[n / 2]);
 }
 
+/* "key": [v0, v1, ...] */
+static void jw_runs(struct mf_jw *w, const char *key, const double *v, int n)
+{
+	mf_jw_key(w, key);
+	mf_jw_arr(w);
+	for (int r = 0; r < n; r++)
+		mf_jw_float64(w, v[r]);
+	mf_jw_arr_end(w);
+}
+
 /* Feed n tokens of seq 0 from position p0 in batches of B; the logits of the last one land in out. */
 static int prefill(struct rn_backend *b, const int32_t *tok, int n, int p0, int B, int32_t *pos, int32_t *seq,
 		   const struct rn_outputs *out, struct rn_error *err)
@@ -433,27 +443,11 @@ int cmd_bench(int argc, char **argv)
 		mf_jw_float64(&w, gbs > 0 ? gbs * 1e9 / bpt : 0);
 		mf_jw_key(&w, "roofline_percent");
 		mf_jw_float64(&w, roof_pct);
-		mf_jw_key(&w, "prefill_runs");
-		mf_jw_arr(&w);
-		for (int r = 0; r < reps; r++)
-			mf_jw_float64(&w, pp[r]);
-		mf_jw_arr_end(&w);
-		mf_jw_key(&w, "decode_runs");
-		mf_jw_arr(&w);
-		for (int r = 0; r < reps; r++)
-			mf_jw_float64(&w, tg[r]);
-		mf_jw_arr_end(&w);
+		jw_runs(&w, "prefill_runs", pp, reps);
+		jw_runs(&w, "decode_runs", tg, reps);
 		if (bandwidth) {
-			mf_jw_key(&w, "bandwidth_runs");
-			mf_jw_arr(&w);
-			for (int r = 0; r < reps; r++)
-				mf_jw_float64(&w, bw[r]);
-			mf_jw_arr_end(&w);
-			mf_jw_key(&w, "roofline_percent_runs");
-			mf_jw_arr(&w);
-			for (int r = 0; r < reps; r++)
-				mf_jw_float64(&w, ratio[r]);
-			mf_jw_arr_end(&w);
+			jw_runs(&w, "bandwidth_runs", bw, reps);
+			jw_runs(&w, "roofline_percent_runs", ratio, reps);
 		}
 		mf_jw_obj_end(&w);
 		printf("%s\n", mf_jw_str(&w) ? mf_jw_str(&w) : "{}");
