@@ -21,9 +21,9 @@
 #include "gguf/gguf.h"
 #include "gguf/quantize.h"
 #include "gguf/safetensors.h"
-#include "modelfile/buf.h"
+#include "base/buf.h"
 #include "modelfile/create.h"
-#include "modelfile/jsonutil.h"
+#include "base/jsonutil.h"
 #include "modelfile/model.h"
 #include "modelfile/name.h"
 #include "modelfile/parser.h"
@@ -78,8 +78,8 @@ struct digest_map {
 };
 
 struct mf_create_request {
-	struct mf_json_doc *doc;   /* the body; the JSON pointers below point into it */
-	struct mf_json_doc *legacy; /* the JSON built from a legacy Modelfile, when that form was used */
+	struct ob_json_doc *doc;   /* the body; the JSON pointers below point into it */
+	struct ob_json_doc *legacy; /* the JSON built from a legacy Modelfile, when that form was used */
 	char *model;
 	bool stream;
 	char *quantize, *draft_quantize;
@@ -88,8 +88,8 @@ struct mf_create_request {
 	char *template_text, *system;
 	char **licenses;
 	size_t n_licenses;
-	const struct mf_json *parameters; /* an object, or NULL */
-	const struct mf_json *messages;   /* an array, or NULL */
+	const struct ob_json *parameters; /* an object, or NULL */
+	const struct ob_json *messages;   /* an array, or NULL */
 	char *renderer, *parser, *requires;
 	struct named_digest *imports; /* legacy form: server-side files to copy into the store (path, digest) */
 	size_t n_imports;
@@ -109,8 +109,8 @@ void mf_create_request_free(struct mf_create_request *r)
 {
 	if (!r)
 		return;
-	mf_json_free(r->doc);
-	mf_json_free(r->legacy);
+	ob_json_free(r->doc);
+	ob_json_free(r->legacy);
 	free(r->model);
 	free(r->quantize);
 	free(r->draft_quantize);
@@ -143,20 +143,20 @@ const char *mf_create_request_model(const struct mf_create_request *r)
 	return r->model;
 }
 
-static int type_err(struct mf_error *err, const struct mf_json *v, const char *field, const char *gotype)
+static int type_err(struct mf_error *err, const struct ob_json *v, const char *field, const char *gotype)
 {
 	return mf_error_set_http(err, MF_ERR_PARSE, 400, "json: cannot unmarshal %s into Go struct field CreateRequest.%s of type %s",
-				 mf_json_type_name(v), field, gotype);
+				 ob_json_type_name(v), field, gotype);
 }
 
 /* A string field (null/missing → NULL). */
-static int req_str(const struct mf_json *obj, const char *key, char **out, struct mf_error *err)
+static int req_str(const struct ob_json *obj, const char *key, char **out, struct mf_error *err)
 {
 	*out = NULL;
-	const struct mf_json *v = mf_json_get_fold(obj, key);
-	if (!v || v->type == MF_JSON_NULL)
+	const struct ob_json *v = ob_json_get_fold(obj, key);
+	if (!v || v->type == OB_JSON_NULL)
 		return MF_OK;
-	if (v->type != MF_JSON_STRING)
+	if (v->type != OB_JSON_STRING)
 		return type_err(err, v, key, "string");
 	*out = strndup(v->str, v->len);
 	return *out ? MF_OK : mf_error_set(err, MF_ERR_NOMEM, "out of memory");
@@ -167,21 +167,21 @@ static int cmp_named(const void *a, const void *b)
 	return strcmp(((const struct named_digest *)a)->name, ((const struct named_digest *)b)->name);
 }
 
-static int req_map(const struct mf_json *obj, const char *key, struct digest_map *m, struct mf_error *err)
+static int req_map(const struct ob_json *obj, const char *key, struct digest_map *m, struct mf_error *err)
 {
-	const struct mf_json *v = mf_json_get_fold(obj, key);
-	if (!v || v->type == MF_JSON_NULL)
+	const struct ob_json *v = ob_json_get_fold(obj, key);
+	if (!v || v->type == OB_JSON_NULL)
 		return MF_OK;
-	if (v->type != MF_JSON_OBJECT)
+	if (v->type != OB_JSON_OBJECT)
 		return type_err(err, v, key, "map[string]string");
 	if (v->count > MF_MAX_CREATE_FILES)
 		return mf_error_set_http(err, MF_ERR_LIMIT, 400, "more than %d entries in %s", MF_MAX_CREATE_FILES, key);
 	m->v = v->count ? calloc(v->count, sizeof *m->v) : NULL;
 	if (v->count && !m->v)
 		return mf_error_set(err, MF_ERR_NOMEM, "out of memory");
-	MF_JSON_FOREACH_MEMBER(k, val, v)
+	OB_JSON_FOREACH_MEMBER(k, val, v)
 	{
-		if (val->type != MF_JSON_STRING && val->type != MF_JSON_NULL)
+		if (val->type != OB_JSON_STRING && val->type != OB_JSON_NULL)
 			return type_err(err, val, key, "string");
 		/* a later duplicate key replaces the earlier one */
 		size_t i;
@@ -195,7 +195,7 @@ static int req_map(const struct mf_json *obj, const char *key, struct digest_map
 			m->n++;
 		}
 		free(m->v[i].digest);
-		m->v[i].digest = val->type == MF_JSON_STRING ? strndup(val->str, val->len) : strdup("");
+		m->v[i].digest = val->type == OB_JSON_STRING ? strndup(val->str, val->len) : strdup("");
 		if (!m->v[i].digest)
 			return mf_error_set(err, MF_ERR_NOMEM, "out of memory");
 	}
@@ -236,41 +236,41 @@ static int check_files(const struct digest_map *m, bool paths, struct mf_error *
 
 /* api.Message as decoded: role/content/thinking/tool_name/tool_call_id strings, images strings,
  * tool_calls objects. */
-static int check_messages(const struct mf_json *a, struct mf_error *err)
+static int check_messages(const struct ob_json *a, struct mf_error *err)
 {
-	MF_JSON_FOREACH(m, a)
+	OB_JSON_FOREACH(m, a)
 	{
-		if (m->type == MF_JSON_NULL)
+		if (m->type == OB_JSON_NULL)
 			continue;
-		if (m->type != MF_JSON_OBJECT)
+		if (m->type != OB_JSON_OBJECT)
 			return mf_error_set_http(err, MF_ERR_PARSE, 400,
 						 "json: cannot unmarshal %s into Go struct field CreateRequest.messages of type api.Message",
-						 mf_json_type_name(m));
+						 ob_json_type_name(m));
 		static const char *const strs[] = {"role", "content", "thinking", "tool_name", "tool_call_id"};
 		for (size_t i = 0; i < 5; i++) {
-			const struct mf_json *v = mf_json_get_fold(m, strs[i]);
-			if (v && v->type != MF_JSON_STRING && v->type != MF_JSON_NULL)
+			const struct ob_json *v = ob_json_get_fold(m, strs[i]);
+			if (v && v->type != OB_JSON_STRING && v->type != OB_JSON_NULL)
 				return mf_error_set_http(err, MF_ERR_PARSE, 400,
 							 "json: cannot unmarshal %s into Go struct field Message.messages.%s of type string",
-							 mf_json_type_name(v), strs[i]);
+							 ob_json_type_name(v), strs[i]);
 		}
-		const struct mf_json *im = mf_json_get_fold(m, "images");
-		if (im && im->type != MF_JSON_NULL) {
-			if (im->type != MF_JSON_ARRAY)
+		const struct ob_json *im = ob_json_get_fold(m, "images");
+		if (im && im->type != OB_JSON_NULL) {
+			if (im->type != OB_JSON_ARRAY)
 				return mf_error_set_http(err, MF_ERR_PARSE, 400,
 							 "json: cannot unmarshal %s into Go struct field Message.messages.images of type []api.ImageData",
-							 mf_json_type_name(im));
-			MF_JSON_FOREACH(e, im)
-			if (e->type != MF_JSON_STRING)
+							 ob_json_type_name(im));
+			OB_JSON_FOREACH(e, im)
+			if (e->type != OB_JSON_STRING)
 				return mf_error_set_http(err, MF_ERR_PARSE, 400,
 							 "json: cannot unmarshal %s into Go struct field Message.messages.images of type api.ImageData",
-							 mf_json_type_name(e));
+							 ob_json_type_name(e));
 		}
-		const struct mf_json *tc = mf_json_get_fold(m, "tool_calls");
-		if (tc && tc->type != MF_JSON_NULL && tc->type != MF_JSON_ARRAY)
+		const struct ob_json *tc = ob_json_get_fold(m, "tool_calls");
+		if (tc && tc->type != OB_JSON_NULL && tc->type != OB_JSON_ARRAY)
 			return mf_error_set_http(err, MF_ERR_PARSE, 400,
 						 "json: cannot unmarshal %s into Go struct field Message.messages.tool_calls of type []api.ToolCall",
-						 mf_json_type_name(tc));
+						 ob_json_type_name(tc));
 	}
 	return MF_OK;
 }
@@ -278,7 +278,7 @@ static int check_messages(const struct mf_json *a, struct mf_error *err)
 static int parse_legacy(struct mf_create_request *r, const char *text, size_t len, const char *relative_dir,
 			struct mf_warnings *w, struct mf_error *err);
 
-static int decode_fields(struct mf_create_request *r, const struct mf_json *root, struct mf_error *err)
+static int decode_fields(struct mf_create_request *r, const struct ob_json *root, struct mf_error *err)
 {
 	int rc;
 	char *model = NULL, *name = NULL, *quantization = NULL;
@@ -313,36 +313,36 @@ static int decode_fields(struct mf_create_request *r, const struct mf_json *root
 	} else {
 		free(quantization);
 	}
-	const struct mf_json *st = mf_json_get_fold(root, "stream");
-	if (st && st->type != MF_JSON_NULL && st->type != MF_JSON_BOOL)
+	const struct ob_json *st = ob_json_get_fold(root, "stream");
+	if (st && st->type != OB_JSON_NULL && st->type != OB_JSON_BOOL)
 		return type_err(err, st, "stream", "bool");
-	if (st && st->type == MF_JSON_BOOL)
+	if (st && st->type == OB_JSON_BOOL)
 		r->stream = st->boolean;
-	const struct mf_json *lic = mf_json_get_fold(root, "license");
-	if (lic && lic->type == MF_JSON_STRING) {
+	const struct ob_json *lic = ob_json_get_fold(root, "license");
+	if (lic && lic->type == OB_JSON_STRING) {
 		if (lic->len && mf_strlist_add(&r->licenses, &r->n_licenses, lic->str) != MF_OK) /* str is NUL-terminated */
 			return mf_error_set(err, MF_ERR_NOMEM, "out of memory");
-	} else if (lic && lic->type == MF_JSON_ARRAY) {
-		MF_JSON_FOREACH(e, lic)
+	} else if (lic && lic->type == OB_JSON_ARRAY) {
+		OB_JSON_FOREACH(e, lic)
 		{
-			if (e->type != MF_JSON_STRING)
+			if (e->type != OB_JSON_STRING)
 				return mf_error_set_http(err, MF_ERR_PARSE, 400, "json: cannot unmarshal %s into Go value of type string",
-							 mf_json_type_name(e));
+							 ob_json_type_name(e));
 			if (mf_strlist_add(&r->licenses, &r->n_licenses, e->str) != MF_OK)
 				return mf_error_set(err, MF_ERR_NOMEM, "out of memory");
 		}
-	} else if (lic && lic->type != MF_JSON_NULL) {
+	} else if (lic && lic->type != OB_JSON_NULL) {
 		return mf_error_set_http(err, MF_ERR_PARSE, 400, "json: cannot unmarshal %s into Go value of type []string",
-					 mf_json_type_name(lic));
+					 ob_json_type_name(lic));
 	}
-	const struct mf_json *p = mf_json_get_fold(root, "parameters");
-	if (p && p->type != MF_JSON_NULL && p->type != MF_JSON_OBJECT)
+	const struct ob_json *p = ob_json_get_fold(root, "parameters");
+	if (p && p->type != OB_JSON_NULL && p->type != OB_JSON_OBJECT)
 		return type_err(err, p, "parameters", "map[string]interface {}");
-	r->parameters = p && p->type == MF_JSON_OBJECT ? p : NULL;
-	const struct mf_json *msgs = mf_json_get_fold(root, "messages");
-	if (msgs && msgs->type != MF_JSON_NULL && msgs->type != MF_JSON_ARRAY)
+	r->parameters = p && p->type == OB_JSON_OBJECT ? p : NULL;
+	const struct ob_json *msgs = ob_json_get_fold(root, "messages");
+	if (msgs && msgs->type != OB_JSON_NULL && msgs->type != OB_JSON_ARRAY)
 		return type_err(err, msgs, "messages", "[]api.Message");
-	if (msgs && msgs->type == MF_JSON_ARRAY) {
+	if (msgs && msgs->type == OB_JSON_ARRAY) {
 		if ((rc = check_messages(msgs, err)) != MF_OK)
 			return rc;
 		r->messages = msgs;
@@ -366,18 +366,18 @@ int mf_create_request_parse(const char *body, size_t len, struct mf_create_reque
 	if (!r)
 		return mf_error_set(err, MF_ERR_NOMEM, "out of memory");
 	r->stream = true;
-	struct mf_json_error jerr;
-	r->doc = mf_json_parse(body, len, &jerr);
+	struct ob_json_error jerr;
+	r->doc = ob_json_parse(body, len, &jerr);
 	int rc = MF_OK;
 	if (!r->doc) {
 		rc = mf_error_set_http(err, strcmp(jerr.message, "out of memory") ? MF_ERR_PARSE : MF_ERR_NOMEM,
 				       strcmp(jerr.message, "out of memory") ? 400 : 500, "%s", jerr.message);
 		goto fail;
 	}
-	const struct mf_json *root = mf_json_root(r->doc);
-	if (root->type != MF_JSON_OBJECT) {
+	const struct ob_json *root = ob_json_root(r->doc);
+	if (root->type != OB_JSON_OBJECT) {
 		rc = mf_error_set_http(err, MF_ERR_PARSE, 400, "json: cannot unmarshal %s into Go value of type api.CreateRequest",
-				       mf_json_type_name(root));
+				       ob_json_type_name(root));
 		goto fail;
 	}
 	if ((rc = decode_fields(r, root, err)) != MF_OK)
@@ -399,16 +399,16 @@ int mf_create_request_parse(const char *body, size_t len, struct mf_create_reque
 			if (!f) {
 				rc = mf_error_set_http(err, MF_ERR_NOT_FOUND, 400, "open %s: %s", path, strerror(errno));
 			} else {
-				struct mf_buf b;
-				mf_buf_init(&b, MF_MAX_MODELFILE_SIZE);
+				struct ob_buf b;
+				ob_buf_init(&b, MF_MAX_MODELFILE_SIZE);
 				char chunk[65536];
 				size_t k;
-				while ((k = fread(chunk, 1, sizeof chunk, f)) > 0 && mf_buf_append(&b, chunk, k))
+				while ((k = fread(chunk, 1, sizeof chunk, f)) > 0 && ob_buf_append(&b, chunk, k))
 					;
 				fclose(f);
 				n = b.len;
-				text = mf_buf_take(&b);
-				mf_buf_free(&b);
+				text = ob_buf_take(&b);
+				ob_buf_free(&b);
 				char *dir = strdup(path), *slash = dir ? strrchr(dir, '/') : NULL;
 				if (slash)
 					*slash = 0;
@@ -523,8 +523,8 @@ static int parse_legacy(struct mf_create_request *r, const char *text, size_t le
 			rc = err ? err->code : MF_ERR_NOMEM;
 	}
 	if (rc == MF_OK) {
-		struct mf_json_error jerr;
-		r->legacy = mf_json_parse(json, jlen, &jerr);
+		struct ob_json_error jerr;
+		r->legacy = ob_json_parse(json, jlen, &jerr);
 		if (!r->legacy)
 			rc = mf_error_set(err, MF_ERR_NOMEM, "%s", jerr.message);
 	}
@@ -546,7 +546,7 @@ static int parse_legacy(struct mf_create_request *r, const char *text, size_t le
 		dmap_free(&r->files);
 		dmap_free(&r->adapters);
 		dmap_free(&r->draft_files);
-		rc = decode_fields(r, mf_json_root(r->legacy), err);
+		rc = decode_fields(r, ob_json_root(r->legacy), err);
 		free(r->model);
 		r->model = model;
 		if (quantize) {
@@ -820,21 +820,21 @@ static int detect_template(struct run *R, size_t first)
 			return oom(R);
 		if (t->has_params) {
 			/* json.NewEncoder(..).Encode(t.Parameters), Parameters being struct{ Stop []string } */
-			struct mf_jw jw;
-			mf_jw_init(&jw, 0, 0);
-			mf_jw_obj(&jw);
-			mf_jw_key(&jw, "stop");
+			struct ob_jw jw;
+			ob_jw_init(&jw, 0, 0);
+			ob_jw_obj(&jw);
+			ob_jw_key(&jw, "stop");
 			if (!t->stop) {
-				mf_jw_null(&jw);
+				ob_jw_null(&jw);
 			} else {
-				mf_jw_arr(&jw);
+				ob_jw_arr(&jw);
 				for (size_t k = 0; k < t->n_stop; k++)
-					mf_jw_string(&jw, t->stop[k]);
-				mf_jw_arr_end(&jw);
+					ob_jw_string(&jw, t->stop[k]);
+				ob_jw_arr_end(&jw);
 			}
-			mf_jw_obj_end(&jw);
+			ob_jw_obj_end(&jw);
 			size_t n = 0;
-			char *js = mf_jw_take_line(&jw, &n);
+			char *js = ob_jw_take_line(&jw, &n);
 			if (!js)
 				return oom(R);
 			rc = new_layer(R, MF_MEDIA_PARAMS, js, n, NULL);
@@ -1214,7 +1214,7 @@ static int str_upper(const char *s, char *out, size_t cap)
 
 /* Go's map merge of the parameters: the request's keys win, then each params layer's (first wins). */
 struct pmember {
-	const struct mf_json *key, *val;
+	const struct ob_json *key, *val;
 	size_t order;
 };
 
@@ -1232,7 +1232,7 @@ static int cmp_pmember(const void *a, const void *b)
 
 static int set_parameters(struct run *R)
 {
-	struct mf_json_doc **docs = NULL;
+	struct ob_json_doc **docs = NULL;
 	size_t n_docs = 0;
 	int rc = MF_OK;
 	for (size_t i = 0; i < R->L.n && rc == MF_OK; i++) {
@@ -1242,39 +1242,39 @@ static int set_parameters(struct run *R)
 		size_t len;
 		if ((rc = mf_store_read_blob(R->s, R->L.v[i].l.digest, MF_MAX_TEXT_LAYER, &data, &len, R->err)) != MF_OK)
 			break;
-		struct mf_json_error jerr;
-		struct mf_json_doc *d = mf_json_parse(data, len, &jerr);
+		struct ob_json_error jerr;
+		struct ob_json_doc *d = ob_json_parse(data, len, &jerr);
 		free(data);
 		if (!d) {
 			rc = mf_error_set(R->err, MF_ERR_FORMAT, "%s", jerr.message);
 			break;
 		}
-		struct mf_json_doc **nd = realloc(docs, (n_docs + 1) * sizeof *nd);
+		struct ob_json_doc **nd = realloc(docs, (n_docs + 1) * sizeof *nd);
 		if (!nd) {
-			mf_json_free(d);
+			ob_json_free(d);
 			rc = oom(R);
 			break;
 		}
 		docs = nd;
 		docs[n_docs++] = d;
-		if (mf_json_root(d)->type != MF_JSON_OBJECT && mf_json_root(d)->type != MF_JSON_NULL)
+		if (ob_json_root(d)->type != OB_JSON_OBJECT && ob_json_root(d)->type != OB_JSON_NULL)
 			rc = mf_error_set(R->err, MF_ERR_FORMAT, "json: cannot unmarshal %s into Go value of type map[string]interface {}",
-					  mf_json_type_name(mf_json_root(d)));
+					  ob_json_type_name(ob_json_root(d)));
 	}
 	/* members in priority order: the request first (its last duplicate wins), then each layer */
 	struct pmember *m = NULL;
 	size_t n = 0, cap = 0, order = 0;
-	const struct mf_json *sources[1 + 64];
+	const struct ob_json *sources[1 + 64];
 	size_t n_src = 0;
 	if (R->r->parameters)
 		sources[n_src++] = R->r->parameters;
 	for (size_t i = 0; i < n_docs && n_src < sizeof sources / sizeof sources[0]; i++)
-		if (mf_json_root(docs[i])->type == MF_JSON_OBJECT)
-			sources[n_src++] = mf_json_root(docs[i]);
+		if (ob_json_root(docs[i])->type == OB_JSON_OBJECT)
+			sources[n_src++] = ob_json_root(docs[i]);
 	for (size_t s = 0; s < n_src && rc == MF_OK; s++) {
 		/* within one object the last duplicate wins: give later members an earlier order */
 		size_t count = sources[s]->count, j = 0;
-		MF_JSON_FOREACH_MEMBER(k, v, sources[s])
+		OB_JSON_FOREACH_MEMBER(k, v, sources[s])
 		{
 			if (n == cap) {
 				cap = cap ? cap * 2 : 16;
@@ -1295,20 +1295,20 @@ static int set_parameters(struct run *R)
 	}
 	if (rc == MF_OK && n) {
 		qsort(m, n, sizeof *m, cmp_pmember);
-		struct mf_jw w;
-		mf_jw_init(&w, 0, 0);
-		mf_jw_obj(&w);
+		struct ob_jw w;
+		ob_jw_init(&w, 0, 0);
+		ob_jw_obj(&w);
 		for (size_t i = 0; i < n && rc == MF_OK; i++) {
 			if (i > 0 && m[i].key->len == m[i - 1].key->len && memcmp(m[i].key->str, m[i - 1].key->str, m[i].key->len) == 0)
 				continue; /* a higher-priority member with this key came first */
-			mf_jw_keyn(&w, m[i].key->str, m[i].key->len);
-			if (!mf_jw_go_value(&w, m[i].val))
+			ob_jw_keyn(&w, m[i].key->str, m[i].key->len);
+			if (!ob_jw_go_value(&w, m[i].val))
 				rc = mf_error_set(R->err, MF_ERR_INVALID, "json: unsupported value in parameter %.*s", (int)m[i].key->len,
 						  m[i].key->str);
 		}
-		mf_jw_obj_end(&w);
+		ob_jw_obj_end(&w);
 		size_t len = 0;
-		char *js = rc == MF_OK ? mf_jw_take_line(&w, &len) : (mf_jw_free(&w), NULL);
+		char *js = rc == MF_OK ? ob_jw_take_line(&w, &len) : (ob_jw_free(&w), NULL);
 		if (rc == MF_OK && !js)
 			rc = oom(R);
 		if (rc == MF_OK)
@@ -1319,7 +1319,7 @@ static int set_parameters(struct run *R)
 	}
 	free(m);
 	for (size_t i = 0; i < n_docs; i++)
-		mf_json_free(docs[i]);
+		ob_json_free(docs[i]);
 	free(docs);
 	return rc;
 }
@@ -1327,107 +1327,107 @@ static int set_parameters(struct run *R)
 /* json.Encoder of []api.Message (field order and omitempty of the Go struct). */
 static int set_messages(struct run *R)
 {
-	const struct mf_json *a = R->r->messages;
+	const struct ob_json *a = R->r->messages;
 	if (!a || a->count == 0)
 		return MF_OK;
-	struct mf_jw w;
-	mf_jw_init(&w, 0, 0);
-	mf_jw_arr(&w);
-	MF_JSON_FOREACH(m, a)
+	struct ob_jw w;
+	ob_jw_init(&w, 0, 0);
+	ob_jw_arr(&w);
+	OB_JSON_FOREACH(m, a)
 	{
-		if (m->type != MF_JSON_OBJECT) {
-			mf_jw_obj(&w);
-			mf_jw_key(&w, "role");
-			mf_jw_string(&w, "");
-			mf_jw_key(&w, "content");
-			mf_jw_string(&w, "");
-			mf_jw_obj_end(&w);
+		if (m->type != OB_JSON_OBJECT) {
+			ob_jw_obj(&w);
+			ob_jw_key(&w, "role");
+			ob_jw_string(&w, "");
+			ob_jw_key(&w, "content");
+			ob_jw_string(&w, "");
+			ob_jw_obj_end(&w);
 			continue;
 		}
-		const struct mf_json *role = mf_json_get_fold(m, "role"), *content = mf_json_get_fold(m, "content"),
-				     *thinking = mf_json_get_fold(m, "thinking"), *images = mf_json_get_fold(m, "images"),
-				     *calls = mf_json_get_fold(m, "tool_calls"), *tname = mf_json_get_fold(m, "tool_name"),
-				     *tid = mf_json_get_fold(m, "tool_call_id");
-		mf_jw_obj(&w);
-		mf_jw_key(&w, "role");
-		if (role && role->type == MF_JSON_STRING) {
+		const struct ob_json *role = ob_json_get_fold(m, "role"), *content = ob_json_get_fold(m, "content"),
+				     *thinking = ob_json_get_fold(m, "thinking"), *images = ob_json_get_fold(m, "images"),
+				     *calls = ob_json_get_fold(m, "tool_calls"), *tname = ob_json_get_fold(m, "tool_name"),
+				     *tid = ob_json_get_fold(m, "tool_call_id");
+		ob_jw_obj(&w);
+		ob_jw_key(&w, "role");
+		if (role && role->type == OB_JSON_STRING) {
 			char *lower = strndup(role->str, role->len);
 			if (!lower) {
-				mf_jw_free(&w);
+				ob_jw_free(&w);
 				return oom(R);
 			}
 			for (char *p = lower; *p; p++)
 				*p = (char)tolower((unsigned char)*p);
-			mf_jw_stringn(&w, lower, role->len);
+			ob_jw_stringn(&w, lower, role->len);
 			free(lower);
 		} else {
-			mf_jw_string(&w, "");
+			ob_jw_string(&w, "");
 		}
-		mf_jw_key(&w, "content");
-		if (content && content->type == MF_JSON_STRING)
-			mf_jw_stringn(&w, content->str, content->len);
+		ob_jw_key(&w, "content");
+		if (content && content->type == OB_JSON_STRING)
+			ob_jw_stringn(&w, content->str, content->len);
 		else
-			mf_jw_string(&w, "");
-		if (thinking && thinking->type == MF_JSON_STRING && thinking->len) {
-			mf_jw_key(&w, "thinking");
-			mf_jw_stringn(&w, thinking->str, thinking->len);
+			ob_jw_string(&w, "");
+		if (thinking && thinking->type == OB_JSON_STRING && thinking->len) {
+			ob_jw_key(&w, "thinking");
+			ob_jw_stringn(&w, thinking->str, thinking->len);
 		}
-		if (images && images->type == MF_JSON_ARRAY && images->count) {
-			mf_jw_key(&w, "images");
-			mf_jw_value(&w, images, false);
+		if (images && images->type == OB_JSON_ARRAY && images->count) {
+			ob_jw_key(&w, "images");
+			ob_jw_value(&w, images, false);
 		}
-		if (calls && calls->type == MF_JSON_ARRAY && calls->count) {
-			mf_jw_key(&w, "tool_calls");
-			mf_jw_arr(&w);
-			MF_JSON_FOREACH(c, calls)
+		if (calls && calls->type == OB_JSON_ARRAY && calls->count) {
+			ob_jw_key(&w, "tool_calls");
+			ob_jw_arr(&w);
+			OB_JSON_FOREACH(c, calls)
 			{
-				const struct mf_json *id = c->type == MF_JSON_OBJECT ? mf_json_get_fold(c, "id") : NULL;
-				const struct mf_json *fnc = c->type == MF_JSON_OBJECT ? mf_json_get_fold(c, "function") : NULL;
-				mf_jw_obj(&w);
-				if (id && id->type == MF_JSON_STRING && id->len) {
-					mf_jw_key(&w, "id");
-					mf_jw_stringn(&w, id->str, id->len);
+				const struct ob_json *id = c->type == OB_JSON_OBJECT ? ob_json_get_fold(c, "id") : NULL;
+				const struct ob_json *fnc = c->type == OB_JSON_OBJECT ? ob_json_get_fold(c, "function") : NULL;
+				ob_jw_obj(&w);
+				if (id && id->type == OB_JSON_STRING && id->len) {
+					ob_jw_key(&w, "id");
+					ob_jw_stringn(&w, id->str, id->len);
 				}
-				mf_jw_key(&w, "function");
-				mf_jw_obj(&w);
-				const struct mf_json *idx = fnc && fnc->type == MF_JSON_OBJECT ? mf_json_get_fold(fnc, "index") : NULL;
-				const struct mf_json *nm = fnc && fnc->type == MF_JSON_OBJECT ? mf_json_get_fold(fnc, "name") : NULL;
-				const struct mf_json *args = fnc && fnc->type == MF_JSON_OBJECT ? mf_json_get_fold(fnc, "arguments") : NULL;
+				ob_jw_key(&w, "function");
+				ob_jw_obj(&w);
+				const struct ob_json *idx = fnc && fnc->type == OB_JSON_OBJECT ? ob_json_get_fold(fnc, "index") : NULL;
+				const struct ob_json *nm = fnc && fnc->type == OB_JSON_OBJECT ? ob_json_get_fold(fnc, "name") : NULL;
+				const struct ob_json *args = fnc && fnc->type == OB_JSON_OBJECT ? ob_json_get_fold(fnc, "arguments") : NULL;
 				int64_t index = 0;
 				if (idx)
-					(void)mf_json_int(idx, &index);
-				mf_jw_key(&w, "index");
-				mf_jw_int(&w, index);
-				mf_jw_key(&w, "name");
-				if (nm && nm->type == MF_JSON_STRING)
-					mf_jw_stringn(&w, nm->str, nm->len);
+					(void)ob_json_int(idx, &index);
+				ob_jw_key(&w, "index");
+				ob_jw_int(&w, index);
+				ob_jw_key(&w, "name");
+				if (nm && nm->type == OB_JSON_STRING)
+					ob_jw_stringn(&w, nm->str, nm->len);
 				else
-					mf_jw_string(&w, "");
-				mf_jw_key(&w, "arguments");
-				if (args && args->type == MF_JSON_OBJECT)
-					mf_jw_value(&w, args, false); /* HEAD keeps the arguments' key order */
+					ob_jw_string(&w, "");
+				ob_jw_key(&w, "arguments");
+				if (args && args->type == OB_JSON_OBJECT)
+					ob_jw_value(&w, args, false); /* HEAD keeps the arguments' key order */
 				else {
-					mf_jw_obj(&w);
-					mf_jw_obj_end(&w);
+					ob_jw_obj(&w);
+					ob_jw_obj_end(&w);
 				}
-				mf_jw_obj_end(&w);
-				mf_jw_obj_end(&w);
+				ob_jw_obj_end(&w);
+				ob_jw_obj_end(&w);
 			}
-			mf_jw_arr_end(&w);
+			ob_jw_arr_end(&w);
 		}
-		if (tname && tname->type == MF_JSON_STRING && tname->len) {
-			mf_jw_key(&w, "tool_name");
-			mf_jw_stringn(&w, tname->str, tname->len);
+		if (tname && tname->type == OB_JSON_STRING && tname->len) {
+			ob_jw_key(&w, "tool_name");
+			ob_jw_stringn(&w, tname->str, tname->len);
 		}
-		if (tid && tid->type == MF_JSON_STRING && tid->len) {
-			mf_jw_key(&w, "tool_call_id");
-			mf_jw_stringn(&w, tid->str, tid->len);
+		if (tid && tid->type == OB_JSON_STRING && tid->len) {
+			ob_jw_key(&w, "tool_call_id");
+			ob_jw_stringn(&w, tid->str, tid->len);
 		}
-		mf_jw_obj_end(&w);
+		ob_jw_obj_end(&w);
 	}
-	mf_jw_arr_end(&w);
+	ob_jw_arr_end(&w);
 	size_t len = 0;
-	char *js = mf_jw_take_line(&w, &len);
+	char *js = ob_jw_take_line(&w, &len);
 	if (!js)
 		return oom(R);
 	int rc = remove_layers(R, MF_MEDIA_MESSAGES);

@@ -13,7 +13,7 @@
 #include <stdint.h>
 
 #include "modelfile/error.h"
-#include "modelfile/json.h"
+#include "base/json.h"
 #include "modelfile/store.h"
 
 #define MF_MAX_CREATE_BODY (64u << 20) /* bytes of a create request (a legacy Modelfile can be large) */

@@ -1,14 +1,10 @@
 # modelfile/ — libmodelfile.a: Modelfile parser, parameters, names, store, create, templates (issue [modelfile]).
 noinst_LIBRARIES += libmodelfile.a
 libmodelfile_a_SOURCES =
-libmodelfile_a_SOURCES += modelfile/json.c modelfile/json.h
-libmodelfile_a_SOURCES += modelfile/error.c modelfile/error.h modelfile/buf.c modelfile/buf.h \
-	modelfile/unicode.c modelfile/unicode.h modelfile/parser.c modelfile/parser.h \
-	modelfile/gofmt.c modelfile/gofmt.h modelfile/params.c modelfile/params.h \
-	modelfile/name.c modelfile/name.h modelfile/jsonutil.c modelfile/jsonutil.h \
+libmodelfile_a_SOURCES += modelfile/error.c modelfile/error.h modelfile/parser.c modelfile/parser.h \
+	modelfile/params.c modelfile/params.h modelfile/name.c modelfile/name.h \
 	modelfile/store.c modelfile/store.h modelfile/model.c modelfile/model.h \
 	modelfile/request.c modelfile/request.h modelfile/create.c modelfile/create.h
-EXTRA_DIST += modelfile/unicode-gen.c
 # Go text/template engine with Ollama's data model, and the bundled template corpus (issue 7, item 6).
 libmodelfile_a_SOURCES += modelfile/template.h modelfile/template_internal.h modelfile/template_util.c \
 	modelfile/template_parse.c modelfile/template_value.c modelfile/template_exec.c \

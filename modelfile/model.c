@@ -10,9 +10,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "modelfile/buf.h"
-#include "modelfile/gofmt.h"
-#include "modelfile/jsonutil.h"
+#include "base/buf.h"
+#include "base/gofmt.h"
+#include "base/jsonutil.h"
 #include "modelfile/model.h"
 #include "modelfile/parser.h"
 
@@ -81,15 +81,15 @@ void mf_config_free(struct mf_config *c)
 	memset(c, 0, sizeof *c);
 }
 
-static int cfg_str(const struct mf_json *obj, const char *key, char **field, struct mf_error *err)
+static int cfg_str(const struct ob_json *obj, const char *key, char **field, struct mf_error *err)
 {
-	const struct mf_json *v = mf_json_get_fold(obj, key);
-	if (!v || v->type == MF_JSON_NULL)
+	const struct ob_json *v = ob_json_get_fold(obj, key);
+	if (!v || v->type == OB_JSON_NULL)
 		return MF_OK;
-	if (v->type != MF_JSON_STRING)
+	if (v->type != OB_JSON_STRING)
 		return mf_error_set(err, MF_ERR_FORMAT,
 				    "json: cannot unmarshal %s into Go struct field ConfigV2.%s of type string",
-				    mf_json_type_name(v), key);
+				    ob_json_type_name(v), key);
 	char *s = strndup(v->str, v->len);
 	if (!s)
 		return mf_error_set(err, MF_ERR_NOMEM, "out of memory");
@@ -98,21 +98,21 @@ static int cfg_str(const struct mf_json *obj, const char *key, char **field, str
 	return MF_OK;
 }
 
-static int cfg_list(const struct mf_json *obj, const char *key, char ***list, size_t *n, struct mf_error *err)
+static int cfg_list(const struct ob_json *obj, const char *key, char ***list, size_t *n, struct mf_error *err)
 {
-	const struct mf_json *v = mf_json_get_fold(obj, key);
-	if (!v || v->type == MF_JSON_NULL)
+	const struct ob_json *v = ob_json_get_fold(obj, key);
+	if (!v || v->type == OB_JSON_NULL)
 		return MF_OK;
-	if (v->type != MF_JSON_ARRAY)
+	if (v->type != OB_JSON_ARRAY)
 		return mf_error_set(err, MF_ERR_FORMAT,
 				    "json: cannot unmarshal %s into Go struct field ConfigV2.%s of type []string",
-				    mf_json_type_name(v), key);
-	MF_JSON_FOREACH(e, v)
+				    ob_json_type_name(v), key);
+	OB_JSON_FOREACH(e, v)
 	{
-		if (e->type != MF_JSON_STRING)
+		if (e->type != OB_JSON_STRING)
 			return mf_error_set(err, MF_ERR_FORMAT,
 					    "json: cannot unmarshal %s into Go struct field ConfigV2.%s of type string",
-					    mf_json_type_name(e), key);
+					    ob_json_type_name(e), key);
 		char *s = strndup(e->str, e->len);
 		if (!s || mf_strlist_add(list, n, s) != MF_OK) {
 			free(s);
@@ -123,15 +123,15 @@ static int cfg_list(const struct mf_json *obj, const char *key, char ***list, si
 	return MF_OK;
 }
 
-static int cfg_int(const struct mf_json *obj, const char *key, int64_t *out, struct mf_error *err)
+static int cfg_int(const struct ob_json *obj, const char *key, int64_t *out, struct mf_error *err)
 {
-	const struct mf_json *v = mf_json_get_fold(obj, key);
-	if (!v || v->type == MF_JSON_NULL)
+	const struct ob_json *v = ob_json_get_fold(obj, key);
+	if (!v || v->type == OB_JSON_NULL)
 		return MF_OK;
-	if (v->type != MF_JSON_NUMBER || !mf_json_int(v, out))
+	if (v->type != OB_JSON_NUMBER || !ob_json_int(v, out))
 		return mf_error_set(err, MF_ERR_FORMAT,
 				    "json: cannot unmarshal %s into Go struct field ConfigV2.%s of type int",
-				    v->type == MF_JSON_NUMBER ? "number" : mf_json_type_name(v), key);
+				    v->type == OB_JSON_NUMBER ? "number" : ob_json_type_name(v), key);
 	return MF_OK;
 }
 
@@ -142,15 +142,15 @@ int mf_config_parse(const char *data, size_t n, struct mf_config *c, struct mf_e
 	if (n > MF_MAX_CONFIG_SIZE)
 		return mf_error_set(err, MF_ERR_LIMIT, "config blob is %zu bytes, more than the limit of %u", n,
 				    MF_MAX_CONFIG_SIZE);
-	struct mf_json_error jerr;
-	struct mf_json_doc *doc = mf_json_parse(data, n, &jerr);
+	struct ob_json_error jerr;
+	struct ob_json_doc *doc = ob_json_parse(data, n, &jerr);
 	if (!doc)
 		return mf_error_set(err, MF_ERR_FORMAT, "%s", jerr.message);
-	const struct mf_json *r = mf_json_root(doc);
+	const struct ob_json *r = ob_json_root(doc);
 	int rc = MF_OK;
-	if (r->type != MF_JSON_OBJECT) {
+	if (r->type != OB_JSON_OBJECT) {
 		rc = mf_error_set(err, MF_ERR_FORMAT, "json: cannot unmarshal %s into Go value of type model.ConfigV2",
-				  mf_json_type_name(r));
+				  ob_json_type_name(r));
 		goto out;
 	}
 	if ((rc = cfg_str(r, "model_format", &c->model_format, err)) || (rc = cfg_str(r, "model_family", &c->model_family, err)) ||
@@ -165,8 +165,8 @@ int mf_config_parse(const char *data, size_t n, struct mf_config *c, struct mf_e
 	    (rc = cfg_str(r, "base_name", &c->base_name, err)) || (rc = cfg_str(r, "architecture", &c->architecture, err)) ||
 	    (rc = cfg_str(r, "os", &c->os, err)))
 		goto out;
-	const struct mf_json *d = mf_json_get_fold(r, "draft");
-	if (d && d->type == MF_JSON_OBJECT) {
+	const struct ob_json *d = ob_json_get_fold(r, "draft");
+	if (d && d->type == OB_JSON_OBJECT) {
 		c->has_draft = true;
 		if ((rc = cfg_str(d, "model_format", &c->draft_model_format, err)) ||
 		    (rc = cfg_str(d, "architecture", &c->draft_architecture, err)) ||
@@ -175,33 +175,33 @@ int mf_config_parse(const char *data, size_t n, struct mf_config *c, struct mf_e
 			goto out;
 	}
 out:
-	mf_json_free(doc);
+	ob_json_free(doc);
 	return rc;
 }
 
-static void put_str(struct mf_jw *w, const char *key, const char *v, bool omitempty)
+static void put_str(struct ob_jw *w, const char *key, const char *v, bool omitempty)
 {
 	if (omitempty && (!v || !*v))
 		return;
-	mf_jw_key(w, key);
-	mf_jw_string(w, v ? v : "");
+	ob_jw_key(w, key);
+	ob_jw_string(w, v ? v : "");
 }
 
 char *mf_config_encode(const struct mf_config *c, size_t *len)
 {
-	struct mf_jw w;
-	mf_jw_init(&w, 0, 0);
-	mf_jw_obj(&w);
+	struct ob_jw w;
+	ob_jw_init(&w, 0, 0);
+	ob_jw_obj(&w);
 	put_str(&w, "model_format", c->model_format, false);
 	put_str(&w, "model_family", c->model_family, false);
-	mf_jw_key(&w, "model_families");
+	ob_jw_key(&w, "model_families");
 	if (!c->n_model_families) {
-		mf_jw_null(&w);
+		ob_jw_null(&w);
 	} else {
-		mf_jw_arr(&w);
+		ob_jw_arr(&w);
 		for (size_t i = 0; i < c->n_model_families; i++)
-			mf_jw_string(&w, c->model_families[i]);
-		mf_jw_arr_end(&w);
+			ob_jw_string(&w, c->model_families[i]);
+		ob_jw_arr_end(&w);
 	}
 	put_str(&w, "model_type", c->model_type, false);
 	put_str(&w, "file_type", c->file_type, false);
@@ -211,34 +211,34 @@ char *mf_config_encode(const struct mf_config *c, size_t *len)
 	put_str(&w, "remote_host", c->remote_host, true);
 	put_str(&w, "remote_model", c->remote_model, true);
 	if (c->n_capabilities) {
-		mf_jw_key(&w, "capabilities");
-		mf_jw_arr(&w);
+		ob_jw_key(&w, "capabilities");
+		ob_jw_arr(&w);
 		for (size_t i = 0; i < c->n_capabilities; i++)
-			mf_jw_string(&w, c->capabilities[i]);
-		mf_jw_arr_end(&w);
+			ob_jw_string(&w, c->capabilities[i]);
+		ob_jw_arr_end(&w);
 	}
 	if (c->context_length) {
-		mf_jw_key(&w, "context_length");
-		mf_jw_int(&w, c->context_length);
+		ob_jw_key(&w, "context_length");
+		ob_jw_int(&w, c->context_length);
 	}
 	if (c->embedding_length) {
-		mf_jw_key(&w, "embedding_length");
-		mf_jw_int(&w, c->embedding_length);
+		ob_jw_key(&w, "embedding_length");
+		ob_jw_int(&w, c->embedding_length);
 	}
 	put_str(&w, "base_name", c->base_name, true);
 	if (c->has_draft) {
-		mf_jw_key(&w, "draft");
-		mf_jw_obj(&w);
+		ob_jw_key(&w, "draft");
+		ob_jw_obj(&w);
 		put_str(&w, "model_format", c->draft_model_format, true);
 		put_str(&w, "architecture", c->draft_architecture, true);
 		put_str(&w, "tensor_prefix", c->draft_tensor_prefix, true);
 		put_str(&w, "config", c->draft_config, true);
-		mf_jw_obj_end(&w);
+		ob_jw_obj_end(&w);
 	}
 	put_str(&w, "architecture", c->architecture, false);
 	put_str(&w, "os", c->os, false);
-	mf_jw_obj_end(&w);
-	return mf_jw_take_line(&w, len);
+	ob_jw_obj_end(&w);
+	return ob_jw_take_line(&w, len);
 }
 
 /* ---------------------------------------------------------------------------------------------------- */
@@ -258,8 +258,8 @@ void mf_model_free(struct mf_model *m)
 	free(m->template_text);
 	free(m->system);
 	mf_strlist_free(m->licenses, m->n_licenses);
-	mf_json_free(m->params);
-	mf_json_free(m->messages_doc);
+	ob_json_free(m->params);
+	ob_json_free(m->messages_doc);
 	for (size_t i = 0; i < m->n_messages; i++) {
 		free(m->messages[i].role);
 		free(m->messages[i].content);
@@ -280,28 +280,28 @@ static int read_text_layer(const struct mf_store *s, const struct mf_layer *l, c
 
 static int load_messages(struct mf_model *m, const char *data, size_t n, struct mf_error *err)
 {
-	struct mf_json_error jerr;
-	m->messages_doc = mf_json_parse(data, n, &jerr);
+	struct ob_json_error jerr;
+	m->messages_doc = ob_json_parse(data, n, &jerr);
 	if (!m->messages_doc)
 		return mf_error_set(err, MF_ERR_FORMAT, "%s", jerr.message);
-	const struct mf_json *a = mf_json_root(m->messages_doc);
-	if (a->type == MF_JSON_NULL)
+	const struct ob_json *a = ob_json_root(m->messages_doc);
+	if (a->type == OB_JSON_NULL)
 		return MF_OK;
-	if (a->type != MF_JSON_ARRAY)
+	if (a->type != OB_JSON_ARRAY)
 		return mf_error_set(err, MF_ERR_FORMAT, "json: cannot unmarshal %s into Go value of type []api.Message",
-				    mf_json_type_name(a));
+				    ob_json_type_name(a));
 	m->messages = a->count ? calloc(a->count, sizeof *m->messages) : NULL;
 	if (a->count && !m->messages)
 		return mf_error_set(err, MF_ERR_NOMEM, "out of memory");
-	MF_JSON_FOREACH(e, a)
+	OB_JSON_FOREACH(e, a)
 	{
-		if (e->type != MF_JSON_OBJECT)
+		if (e->type != OB_JSON_OBJECT)
 			return mf_error_set(err, MF_ERR_FORMAT,
-					    "json: cannot unmarshal %s into Go value of type api.Message", mf_json_type_name(e));
-		const struct mf_json *r = mf_json_get_fold(e, "role"), *c = mf_json_get_fold(e, "content");
+					    "json: cannot unmarshal %s into Go value of type api.Message", ob_json_type_name(e));
+		const struct ob_json *r = ob_json_get_fold(e, "role"), *c = ob_json_get_fold(e, "content");
 		struct mf_message *msg = &m->messages[m->n_messages++];
-		msg->role = r && r->type == MF_JSON_STRING ? strndup(r->str, r->len) : strdup("");
-		msg->content = c && c->type == MF_JSON_STRING ? strndup(c->str, c->len) : strdup("");
+		msg->role = r && r->type == OB_JSON_STRING ? strndup(r->str, r->len) : strdup("");
+		msg->content = c && c->type == OB_JSON_STRING ? strndup(c->str, c->len) : strdup("");
 		if (!msg->role || !msg->content)
 			return mf_error_set(err, MF_ERR_NOMEM, "out of memory");
 		/* api.Message lower-cases the role on decode */
@@ -392,17 +392,17 @@ int mf_model_load(const struct mf_store *s, const char *name, struct mf_model **
 			}
 		} else if (strcmp(mt, MF_MEDIA_PARAMS) == 0) {
 			if ((rc = read_text_layer(s, l, &text, &len, err)) == MF_OK) {
-				struct mf_json_error jerr;
-				struct mf_json_doc *d = mf_json_parse(text, len, &jerr);
+				struct ob_json_error jerr;
+				struct ob_json_doc *d = ob_json_parse(text, len, &jerr);
 				if (!d) {
 					rc = mf_error_set(err, MF_ERR_FORMAT, "%s", jerr.message);
-				} else if (mf_json_root(d)->type != MF_JSON_OBJECT && mf_json_root(d)->type != MF_JSON_NULL) {
+				} else if (ob_json_root(d)->type != OB_JSON_OBJECT && ob_json_root(d)->type != OB_JSON_NULL) {
 					rc = mf_error_set(err, MF_ERR_FORMAT,
 							  "json: cannot unmarshal %s into Go value of type map[string]interface {}",
-							  mf_json_type_name(mf_json_root(d)));
-					mf_json_free(d);
+							  ob_json_type_name(ob_json_root(d)));
+					ob_json_free(d);
 				} else {
-					mf_json_free(m->params);
+					ob_json_free(m->params);
 					m->params = d;
 				}
 			}
@@ -416,7 +416,7 @@ int mf_model_load(const struct mf_store *s, const char *name, struct mf_model **
 					free(m->messages);
 					m->messages = NULL;
 					m->n_messages = 0;
-					mf_json_free(m->messages_doc);
+					ob_json_free(m->messages_doc);
 					m->messages_doc = NULL;
 				}
 				rc = load_messages(m, text, len, err);
@@ -445,91 +445,91 @@ fail:
 /* show */
 
 /* Go's %v (sharp = false) or %#v (sharp = true) of a value json.Decode produced. */
-static void go_print(struct mf_buf *b, const struct mf_json *v, bool sharp)
+static void go_print(struct ob_buf *b, const struct ob_json *v, bool sharp)
 {
 	char num[40];
 	switch (v->type) {
-	case MF_JSON_NULL: mf_buf_puts(b, "<nil>"); return;
-	case MF_JSON_BOOL: mf_buf_puts(b, v->boolean ? "true" : "false"); return;
-	case MF_JSON_NUMBER:
-		mf_go_format_float(num, v->number);
-		mf_buf_puts(b, num);
+	case OB_JSON_NULL: ob_buf_puts(b, "<nil>"); return;
+	case OB_JSON_BOOL: ob_buf_puts(b, v->boolean ? "true" : "false"); return;
+	case OB_JSON_NUMBER:
+		ob_go_format_float(num, v->number);
+		ob_buf_puts(b, num);
 		return;
-	case MF_JSON_STRING:
+	case OB_JSON_STRING:
 		if (sharp)
-			mf_go_quote(b, v->str, v->len);
+			ob_go_quote(b, v->str, v->len);
 		else
-			mf_buf_append(b, v->str, v->len);
+			ob_buf_append(b, v->str, v->len);
 		return;
-	case MF_JSON_ARRAY: {
-		mf_buf_puts(b, sharp ? "[]interface {}{" : "[");
+	case OB_JSON_ARRAY: {
+		ob_buf_puts(b, sharp ? "[]interface {}{" : "[");
 		bool first = true;
-		MF_JSON_FOREACH(e, v)
+		OB_JSON_FOREACH(e, v)
 		{
 			if (!first)
-				mf_buf_puts(b, sharp ? ", " : " ");
+				ob_buf_puts(b, sharp ? ", " : " ");
 			first = false;
 			go_print(b, e, sharp);
 		}
-		mf_buf_puts(b, sharp ? "}" : "]");
+		ob_buf_puts(b, sharp ? "}" : "]");
 		return;
 	}
-	case MF_JSON_OBJECT: {
+	case OB_JSON_OBJECT: {
 		/* fmt prints maps with sorted keys: map[k:v k2:v2] / map[string]interface {}{"k":v, ...} */
-		struct mf_jw w;
-		mf_jw_init(&w, 0, 0);
-		mf_jw_go_value(&w, v); /* sorted, de-duplicated copy to walk */
-		struct mf_json_error jerr;
-		const char *js = mf_jw_str(&w);
-		struct mf_json_doc *d = js ? mf_json_parse(js, strlen(js), &jerr) : NULL;
-		mf_buf_puts(b, sharp ? "map[string]interface {}{" : "map[");
+		struct ob_jw w;
+		ob_jw_init(&w, 0, 0);
+		ob_jw_go_value(&w, v); /* sorted, de-duplicated copy to walk */
+		struct ob_json_error jerr;
+		const char *js = ob_jw_str(&w);
+		struct ob_json_doc *d = js ? ob_json_parse(js, strlen(js), &jerr) : NULL;
+		ob_buf_puts(b, sharp ? "map[string]interface {}{" : "map[");
 		bool first = true;
 		if (d)
-			MF_JSON_FOREACH_MEMBER(k, val, mf_json_root(d))
+			OB_JSON_FOREACH_MEMBER(k, val, ob_json_root(d))
 			{
 				if (!first)
-					mf_buf_puts(b, sharp ? ", " : " ");
+					ob_buf_puts(b, sharp ? ", " : " ");
 				first = false;
 				if (sharp)
-					mf_go_quote(b, k->str, k->len);
+					ob_go_quote(b, k->str, k->len);
 				else
-					mf_buf_append(b, k->str, k->len);
-				mf_buf_putc(b, ':');
+					ob_buf_append(b, k->str, k->len);
+				ob_buf_putc(b, ':');
 				go_print(b, val, sharp);
 			}
-		mf_buf_puts(b, sharp ? "}" : "]");
-		mf_json_free(d);
-		mf_jw_free(&w);
+		ob_buf_puts(b, sharp ? "}" : "]");
+		ob_json_free(d);
+		ob_jw_free(&w);
 		return;
 	}
 	}
 }
 
-static char *print_value(const struct mf_json *v, bool sharp)
+static char *print_value(const struct ob_json *v, bool sharp)
 {
-	struct mf_buf b;
-	mf_buf_init(&b, 0);
+	struct ob_buf b;
+	ob_buf_init(&b, 0);
 	go_print(&b, v, sharp);
-	char *s = mf_buf_take(&b);
+	char *s = ob_buf_take(&b);
 	if (!s)
-		mf_buf_free(&b);
+		ob_buf_free(&b);
 	return s;
 }
 
 /* The params object's members sorted by key (de-duplicated): a parsed copy the caller frees. */
-static struct mf_json_doc *sorted_params(const struct mf_model *m)
+static struct ob_json_doc *sorted_params(const struct mf_model *m)
 {
-	if (!m->params || mf_json_root(m->params)->type != MF_JSON_OBJECT)
+	if (!m->params || ob_json_root(m->params)->type != OB_JSON_OBJECT)
 		return NULL;
-	struct mf_jw w;
-	mf_jw_init(&w, 0, 0);
-	if (!mf_jw_go_value(&w, mf_json_root(m->params)) || !mf_jw_str(&w)) {
-		mf_jw_free(&w);
+	struct ob_jw w;
+	ob_jw_init(&w, 0, 0);
+	if (!ob_jw_go_value(&w, ob_json_root(m->params)) || !ob_jw_str(&w)) {
+		ob_jw_free(&w);
 		return NULL;
 	}
-	struct mf_json_error jerr;
-	struct mf_json_doc *d = mf_json_parse(mf_jw_str(&w), strlen(mf_jw_str(&w)), &jerr);
-	mf_jw_free(&w);
+	struct ob_json_error jerr;
+	struct ob_json_doc *d = ob_json_parse(ob_jw_str(&w), strlen(ob_jw_str(&w)), &jerr);
+	ob_jw_free(&w);
 	return d;
 }
 
@@ -553,17 +553,17 @@ char *mf_model_show_modelfile(const struct mf_model *m)
 		ok = mf_modelfile_add(mf, "renderer", m->config.renderer) == MF_OK;
 	if (ok && *m->config.parser)
 		ok = mf_modelfile_add(mf, "parser", m->config.parser) == MF_OK;
-	struct mf_json_doc *params = ok ? sorted_params(m) : NULL;
+	struct ob_json_doc *params = ok ? sorted_params(m) : NULL;
 	if (params) {
-		MF_JSON_FOREACH_MEMBER(k, v, mf_json_root(params))
+		OB_JSON_FOREACH_MEMBER(k, v, ob_json_root(params))
 		{
 			char *key = strndup(k->str, k->len);
 			if (!key) {
 				ok = false;
 				break;
 			}
-			if (v->type == MF_JSON_ARRAY) {
-				MF_JSON_FOREACH(e, v)
+			if (v->type == OB_JSON_ARRAY) {
+				OB_JSON_FOREACH(e, v)
 				{
 					char *s = print_value(e, false);
 					ok = ok && s && mf_modelfile_add(mf, key, s) == MF_OK;
@@ -576,7 +576,7 @@ char *mf_model_show_modelfile(const struct mf_model *m)
 			}
 			free(key);
 		}
-		mf_json_free(params);
+		ob_json_free(params);
 	}
 	for (size_t i = 0; ok && i < m->n_licenses; i++)
 		ok = mf_modelfile_add(mf, "license", m->licenses[i]) == MF_OK;
@@ -594,74 +594,74 @@ char *mf_model_show_modelfile(const struct mf_model *m)
 	mf_modelfile_free(mf);
 	if (!body)
 		return NULL;
-	struct mf_buf b;
-	mf_buf_init(&b, 0);
-	mf_buf_puts(&b, "# Modelfile generated by \"ollama show\"\n");
-	mf_buf_puts(&b, "# To build a new Modelfile based on this, replace FROM with:\n");
-	mf_buf_printf(&b, "# FROM %s\n\n", m->short_name);
-	mf_buf_puts(&b, body);
+	struct ob_buf b;
+	ob_buf_init(&b, 0);
+	ob_buf_puts(&b, "# Modelfile generated by \"ollama show\"\n");
+	ob_buf_puts(&b, "# To build a new Modelfile based on this, replace FROM with:\n");
+	ob_buf_printf(&b, "# FROM %s\n\n", m->short_name);
+	ob_buf_puts(&b, body);
 	free(body);
-	char *s = mf_buf_take(&b);
+	char *s = ob_buf_take(&b);
 	if (!s)
-		mf_buf_free(&b);
+		ob_buf_free(&b);
 	return s;
 }
 
 /* "%-30s %#v\n"-style line into b (fmt pads by runes). */
-static void param_line(struct mf_buf *b, const char *key, size_t klen, const struct mf_json *v, bool *first)
+static void param_line(struct ob_buf *b, const char *key, size_t klen, const struct ob_json *v, bool *first)
 {
 	if (!*first)
-		mf_buf_putc(b, '\n');
+		ob_buf_putc(b, '\n');
 	*first = false;
-	mf_buf_append(b, key, klen);
+	ob_buf_append(b, key, klen);
 	size_t runes = 0;
 	for (size_t i = 0; i < klen; i++)
 		if (((unsigned char)key[i] & 0xC0) != 0x80)
 			runes++;
 	for (size_t i = runes; i < 30; i++)
-		mf_buf_putc(b, ' ');
-	mf_buf_putc(b, ' ');
+		ob_buf_putc(b, ' ');
+	ob_buf_putc(b, ' ');
 	go_print(b, v, true);
 }
 
 char *mf_model_show_parameters(const struct mf_model *m)
 {
-	struct mf_buf b;
-	mf_buf_init(&b, 0);
-	mf_buf_puts(&b, "");
-	struct mf_json_doc *params = sorted_params(m);
+	struct ob_buf b;
+	ob_buf_init(&b, 0);
+	ob_buf_puts(&b, "");
+	struct ob_json_doc *params = sorted_params(m);
 	bool first = true;
 	if (params) {
-		MF_JSON_FOREACH_MEMBER(k, v, mf_json_root(params))
+		OB_JSON_FOREACH_MEMBER(k, v, ob_json_root(params))
 		{
-			if (v->type == MF_JSON_ARRAY) {
-				MF_JSON_FOREACH(e, v)
+			if (v->type == OB_JSON_ARRAY) {
+				OB_JSON_FOREACH(e, v)
 				param_line(&b, k->str, k->len, e, &first);
 			} else {
 				param_line(&b, k->str, k->len, v, &first);
 			}
 		}
-		mf_json_free(params);
+		ob_json_free(params);
 	}
-	char *s = mf_buf_take(&b);
+	char *s = ob_buf_take(&b);
 	if (!s)
-		mf_buf_free(&b);
+		ob_buf_free(&b);
 	return s;
 }
 
 char *mf_model_show_license(const struct mf_model *m)
 {
-	struct mf_buf b;
-	mf_buf_init(&b, 0);
-	mf_buf_puts(&b, "");
+	struct ob_buf b;
+	ob_buf_init(&b, 0);
+	ob_buf_puts(&b, "");
 	for (size_t i = 0; i < m->n_licenses; i++) {
 		if (i)
-			mf_buf_putc(&b, '\n');
-		mf_buf_puts(&b, m->licenses[i]);
+			ob_buf_putc(&b, '\n');
+		ob_buf_puts(&b, m->licenses[i]);
 	}
-	char *s = mf_buf_take(&b);
+	char *s = ob_buf_take(&b);
 	if (!s)
-		mf_buf_free(&b);
+		ob_buf_free(&b);
 	return s;
 }
 

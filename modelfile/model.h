@@ -11,7 +11,7 @@
 #include <stdint.h>
 
 #include "modelfile/error.h"
-#include "modelfile/json.h"
+#include "base/json.h"
 #include "modelfile/name.h"
 #include "modelfile/store.h"
 
@@ -73,8 +73,8 @@ struct mf_model {
 	char *system;                            /* "" when none */
 	char **licenses;
 	size_t n_licenses;
-	struct mf_json_doc *params;              /* the params layer (an object), or NULL */
-	struct mf_json_doc *messages_doc;        /* the messages layer (an array of api.Message), or NULL */
+	struct ob_json_doc *params;              /* the params layer (an object), or NULL */
+	struct ob_json_doc *messages_doc;        /* the messages layer (an array of api.Message), or NULL */
 	struct mf_message *messages;             /* role/content of each message, in order */
 	size_t n_messages;
 	bool has_embed_layer;                    /* an obsolete embed layer was ignored */

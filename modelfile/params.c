@@ -10,7 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "modelfile/gofmt.h"
+#include "base/gofmt.h"
 #include "modelfile/params.h"
 
 static const struct mf_opt_info schema[MF_OPT__COUNT] = {
@@ -181,7 +181,7 @@ static int type_error(struct mf_error *err, const char *key, const char *what)
 }
 
 /* A JSON number as Go's decoder into `any` sees it (float64), or an error for out-of-range literals. */
-static int json_number(const struct mf_json *v, double *out, struct mf_error *err)
+static int json_number(const struct ob_json *v, double *out, struct mf_error *err)
 {
 	if (!isfinite(v->number))
 		return mf_error_set_http(err, MF_ERR_INVALID, 400,
@@ -190,21 +190,21 @@ static int json_number(const struct mf_json *v, double *out, struct mf_error *er
 	return MF_OK;
 }
 
-static int apply_one(struct mf_options *o, const struct mf_opt_info *info, const char *key, const struct mf_json *v,
+static int apply_one(struct mf_options *o, const struct mf_opt_info *info, const char *key, const struct ob_json *v,
 		     struct mf_error *err)
 {
 	double d = 0;
 	switch (info->type) {
 	case MF_OPT_INT:
 	case MF_OPT_INT_PTR:
-		if (v->type != MF_JSON_NUMBER)
+		if (v->type != OB_JSON_NUMBER)
 			return type_error(err, key, "type integer");
 		if (json_number(v, &d, err) != MF_OK)
 			return err ? err->code : MF_ERR_INVALID;
-		*int_field(o, info->id) = mf_go_float_to_int(d);
+		*int_field(o, info->id) = ob_go_float_to_int(d);
 		break;
 	case MF_OPT_FLOAT:
-		if (v->type != MF_JSON_NUMBER)
+		if (v->type != OB_JSON_NUMBER)
 			return type_error(err, key, "type float32");
 		if (json_number(v, &d, err) != MF_OK)
 			return err ? err->code : MF_ERR_INVALID;
@@ -212,21 +212,21 @@ static int apply_one(struct mf_options *o, const struct mf_opt_info *info, const
 		break;
 	case MF_OPT_BOOL:
 	case MF_OPT_BOOL_PTR:
-		if (v->type != MF_JSON_BOOL)
+		if (v->type != OB_JSON_BOOL)
 			return type_error(err, key, "type boolean");
 		*bool_field(o, info->id) = v->boolean;
 		break;
 	case MF_OPT_STRINGS: {
-		if (v->type != MF_JSON_ARRAY)
+		if (v->type != OB_JSON_ARRAY)
 			return type_error(err, key, "type array");
-		MF_JSON_FOREACH(e, v)
-		if (e->type != MF_JSON_STRING)
+		OB_JSON_FOREACH(e, v)
+		if (e->type != OB_JSON_STRING)
 			return type_error(err, key, "an array of strings");
 		char **list = v->count ? calloc(v->count, sizeof *list) : NULL;
 		if (v->count && !list)
 			return mf_error_set(err, MF_ERR_NOMEM, "out of memory");
 		size_t n = 0;
-		MF_JSON_FOREACH(e, v)
+		OB_JSON_FOREACH(e, v)
 		{
 			list[n] = strndup(e->str, e->len);
 			if (!list[n]) {
@@ -245,11 +245,11 @@ static int apply_one(struct mf_options *o, const struct mf_opt_info *info, const
 	return MF_OK;
 }
 
-int mf_options_apply_json(struct mf_options *o, const struct mf_json *obj, struct mf_warnings *w, struct mf_error *err)
+int mf_options_apply_json(struct mf_options *o, const struct ob_json *obj, struct mf_warnings *w, struct mf_error *err)
 {
-	if (!obj || obj->type != MF_JSON_OBJECT)
+	if (!obj || obj->type != OB_JSON_OBJECT)
 		return mf_error_set(err, MF_ERR_INVALID, "options must be a JSON object");
-	MF_JSON_FOREACH_MEMBER(k, v, obj)
+	OB_JSON_FOREACH_MEMBER(k, v, obj)
 	{
 		char key[256];
 		if (k->len >= sizeof key) {
@@ -259,14 +259,14 @@ int mf_options_apply_json(struct mf_options *o, const struct mf_json *obj, struc
 		}
 		memcpy(key, k->str, k->len);
 		key[k->len] = 0;
-		if (strlen(key) != k->len || mf_json_get(obj, key) != v) /* a later duplicate wins, as in a Go map */
+		if (strlen(key) != k->len || ob_json_get(obj, key) != v) /* a later duplicate wins, as in a Go map */
 			continue;
-		if (v->type == MF_JSON_NULL)
+		if (v->type == OB_JSON_NULL)
 			continue;
 		const char *name = canonical_alias(key);
 		int rc = MF_OK;
 		if (strcmp(name, "no_mmap") == 0) {
-			if (v->type != MF_JSON_BOOL)
+			if (v->type != OB_JSON_BOOL)
 				return type_error(err, key, "type boolean");
 			o->use_mmap = !v->boolean;
 			o->set |= 1ull << MF_OPT_USE_MMAP;
@@ -356,7 +356,7 @@ int mf_params_set(struct mf_params *p, const char *name, const char *value, stru
 			       : mf_error_set(err, MF_ERR_NOMEM, "out of memory");
 	if (strcmp(name, "no_mmap") == 0) {
 		bool b;
-		if (!mf_go_parse_bool(value, &b))
+		if (!ob_go_parse_bool(value, &b))
 			return mf_error_set(err, MF_ERR_INVALID, "invalid bool value [%s]", value);
 		struct mf_param *s = param_slot(p, "use_mmap", MF_OPT_BOOL_PTR);
 		if (!s || mf_warn(w, "parameter no_mmap is not an Ollama parameter; stored as use_mmap %s",
@@ -367,7 +367,7 @@ int mf_params_set(struct mf_params *p, const char *name, const char *value, stru
 	}
 	if (strcmp(name, "num_gqa") == 0) {
 		int64_t i;
-		if (!mf_go_parse_int64(value, &i))
+		if (!ob_go_parse_int64(value, &i))
 			return mf_error_set(err, MF_ERR_INVALID, "invalid int value [%s]", value);
 		if (mf_warn(w, "parameter num_gqa is ignored: the model's own attention head counts are used") != MF_OK)
 			return mf_error_set(err, MF_ERR_NOMEM, "out of memory");
@@ -382,16 +382,16 @@ int mf_params_set(struct mf_params *p, const char *name, const char *value, stru
 	switch (info->type) {
 	case MF_OPT_INT:
 	case MF_OPT_INT_PTR:
-		if (!mf_go_parse_int64(value, &i))
+		if (!ob_go_parse_int64(value, &i))
 			return mf_error_set(err, MF_ERR_INVALID, "invalid int value [%s]", value);
 		break;
 	case MF_OPT_FLOAT:
-		if (!mf_go_parse_float32(value, &f))
+		if (!ob_go_parse_float32(value, &f))
 			return mf_error_set(err, MF_ERR_INVALID, "invalid float value [%s]", value);
 		break;
 	case MF_OPT_BOOL:
 	case MF_OPT_BOOL_PTR:
-		if (!mf_go_parse_bool(value, &b))
+		if (!ob_go_parse_bool(value, &b))
 			return mf_error_set(err, MF_ERR_INVALID, "invalid bool value [%s]", value);
 		break;
 	case MF_OPT_STRINGS:
@@ -417,34 +417,34 @@ int mf_params_set(struct mf_params *p, const char *name, const char *value, stru
 	return MF_OK;
 }
 
-int mf_params_write_json(const struct mf_params *p, struct mf_jw *w, struct mf_error *err)
+int mf_params_write_json(const struct mf_params *p, struct ob_jw *w, struct mf_error *err)
 {
-	mf_jw_obj(w);
+	ob_jw_obj(w);
 	for (size_t k = 0; k < p->n; k++) {
 		const struct mf_param *it = &p->items[k];
-		mf_jw_key(w, it->name);
+		ob_jw_key(w, it->name);
 		switch (it->type) {
 		case MF_OPT_INT:
-		case MF_OPT_INT_PTR: mf_jw_int(w, it->i); break;
+		case MF_OPT_INT_PTR: ob_jw_int(w, it->i); break;
 		case MF_OPT_FLOAT:
 			if (!isfinite(it->f))
 				return mf_error_set(err, MF_ERR_INVALID, "json: unsupported value: %s",
 						    isnan(it->f) ? "NaN" : it->f > 0 ? "+Inf" : "-Inf");
-			mf_jw_float32(w, it->f);
+			ob_jw_float32(w, it->f);
 			break;
 		case MF_OPT_BOOL:
-		case MF_OPT_BOOL_PTR: mf_jw_bool(w, it->b); break;
+		case MF_OPT_BOOL_PTR: ob_jw_bool(w, it->b); break;
 		case MF_OPT_STRINGS:
-			mf_jw_arr(w);
+			ob_jw_arr(w);
 			for (size_t j = 0; j < it->n_strs; j++)
-				mf_jw_string(w, it->strs[j]);
-			mf_jw_arr_end(w);
+				ob_jw_string(w, it->strs[j]);
+			ob_jw_arr_end(w);
 			break;
 		}
 	}
-	mf_jw_obj_end(w);
-	if (mf_jw_status(w) != MF_JW_OK)
-		return mf_error_set(err, mf_jw_status(w) == MF_JW_NOMEM ? MF_ERR_NOMEM : MF_ERR_LIMIT,
+	ob_jw_obj_end(w);
+	if (ob_jw_status(w) != OB_JW_OK)
+		return mf_error_set(err, ob_jw_status(w) == OB_JW_NOMEM ? MF_ERR_NOMEM : MF_ERR_LIMIT,
 				    "cannot encode parameters");
 	return MF_OK;
 }

@@ -14,7 +14,7 @@
 #include <stdint.h>
 
 #include "modelfile/error.h"
-#include "modelfile/json.h"
+#include "base/json.h"
 
 /* Go type of an option. */
 enum mf_opt_type {
@@ -116,7 +116,7 @@ int mf_options_copy(struct mf_options *dst, const struct mf_options *src) MF_WUR
  * text, e.g. `option "num_ctx" must be of type integer` (also boolean, float32, array, "must be of an array
  * of strings"), code MF_ERR_INVALID, HTTP 500 as Ollama answers. no_mmap and num_gqa are accepted as in
  * Modelfiles. obj must be an object (else MF_ERR_INVALID). On error o may be partly updated. */
-int mf_options_apply_json(struct mf_options *o, const struct mf_json *obj, struct mf_warnings *w,
+int mf_options_apply_json(struct mf_options *o, const struct ob_json *obj, struct mf_warnings *w,
 			  struct mf_error *err) MF_WUR;
 
 /* ---------------------------------------------------------------------------------------------------- */
@@ -153,7 +153,7 @@ const struct mf_param *mf_params_get(const struct mf_params *p, const char *name
 /* Writes the parameters as one JSON object the way Go's json.Marshal writes the map (sorted keys, int64 as
  * integers, float32 in Go's float32 form, HTML-safe strings). NaN or infinite floats fail as Go fails:
  * "json: unsupported value: +Inf" (MF_ERR_INVALID). */
-int mf_params_write_json(const struct mf_params *p, struct mf_jw *w, struct mf_error *err) MF_WUR;
+int mf_params_write_json(const struct mf_params *p, struct ob_jw *w, struct mf_error *err) MF_WUR;
 
 void mf_params_free(struct mf_params *p);
 

@@ -12,9 +12,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "modelfile/buf.h"
+#include "base/buf.h"
 #include "modelfile/parser.h"
-#include "modelfile/unicode.h"
+#include "base/unicode.h"
 
 static const char err_invalid_command[] =
 	"command must be one of \"from\", \"license\", \"template\", \"system\", \"adapter\", \"draft\", "
@@ -66,14 +66,14 @@ static bool reader_next(struct reader *r, uint32_t *out)
 		return false;
 	if (r->enc == ENC_UTF8) {
 		size_t size;
-		*out = mf_utf8_decode(r->p + r->pos, r->n - r->pos, &size);
+		*out = ob_utf8_decode(r->p + r->pos, r->n - r->pos, &size);
 		r->pos += size;
 		return true;
 	}
 	uint32_t u;
 	if (!read_unit16(r, &u)) { /* a lone trailing byte */
 		r->pos = r->n;
-		*out = MF_RUNE_ERROR;
+		*out = OB_RUNE_ERROR;
 		return true;
 	}
 	if (u >= 0xD800 && u <= 0xDBFF) {
@@ -84,10 +84,10 @@ static bool reader_next(struct reader *r, uint32_t *out)
 			return true;
 		}
 		r->pos = save;
-		*out = MF_RUNE_ERROR;
+		*out = OB_RUNE_ERROR;
 		return true;
 	}
-	*out = (u >= 0xDC00 && u <= 0xDFFF) ? MF_RUNE_ERROR : u;
+	*out = (u >= 0xDC00 && u <= 0xDFFF) ? OB_RUNE_ERROR : u;
 	return true;
 }
 
@@ -297,8 +297,8 @@ int mf_parse(const void *data, size_t size, struct mf_modelfile **out, struct mf
 
 	struct reader rd;
 	reader_init(&rd, data, size);
-	struct mf_buf b;
-	mf_buf_init(&b, (size_t)MF_MAX_MODELFILE_SIZE * 3 + 16);
+	struct ob_buf b;
+	ob_buf_init(&b, (size_t)MF_MAX_MODELFILE_SIZE * 3 + 16);
 	char name[64] = "";  /* the current command's name (a keyword or a PARAMETER name) */
 	char *pname = NULL;  /* a PARAMETER name, which has no length limit */
 	char role[16] = "";
@@ -364,7 +364,7 @@ int mf_parse(const void *data, size_t size, struct mf_modelfile **out, struct mf
 			case ST_VALUE: {
 				size_t a, e;
 				if (!trim_unquote(s, b.len, &a, &e) || is_space(keep)) {
-					if (!mf_buf_put_rune(&b, keep)) {
+					if (!ob_buf_put_rune(&b, keep)) {
 						rc = mf_error_set(err, b.over ? MF_ERR_LIMIT : MF_ERR_NOMEM,
 								  "Modelfile value too large");
 						goto out;
@@ -382,10 +382,10 @@ int mf_parse(const void *data, size_t size, struct mf_modelfile **out, struct mf
 				break;
 			}
 			}
-			mf_buf_reset(&b);
+			ob_buf_reset(&b);
 			curr = next;
 		}
-		if (keep && mf_rune_is_print(keep) && !mf_buf_put_rune(&b, keep)) {
+		if (keep && ob_rune_is_print(keep) && !ob_buf_put_rune(&b, keep)) {
 			rc = mf_error_set(err, b.over ? MF_ERR_LIMIT : MF_ERR_NOMEM, "Modelfile value too large");
 			goto out;
 		}
@@ -422,7 +422,7 @@ int mf_parse(const void *data, size_t size, struct mf_modelfile **out, struct mf
 			break;
 		}
 out:
-	mf_buf_free(&b);
+	ob_buf_free(&b);
 	free(pname);
 	if (rc != MF_OK) {
 		mf_modelfile_free(mf);
@@ -457,12 +457,12 @@ char *mf_quote(const char *s)
 	return strdup(s);
 }
 
-static bool append_command(struct mf_buf *b, const struct mf_command *c)
+static bool append_command(struct ob_buf *b, const struct mf_command *c)
 {
 	static const char *const keyword_cmds[] = {"license", "template", "system", "adapter", "renderer",
 						   "parser",  "requires", "draft",  NULL};
 	if (strcmp(c->name, "model") == 0)
-		return mf_buf_puts(b, "FROM ") && mf_buf_puts(b, c->args);
+		return ob_buf_puts(b, "FROM ") && ob_buf_puts(b, c->args);
 	for (int i = 0; keyword_cmds[i]; i++) {
 		if (strcmp(c->name, keyword_cmds[i]) != 0)
 			continue;
@@ -470,8 +470,8 @@ static bool append_command(struct mf_buf *b, const struct mf_command *c)
 		if (!q)
 			return false;
 		for (const char *k = c->name; *k; k++)
-			mf_buf_putc(b, (char)(*k - 'a' + 'A'));
-		bool ok = mf_buf_putc(b, ' ') && mf_buf_puts(b, q);
+			ob_buf_putc(b, (char)(*k - 'a' + 'A'));
+		bool ok = ob_buf_putc(b, ' ') && ob_buf_puts(b, q);
 		free(q);
 		return ok;
 	}
@@ -481,41 +481,41 @@ static bool append_command(struct mf_buf *b, const struct mf_command *c)
 		char *q = mf_quote(sep ? sep + 2 : "");
 		if (!q)
 			return false;
-		bool ok = mf_buf_puts(b, "MESSAGE ") && mf_buf_append(b, c->args, rl) && mf_buf_putc(b, ' ') &&
-			  mf_buf_puts(b, q);
+		bool ok = ob_buf_puts(b, "MESSAGE ") && ob_buf_append(b, c->args, rl) && ob_buf_putc(b, ' ') &&
+			  ob_buf_puts(b, q);
 		free(q);
 		return ok;
 	}
 	char *q = mf_quote(c->args);
 	if (!q)
 		return false;
-	bool ok = mf_buf_puts(b, "PARAMETER ") && mf_buf_puts(b, c->name) && mf_buf_putc(b, ' ') && mf_buf_puts(b, q);
+	bool ok = ob_buf_puts(b, "PARAMETER ") && ob_buf_puts(b, c->name) && ob_buf_putc(b, ' ') && ob_buf_puts(b, q);
 	free(q);
 	return ok;
 }
 
 char *mf_command_string(const struct mf_command *c)
 {
-	struct mf_buf b;
-	mf_buf_init(&b, 0);
+	struct ob_buf b;
+	ob_buf_init(&b, 0);
 	if (!append_command(&b, c)) {
-		mf_buf_free(&b);
+		ob_buf_free(&b);
 		return NULL;
 	}
-	return mf_buf_take(&b);
+	return ob_buf_take(&b);
 }
 
 char *mf_modelfile_string(const struct mf_modelfile *mf)
 {
-	struct mf_buf b;
-	mf_buf_init(&b, 0);
+	struct ob_buf b;
+	ob_buf_init(&b, 0);
 	for (size_t i = 0; i < mf->n_cmds; i++)
-		if (!append_command(&b, &mf->cmds[i]) || !mf_buf_putc(&b, '\n')) {
-			mf_buf_free(&b);
+		if (!append_command(&b, &mf->cmds[i]) || !ob_buf_putc(&b, '\n')) {
+			ob_buf_free(&b);
 			return NULL;
 		}
-	char *s = mf_buf_take(&b);
+	char *s = ob_buf_take(&b);
 	if (!s)
-		mf_buf_free(&b);
+		ob_buf_free(&b);
 	return s;
 }

@@ -16,8 +16,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "modelfile/buf.h"
-#include "modelfile/jsonutil.h"
+#include "base/buf.h"
+#include "base/jsonutil.h"
 #include "modelfile/model.h"
 #include "modelfile/request.h"
 
@@ -668,14 +668,14 @@ static int cmp_file_name(const void *a, const void *b)
 	return strcmp(((const struct mf_req_file *)a)->name, ((const struct mf_req_file *)b)->name);
 }
 
-static void write_files(struct mf_jw *w, const char *key, const struct mf_req_files *f)
+static void write_files(struct ob_jw *w, const char *key, const struct mf_req_files *f)
 {
 	if (!f->n)
 		return;
 	struct mf_req_file *sorted = malloc(f->n * sizeof *sorted);
 	if (!sorted) {
-		mf_jw_key(w, key);
-		mf_jw_null(w);
+		ob_jw_key(w, key);
+		ob_jw_null(w);
 		return;
 	}
 	memcpy(sorted, f->v, f->n * sizeof *sorted);
@@ -683,90 +683,90 @@ static void write_files(struct mf_jw *w, const char *key, const struct mf_req_fi
 		if (!sorted[i].name)
 			sorted[i].name = sorted[i].path;
 	qsort(sorted, f->n, sizeof *sorted, cmp_file_name);
-	mf_jw_key(w, key);
-	mf_jw_obj(w);
+	ob_jw_key(w, key);
+	ob_jw_obj(w);
 	for (size_t i = 0; i < f->n; i++) {
 		if (i + 1 < f->n && strcmp(sorted[i].name, sorted[i + 1].name) == 0)
 			continue; /* a map keeps one entry per name */
-		mf_jw_key(w, sorted[i].name);
-		mf_jw_string(w, sorted[i].digest);
+		ob_jw_key(w, sorted[i].name);
+		ob_jw_string(w, sorted[i].digest);
 	}
-	mf_jw_obj_end(w);
+	ob_jw_obj_end(w);
 	free(sorted);
 }
 
 char *mf_spec_to_json(const struct mf_create_spec *s, size_t *len, struct mf_error *err)
 {
-	struct mf_jw w;
-	mf_jw_init(&w, 0, 0);
-	mf_jw_obj(&w);
-	mf_jw_key(&w, "model");
-	mf_jw_string(&w, s->model ? s->model : "");
+	struct ob_jw w;
+	ob_jw_init(&w, 0, 0);
+	ob_jw_obj(&w);
+	ob_jw_key(&w, "model");
+	ob_jw_string(&w, s->model ? s->model : "");
 	if (s->quantize && *s->quantize) {
-		mf_jw_key(&w, "quantize");
-		mf_jw_string(&w, s->quantize);
+		ob_jw_key(&w, "quantize");
+		ob_jw_string(&w, s->quantize);
 	}
 	if (s->from && *s->from) {
-		mf_jw_key(&w, "from");
-		mf_jw_string(&w, s->from);
+		ob_jw_key(&w, "from");
+		ob_jw_string(&w, s->from);
 	}
 	write_files(&w, "files", &s->files);
 	write_files(&w, "draft_files", &s->draft_files);
 	write_files(&w, "adapters", &s->adapters);
 	if (s->template_text && *s->template_text) {
-		mf_jw_key(&w, "template");
-		mf_jw_string(&w, s->template_text);
+		ob_jw_key(&w, "template");
+		ob_jw_string(&w, s->template_text);
 	}
 	if (s->n_licenses) {
-		mf_jw_key(&w, "license");
-		mf_jw_arr(&w);
+		ob_jw_key(&w, "license");
+		ob_jw_arr(&w);
 		for (size_t i = 0; i < s->n_licenses; i++)
-			mf_jw_string(&w, s->licenses[i]);
-		mf_jw_arr_end(&w);
+			ob_jw_string(&w, s->licenses[i]);
+		ob_jw_arr_end(&w);
 	}
 	if (s->system && *s->system) {
-		mf_jw_key(&w, "system");
-		mf_jw_string(&w, s->system);
+		ob_jw_key(&w, "system");
+		ob_jw_string(&w, s->system);
 	}
 	if (s->params.n) {
-		mf_jw_key(&w, "parameters");
+		ob_jw_key(&w, "parameters");
 		int rc = mf_params_write_json(&s->params, &w, err);
 		if (rc != MF_OK) {
-			mf_jw_free(&w);
+			ob_jw_free(&w);
 			return NULL;
 		}
 	}
 	if (s->n_messages) {
-		mf_jw_key(&w, "messages");
-		mf_jw_arr(&w);
+		ob_jw_key(&w, "messages");
+		ob_jw_arr(&w);
 		for (size_t i = 0; i < s->n_messages; i++) {
-			mf_jw_obj(&w);
-			mf_jw_key(&w, "role");
-			mf_jw_string(&w, s->messages[i].role);
-			mf_jw_key(&w, "content");
-			mf_jw_string(&w, s->messages[i].content);
-			mf_jw_obj_end(&w);
+			ob_jw_obj(&w);
+			ob_jw_key(&w, "role");
+			ob_jw_string(&w, s->messages[i].role);
+			ob_jw_key(&w, "content");
+			ob_jw_string(&w, s->messages[i].content);
+			ob_jw_obj_end(&w);
 		}
-		mf_jw_arr_end(&w);
+		ob_jw_arr_end(&w);
 	}
 	if (s->renderer && *s->renderer) {
-		mf_jw_key(&w, "renderer");
-		mf_jw_string(&w, s->renderer);
+		ob_jw_key(&w, "renderer");
+		ob_jw_string(&w, s->renderer);
 	}
 	if (s->parser && *s->parser) {
-		mf_jw_key(&w, "parser");
-		mf_jw_string(&w, s->parser);
+		ob_jw_key(&w, "parser");
+		ob_jw_string(&w, s->parser);
 	}
 	if (s->requires && *s->requires) {
-		mf_jw_key(&w, "requires");
-		mf_jw_string(&w, s->requires);
+		ob_jw_key(&w, "requires");
+		ob_jw_string(&w, s->requires);
 	}
-	mf_jw_key(&w, "name");
-	mf_jw_string(&w, "");
-	mf_jw_obj_end(&w);
+	ob_jw_key(&w, "name");
+	ob_jw_string(&w, "");
+	ob_jw_obj_end(&w);
 	size_t n = 0;
-	char *out = mf_jw_take(&w, &n);
-	mf_jw_free(&w);
+	char *out = ob_jw_take(&w, &n);
+	ob_jw_free(&w);
 	if (!out) {
 		mf_error_set(err, MF_ERR_NOMEM, "out of memory");
 		return NULL;

@@ -19,10 +19,10 @@
 
 #include <openssl/evp.h>
 
-#include "modelfile/buf.h"
-#include "modelfile/gofmt.h"
-#include "modelfile/json.h"
-#include "modelfile/jsonutil.h"
+#include "base/buf.h"
+#include "base/gofmt.h"
+#include "base/json.h"
+#include "base/jsonutil.h"
 #include "modelfile/store.h"
 
 #define PATH_CAP 4096
@@ -84,7 +84,7 @@ bool mf_env_bool(const char *name)
 	if (!*env_var(name, buf, sizeof buf))
 		return false;
 	bool b;
-	if (!mf_go_parse_bool(buf, &b))
+	if (!ob_go_parse_bool(buf, &b))
 		return true;
 	return b;
 }
@@ -629,39 +629,39 @@ int64_t mf_manifest_total_size(const struct mf_manifest *m)
 }
 
 /* A string member (Go: missing or null → ""); a non-string fails. */
-static int get_str(const struct mf_json *obj, const char *key, char **out, struct mf_error *err)
+static int get_str(const struct ob_json *obj, const char *key, char **out, struct mf_error *err)
 {
 	*out = NULL;
-	const struct mf_json *v = mf_json_get_fold(obj, key);
-	if (!v || v->type == MF_JSON_NULL)
+	const struct ob_json *v = ob_json_get_fold(obj, key);
+	if (!v || v->type == OB_JSON_NULL)
 		return MF_OK;
-	if (v->type != MF_JSON_STRING)
+	if (v->type != OB_JSON_STRING)
 		return mf_error_set(err, MF_ERR_FORMAT, "json: cannot unmarshal %s into Go struct field .%s of type string",
-				    mf_json_type_name(v), key);
+				    ob_json_type_name(v), key);
 	*out = strndup(v->str, v->len);
 	return *out ? MF_OK : mf_error_set(err, MF_ERR_NOMEM, "out of memory");
 }
 
-static int get_int(const struct mf_json *obj, const char *key, int64_t *out, struct mf_error *err)
+static int get_int(const struct ob_json *obj, const char *key, int64_t *out, struct mf_error *err)
 {
 	*out = 0;
-	const struct mf_json *v = mf_json_get_fold(obj, key);
-	if (!v || v->type == MF_JSON_NULL)
+	const struct ob_json *v = ob_json_get_fold(obj, key);
+	if (!v || v->type == OB_JSON_NULL)
 		return MF_OK;
-	if (v->type != MF_JSON_NUMBER || !mf_json_int(v, out))
+	if (v->type != OB_JSON_NUMBER || !ob_json_int(v, out))
 		return mf_error_set(err, MF_ERR_FORMAT, "json: cannot unmarshal %s into Go struct field .%s of type int64",
-				    v->type == MF_JSON_NUMBER ? "number" : mf_json_type_name(v), key);
+				    v->type == OB_JSON_NUMBER ? "number" : ob_json_type_name(v), key);
 	return MF_OK;
 }
 
-static int parse_layer(const struct mf_json *v, struct mf_layer *l, struct mf_error *err)
+static int parse_layer(const struct ob_json *v, struct mf_layer *l, struct mf_error *err)
 {
 	memset(l, 0, sizeof *l);
-	if (v->type == MF_JSON_NULL)
+	if (v->type == OB_JSON_NULL)
 		return MF_OK;
-	if (v->type != MF_JSON_OBJECT)
+	if (v->type != OB_JSON_OBJECT)
 		return mf_error_set(err, MF_ERR_FORMAT, "json: cannot unmarshal %s into Go value of type manifest.Layer",
-				    mf_json_type_name(v));
+				    ob_json_type_name(v));
 	int rc;
 	if ((rc = get_str(v, "mediaType", &l->media_type, err)) != MF_OK ||
 	    (rc = get_str(v, "digest", &l->digest, err)) != MF_OK || (rc = get_int(v, "size", &l->size, err)) != MF_OK ||
@@ -677,36 +677,36 @@ int mf_manifest_parse(const char *data, size_t n, struct mf_manifest **out, stru
 		return mf_error_set(err, MF_ERR_LIMIT, "manifest is %zu bytes, more than the limit of %u", n,
 				    MF_MAX_MANIFEST_SIZE);
 	/* json.Decoder reads one value: trailing whitespace (the encoder's newline) is fine */
-	struct mf_json_error jerr;
-	struct mf_json_doc *doc = mf_json_parse(data, n, &jerr);
+	struct ob_json_error jerr;
+	struct ob_json_doc *doc = ob_json_parse(data, n, &jerr);
 	if (!doc)
 		return mf_error_set(err, strcmp(jerr.message, "out of memory") == 0 ? MF_ERR_NOMEM : MF_ERR_FORMAT, "%s",
 				    jerr.message);
-	const struct mf_json *root = mf_json_root(doc);
+	const struct ob_json *root = ob_json_root(doc);
 	struct mf_manifest *m = calloc(1, sizeof *m);
 	int rc = MF_OK;
 	if (!m) {
 		rc = mf_error_set(err, MF_ERR_NOMEM, "out of memory");
 		goto out;
 	}
-	if (root->type != MF_JSON_OBJECT) {
+	if (root->type != OB_JSON_OBJECT) {
 		rc = mf_error_set(err, MF_ERR_FORMAT, "json: cannot unmarshal %s into Go value of type manifest.Manifest",
-				  mf_json_type_name(root));
+				  ob_json_type_name(root));
 		goto out;
 	}
 	if ((rc = get_int(root, "schemaVersion", &m->schema_version, err)) != MF_OK ||
 	    (rc = get_str(root, "mediaType", &m->media_type, err)) != MF_OK)
 		goto out;
-	const struct mf_json *cfg = mf_json_get_fold(root, "config");
+	const struct ob_json *cfg = ob_json_get_fold(root, "config");
 	if (cfg && (rc = parse_layer(cfg, &m->config, err)) != MF_OK)
 		goto out;
-	const struct mf_json *layers = mf_json_get_fold(root, "layers");
-	if (!layers || layers->type == MF_JSON_NULL) {
+	const struct ob_json *layers = ob_json_get_fold(root, "layers");
+	if (!layers || layers->type == OB_JSON_NULL) {
 		m->layers_null = true;
-	} else if (layers->type != MF_JSON_ARRAY) {
+	} else if (layers->type != OB_JSON_ARRAY) {
 		rc = mf_error_set(err, MF_ERR_FORMAT,
 				  "json: cannot unmarshal %s into Go struct field Manifest.layers of type []manifest.Layer",
-				  mf_json_type_name(layers));
+				  ob_json_type_name(layers));
 		goto out;
 	} else if (layers->count > MF_MAX_LAYERS) {
 		rc = mf_error_set(err, MF_ERR_LIMIT, "manifest has %u layers, more than the limit of %d", layers->count,
@@ -718,7 +718,7 @@ int mf_manifest_parse(const char *data, size_t n, struct mf_manifest **out, stru
 			rc = mf_error_set(err, MF_ERR_NOMEM, "out of memory");
 			goto out;
 		}
-		MF_JSON_FOREACH(e, layers)
+		OB_JSON_FOREACH(e, layers)
 		{
 			rc = parse_layer(e, &m->layers[m->n_layers], err);
 			m->n_layers++;
@@ -727,7 +727,7 @@ int mf_manifest_parse(const char *data, size_t n, struct mf_manifest **out, stru
 		}
 	}
 out:
-	mf_json_free(doc);
+	ob_json_free(doc);
 	if (rc != MF_OK) {
 		mf_manifest_free(m);
 		return rc;
@@ -736,48 +736,48 @@ out:
 	return MF_OK;
 }
 
-static void encode_layer(struct mf_jw *w, const struct mf_layer *l)
+static void encode_layer(struct ob_jw *w, const struct mf_layer *l)
 {
-	mf_jw_obj(w);
-	mf_jw_key(w, "mediaType");
-	mf_jw_string(w, l->media_type ? l->media_type : "");
-	mf_jw_key(w, "digest");
-	mf_jw_string(w, l->digest ? l->digest : "");
-	mf_jw_key(w, "size");
-	mf_jw_int(w, l->size);
+	ob_jw_obj(w);
+	ob_jw_key(w, "mediaType");
+	ob_jw_string(w, l->media_type ? l->media_type : "");
+	ob_jw_key(w, "digest");
+	ob_jw_string(w, l->digest ? l->digest : "");
+	ob_jw_key(w, "size");
+	ob_jw_int(w, l->size);
 	if (l->from && *l->from) {
-		mf_jw_key(w, "from");
-		mf_jw_string(w, l->from);
+		ob_jw_key(w, "from");
+		ob_jw_string(w, l->from);
 	}
 	if (l->name && *l->name) {
-		mf_jw_key(w, "name");
-		mf_jw_string(w, l->name);
+		ob_jw_key(w, "name");
+		ob_jw_string(w, l->name);
 	}
-	mf_jw_obj_end(w);
+	ob_jw_obj_end(w);
 }
 
 char *mf_manifest_encode(const struct mf_layer *config, const struct mf_layer *layers, size_t n_layers, size_t *len)
 {
-	struct mf_jw w;
-	mf_jw_init(&w, 0, 0);
-	mf_jw_obj(&w);
-	mf_jw_key(&w, "schemaVersion");
-	mf_jw_int(&w, 2);
-	mf_jw_key(&w, "mediaType");
-	mf_jw_string(&w, MF_MEDIA_MANIFEST);
-	mf_jw_key(&w, "config");
+	struct ob_jw w;
+	ob_jw_init(&w, 0, 0);
+	ob_jw_obj(&w);
+	ob_jw_key(&w, "schemaVersion");
+	ob_jw_int(&w, 2);
+	ob_jw_key(&w, "mediaType");
+	ob_jw_string(&w, MF_MEDIA_MANIFEST);
+	ob_jw_key(&w, "config");
 	encode_layer(&w, config);
-	mf_jw_key(&w, "layers");
+	ob_jw_key(&w, "layers");
 	if (!layers && n_layers == 0) {
-		mf_jw_null(&w);
+		ob_jw_null(&w);
 	} else {
-		mf_jw_arr(&w);
+		ob_jw_arr(&w);
 		for (size_t i = 0; i < n_layers; i++)
 			encode_layer(&w, &layers[i]);
-		mf_jw_arr_end(&w);
+		ob_jw_arr_end(&w);
 	}
-	mf_jw_obj_end(&w);
-	return mf_jw_take_line(&w, len);
+	ob_jw_obj_end(&w);
+	return ob_jw_take_line(&w, len);
 }
 
 static int manifest_path(const struct mf_store *s, const struct mf_name *n, char *buf, size_t cap, struct mf_error *err)

@@ -20,7 +20,7 @@
 #define MF_TPL_WUR
 #endif
 
-struct mf_json;
+struct ob_json;
 
 /* Limits: a hostile template (or data) cannot hang the caller or exhaust memory. */
 #define MF_TPL_MAX_SOURCE (256u << 10)         /* bytes of template text (library templates are < 20 KiB) */
@@ -102,7 +102,7 @@ struct mf_tpl_tool_call {
 	struct mf_tpl_str id;
 	int64_t index;
 	struct mf_tpl_str name;
-	const struct mf_json *arguments; /* a JSON object, or NULL/null for none ("{}" when printed) */
+	const struct ob_json *arguments; /* a JSON object, or NULL/null for none ("{}" when printed) */
 };
 
 struct mf_tpl_image {
@@ -129,7 +129,7 @@ struct mf_tpl_values {
 	size_t n_messages;
 	/* The request's "tools" array exactly as parsed (api.Tools is decoded from it with Go's rules: unknown
 	 * keys dropped, keys matched case-insensitively); NULL = no tools (nil). */
-	const struct mf_json *tools;
+	const struct ob_json *tools;
 	struct mf_tpl_str prompt; /* with suffix: fill-in-the-middle mode */
 	struct mf_tpl_str suffix;
 	bool think;
@@ -160,12 +160,12 @@ struct mf_tpl_messages {
 	struct mf_tpl_messages_priv *priv;
 };
 
-int mf_tpl_messages_from_json(const struct mf_json *arr, struct mf_tpl_messages **out, struct mf_tpl_error *err)
+int mf_tpl_messages_from_json(const struct ob_json *arr, struct mf_tpl_messages **out, struct mf_tpl_error *err)
 	MF_TPL_WUR;
 void mf_tpl_messages_free(struct mf_tpl_messages *m);
 
 /* Checks that a "tools" array decodes as Ollama's api.Tools (MF_TPL_ERR_DATA with Go's message if not). */
-int mf_tpl_tools_check(const struct mf_json *tools, struct mf_tpl_error *err) MF_TPL_WUR;
+int mf_tpl_tools_check(const struct ob_json *tools, struct mf_tpl_error *err) MF_TPL_WUR;
 
 /* ------------------------------------------------------------------------------------- detection */
 

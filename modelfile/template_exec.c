@@ -15,7 +15,7 @@
 #include <string.h>
 #include <time.h>
 
-#include "modelfile/json.h"
+#include "base/json.h"
 #include "modelfile/template_internal.h"
 
 struct xvar {
@@ -1445,13 +1445,13 @@ static struct tv call_builtin(struct xs *s, int id, const struct tn *node, struc
 		break;
 	}
 	case F_JSON: {
-		struct mf_jw w;
-		mf_jw_init(&w, MF_TPL_MAX_OUTPUT, 0);
+		struct ob_jw w;
+		ob_jw_init(&w, MF_TPL_MAX_OUTPUT, 0);
 		struct tv v = args[0];
 		tv_json(&w, &v);
 		size_t len = 0;
-		char *j = mf_jw_take(&w, &len);
-		mf_jw_free(&w);
+		char *j = ob_jw_take(&w, &len);
+		ob_jw_free(&w);
 		if (!j)
 			return tv_string("", 0); /* Ollama ignores marshal errors */
 		char *p = tpl_arena_strdup(s->a, j, len);

@@ -282,16 +282,16 @@ bool tv_fmt_deref(struct tpl_buf *b, const struct tv *v);
 bool tv_stringer(struct tpl_buf *b, const struct tv *v);
 
 /* Go's encoding/json Marshal of v into the writer's buffer (HTML-escaped). */
-struct mf_jw;
-void tv_json(struct mf_jw *w, const struct tv *v);
+struct ob_jw;
+void tv_json(struct ob_jw *w, const struct tv *v);
 
 /* Truthiness (text/template's isTrue after indirecting interfaces). */
 bool tv_truth(const struct tv *v);
 
 /* Builders from Ollama's request types: see template_value.c. */
-int tv_build_tools(struct tpl_arena *a, const struct mf_json *tools, struct tv *out, struct mf_tpl_error *err);
-int tv_build_args(struct tpl_arena *a, const struct mf_json *args, struct tv *out, struct mf_tpl_error *err);
-int tv_from_json_any(struct tpl_arena *a, const struct mf_json *j, struct tv *out);
+int tv_build_tools(struct tpl_arena *a, const struct ob_json *tools, struct tv *out, struct mf_tpl_error *err);
+int tv_build_args(struct tpl_arena *a, const struct ob_json *args, struct tv *out, struct mf_tpl_error *err);
+int tv_from_json_any(struct tpl_arena *a, const struct ob_json *j, struct tv *out);
 
 /* Go's ToolProperty.ToTypeScriptType on a TT_PROP value. */
 bool tv_prop_typescript(struct tpl_buf *b, const struct tv *prop);
@@ -316,7 +316,7 @@ int tpl_exec(const struct mf_tpl *t, const struct tn *root, const struct tv *dat
 /* A plain Go template (Ollama's functions, missingkey=zero, no {{ .Response }} appended) executed with data
  * decoded from JSON as Go's json.Unmarshal into interface{} would (map[string]any, []any, float64 …). For
  * the engine's tests and fuzz target. *out is malloc'd. */
-int tpl_render_generic(const char *src, size_t len, const struct mf_json *data, int64_t now, char **out,
+int tpl_render_generic(const char *src, size_t len, const struct ob_json *data, int64_t now, char **out,
 		       size_t *out_len, struct mf_tpl_error *err);
 
 #endif

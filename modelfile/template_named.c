@@ -12,7 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "modelfile/json.h"
+#include "base/json.h"
 #include "modelfile/template.h"
 #include "modelfile/template_corpus.h"
 
@@ -70,7 +70,7 @@ static uint32_t *to_runes(const char *s, size_t n, size_t *out_n)
 
 static void corpus_load(void)
 {
-	struct mf_json_error jerr;
+	struct ob_json_error jerr;
 	corpus.named = calloc(tpl_corpus_nfiles, sizeof *corpus.named);
 	if (!corpus.named)
 		return;
@@ -94,25 +94,25 @@ static void corpus_load(void)
 		corpus.nnamed++;
 		if (!f->params)
 			continue;
-		struct mf_json_doc *doc = mf_json_parse(f->params, f->params_len, &jerr);
+		struct ob_json_doc *doc = ob_json_parse(f->params, f->params_len, &jerr);
 		if (!doc)
 			return;
 		t->has_params = true;
-		const struct mf_json *stop = mf_json_get(mf_json_root(doc), "stop");
-		if (stop && stop->type == MF_JSON_ARRAY && stop->count) {
+		const struct ob_json *stop = ob_json_get(ob_json_root(doc), "stop");
+		if (stop && stop->type == OB_JSON_ARRAY && stop->count) {
 			char **list = calloc(stop->count, sizeof *list);
 			if (!list) {
-				mf_json_free(doc);
+				ob_json_free(doc);
 				return;
 			}
 			size_t n = 0;
-			MF_JSON_FOREACH(e, stop)
+			OB_JSON_FOREACH(e, stop)
 			{
-				if (e->type != MF_JSON_STRING)
+				if (e->type != OB_JSON_STRING)
 					continue;
 				list[n] = malloc(e->len + 1);
 				if (!list[n]) {
-					mf_json_free(doc);
+					ob_json_free(doc);
 					return;
 				}
 				memcpy(list[n], e->str, e->len + 1);
@@ -121,22 +121,22 @@ static void corpus_load(void)
 			t->stop = (const char *const *)list;
 			t->n_stop = n;
 		}
-		mf_json_free(doc);
+		ob_json_free(doc);
 	}
-	struct mf_json_doc *doc = mf_json_parse(tpl_corpus_index, tpl_corpus_index_len, &jerr);
+	struct ob_json_doc *doc = ob_json_parse(tpl_corpus_index, tpl_corpus_index_len, &jerr);
 	if (!doc)
 		return;
-	const struct mf_json *root = mf_json_root(doc);
+	const struct ob_json *root = ob_json_root(doc);
 	corpus.index = calloc(root->count ? root->count : 1, sizeof *corpus.index);
 	if (!corpus.index) {
-		mf_json_free(doc);
+		ob_json_free(doc);
 		return;
 	}
-	MF_JSON_FOREACH(e, root)
+	OB_JSON_FOREACH(e, root)
 	{
-		const struct mf_json *name = mf_json_get(e, "name");
-		const struct mf_json *tmpl = mf_json_get(e, "template");
-		if (!name || !tmpl || name->type != MF_JSON_STRING || tmpl->type != MF_JSON_STRING)
+		const struct ob_json *name = ob_json_get(e, "name");
+		const struct ob_json *tmpl = ob_json_get(e, "template");
+		if (!name || !tmpl || name->type != OB_JSON_STRING || tmpl->type != OB_JSON_STRING)
 			continue;
 		size_t which = SIZE_MAX;
 		for (size_t i = 0; i < corpus.nnamed; i++)
@@ -147,13 +147,13 @@ static void corpus_load(void)
 		struct index_entry *ie = &corpus.index[corpus.nindex];
 		ie->runes = to_runes(tmpl->str, tmpl->len, &ie->n);
 		if (!ie->runes) {
-			mf_json_free(doc);
+			ob_json_free(doc);
 			return;
 		}
 		ie->named = which;
 		corpus.nindex++;
 	}
-	mf_json_free(doc);
+	ob_json_free(doc);
 	corpus.ok = true;
 }
 
@@ -237,22 +237,22 @@ char *mf_tpl_named_params_json(const struct mf_tpl_named *t, size_t *len)
 {
 	if (!t || !t->has_params)
 		return NULL;
-	struct mf_jw w;
-	mf_jw_init(&w, 0, 0);
-	mf_jw_obj(&w);
-	mf_jw_key(&w, "stop");
+	struct ob_jw w;
+	ob_jw_init(&w, 0, 0);
+	ob_jw_obj(&w);
+	ob_jw_key(&w, "stop");
 	if (!t->stop)
-		mf_jw_null(&w);
+		ob_jw_null(&w);
 	else {
-		mf_jw_arr(&w);
+		ob_jw_arr(&w);
 		for (size_t i = 0; i < t->n_stop; i++)
-			mf_jw_string(&w, t->stop[i]);
-		mf_jw_arr_end(&w);
+			ob_jw_string(&w, t->stop[i]);
+		ob_jw_arr_end(&w);
 	}
-	mf_jw_obj_end(&w);
+	ob_jw_obj_end(&w);
 	size_t n = 0;
-	char *s = mf_jw_take(&w, &n);
-	mf_jw_free(&w);
+	char *s = ob_jw_take(&w, &n);
+	ob_jw_free(&w);
 	if (!s)
 		return NULL;
 	char *r = realloc(s, n + 2);

@@ -12,7 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "modelfile/json.h"
+#include "base/json.h"
 #include "modelfile/template_internal.h"
 
 static void set_err(struct mf_tpl_error *err, int code, const char *msg)
@@ -993,7 +993,7 @@ done:
 	return MF_TPL_OK;
 }
 
-int tpl_render_generic(const char *src, size_t len, const struct mf_json *data, int64_t now, char **out,
+int tpl_render_generic(const char *src, size_t len, const struct ob_json *data, int64_t now, char **out,
 		       size_t *out_len, struct mf_tpl_error *err)
 {
 	*out = NULL;
@@ -1056,25 +1056,25 @@ struct mf_tpl_messages_priv {
 
 /* Go's decoding error; api.Message has its own UnmarshalJSON, so every error inside a message is reported
  * at the request's "messages" field. */
-static int msg_err(struct mf_tpl_error *err, const struct mf_json *j, const char *field, const char *type)
+static int msg_err(struct mf_tpl_error *err, const struct ob_json *j, const char *field, const char *type)
 {
 	(void)field;
 	if (err) {
 		err->code = MF_TPL_ERR_DATA;
 		err->line = err->col = 0;
 		snprintf(err->msg, sizeof err->msg, "json: cannot unmarshal %s into Go struct field ChatRequest.messages of type %s",
-			 mf_json_type_name(j), type);
+			 ob_json_type_name(j), type);
 	}
 	return MF_TPL_ERR_DATA;
 }
 
-static int get_str(const struct mf_json *obj, const char *key, struct mf_tpl_str *out, const char *field,
+static int get_str(const struct ob_json *obj, const char *key, struct mf_tpl_str *out, const char *field,
 		   struct mf_tpl_error *err)
 {
-	const struct mf_json *v = mf_json_get_fold(obj, key);
-	if (!v || v->type == MF_JSON_NULL)
+	const struct ob_json *v = ob_json_get_fold(obj, key);
+	if (!v || v->type == OB_JSON_NULL)
 		return 0;
-	if (v->type != MF_JSON_STRING)
+	if (v->type != OB_JSON_STRING)
 		return msg_err(err, v, field, "string");
 	out->p = v->str;
 	out->n = v->len;
@@ -1167,13 +1167,13 @@ done:
 	return 0;
 }
 
-static int decode_message(struct tpl_arena *a, const struct mf_json *j, struct mf_tpl_message *m,
+static int decode_message(struct tpl_arena *a, const struct ob_json *j, struct mf_tpl_message *m,
 			  struct mf_tpl_error *err)
 {
 	memset(m, 0, sizeof *m);
-	if (j->type == MF_JSON_NULL)
+	if (j->type == OB_JSON_NULL)
 		return 0;
-	if (j->type != MF_JSON_OBJECT)
+	if (j->type != OB_JSON_OBJECT)
 		return msg_err(err, j, "ChatRequest.messages", "api.Message");
 	int rc;
 	if ((rc = get_str(j, "role", &m->role, "Message.role", err)) ||
@@ -1192,20 +1192,20 @@ static int decode_message(struct tpl_arena *a, const struct mf_json *j, struct m
 				r[i] = (char)(r[i] - 'A' + 'a');
 		m->role.p = r;
 	}
-	const struct mf_json *imgs = mf_json_get_fold(j, "images");
-	if (imgs && imgs->type != MF_JSON_NULL) {
-		if (imgs->type != MF_JSON_ARRAY)
+	const struct ob_json *imgs = ob_json_get_fold(j, "images");
+	if (imgs && imgs->type != OB_JSON_NULL) {
+		if (imgs->type != OB_JSON_ARRAY)
 			return msg_err(err, imgs, "Message.images", "[]api.ImageData");
 		struct mf_tpl_image *im = tpl_arena_alloc(a, (imgs->count ? imgs->count : 1) * sizeof *im);
 		if (!im)
 			return MF_TPL_ERR_NOMEM;
 		size_t i = 0;
-		MF_JSON_FOREACH(e, imgs)
+		OB_JSON_FOREACH(e, imgs)
 		{
-			if (e->type == MF_JSON_NULL) {
+			if (e->type == OB_JSON_NULL) {
 				im[i].data = NULL;
 				im[i].len = 0;
-			} else if (e->type != MF_JSON_STRING)
+			} else if (e->type != OB_JSON_STRING)
 				return msg_err(err, e, "Message.images", "api.ImageData");
 			else if ((rc = b64decode(a, e->str, e->len, &im[i], err)))
 				return rc;
@@ -1214,35 +1214,35 @@ static int decode_message(struct tpl_arena *a, const struct mf_json *j, struct m
 		m->images = im;
 		m->n_images = imgs->count;
 	}
-	const struct mf_json *tcs = mf_json_get_fold(j, "tool_calls");
-	if (tcs && tcs->type != MF_JSON_NULL) {
-		if (tcs->type != MF_JSON_ARRAY)
+	const struct ob_json *tcs = ob_json_get_fold(j, "tool_calls");
+	if (tcs && tcs->type != OB_JSON_NULL) {
+		if (tcs->type != OB_JSON_ARRAY)
 			return msg_err(err, tcs, "Message.tool_calls", "[]api.ToolCall");
 		struct mf_tpl_tool_call *tc = tpl_arena_alloc(a, (tcs->count ? tcs->count : 1) * sizeof *tc);
 		if (!tc)
 			return MF_TPL_ERR_NOMEM;
 		size_t i = 0;
-		MF_JSON_FOREACH(e, tcs)
+		OB_JSON_FOREACH(e, tcs)
 		{
 			struct mf_tpl_tool_call *c = &tc[i++];
 			memset(c, 0, sizeof *c);
-			if (e->type == MF_JSON_NULL)
+			if (e->type == OB_JSON_NULL)
 				continue;
-			if (e->type != MF_JSON_OBJECT)
+			if (e->type != OB_JSON_OBJECT)
 				return msg_err(err, e, "Message.tool_calls", "api.ToolCall");
 			if ((rc = get_str(e, "id", &c->id, "ToolCall.tool_calls.id", err)))
 				return rc;
-			const struct mf_json *fn = mf_json_get_fold(e, "function");
-			if (!fn || fn->type == MF_JSON_NULL)
+			const struct ob_json *fn = ob_json_get_fold(e, "function");
+			if (!fn || fn->type == OB_JSON_NULL)
 				continue;
-			if (fn->type != MF_JSON_OBJECT)
+			if (fn->type != OB_JSON_OBJECT)
 				return msg_err(err, fn, "ToolCall.tool_calls.function", "api.ToolCallFunction");
-			const struct mf_json *idx = mf_json_get_fold(fn, "index");
-			if (idx && idx->type != MF_JSON_NULL) {
+			const struct ob_json *idx = ob_json_get_fold(fn, "index");
+			if (idx && idx->type != OB_JSON_NULL) {
 				int64_t iv;
-				if (idx->type != MF_JSON_NUMBER)
+				if (idx->type != OB_JSON_NUMBER)
 					return msg_err(err, idx, "ToolCallFunction.tool_calls.function.index", "int");
-				if (!mf_json_int(idx, &iv)) {
+				if (!ob_json_int(idx, &iv)) {
 					if (err) {
 						err->code = MF_TPL_ERR_DATA;
 						err->line = err->col = 0;
@@ -1257,8 +1257,8 @@ static int decode_message(struct tpl_arena *a, const struct mf_json *j, struct m
 			}
 			if ((rc = get_str(fn, "name", &c->name, "ToolCallFunction.tool_calls.function.name", err)))
 				return rc;
-			const struct mf_json *args = mf_json_get_fold(fn, "arguments");
-			if (args && args->type != MF_JSON_NULL && args->type != MF_JSON_OBJECT) {
+			const struct ob_json *args = ob_json_get_fold(fn, "arguments");
+			if (args && args->type != OB_JSON_NULL && args->type != OB_JSON_OBJECT) {
 				/* the ordered map's parser (jsonparser.ObjectEach) says this */
 				if (err) {
 					err->code = MF_TPL_ERR_DATA;
@@ -1276,7 +1276,7 @@ static int decode_message(struct tpl_arena *a, const struct mf_json *j, struct m
 	return 0;
 }
 
-int mf_tpl_messages_from_json(const struct mf_json *arr, struct mf_tpl_messages **out, struct mf_tpl_error *err)
+int mf_tpl_messages_from_json(const struct ob_json *arr, struct mf_tpl_messages **out, struct mf_tpl_error *err)
 {
 	*out = NULL;
 	struct mf_tpl_messages *m = calloc(1, sizeof *m);
@@ -1290,8 +1290,8 @@ int mf_tpl_messages_from_json(const struct mf_json *arr, struct mf_tpl_messages 
 	m->priv = p;
 	tpl_arena_init(&p->arena, 0);
 	int rc = 0;
-	if (arr && arr->type != MF_JSON_NULL) {
-		if (arr->type != MF_JSON_ARRAY) {
+	if (arr && arr->type != OB_JSON_NULL) {
+		if (arr->type != OB_JSON_ARRAY) {
 			rc = msg_err(err, arr, "ChatRequest.messages", "[]api.Message");
 			goto fail;
 		}
@@ -1301,7 +1301,7 @@ int mf_tpl_messages_from_json(const struct mf_json *arr, struct mf_tpl_messages 
 			goto fail;
 		}
 		size_t i = 0;
-		MF_JSON_FOREACH(e, arr)
+		OB_JSON_FOREACH(e, arr)
 		{
 			if ((rc = decode_message(&p->arena, e, &m->items[i++], err)))
 				goto fail;
@@ -1328,7 +1328,7 @@ void mf_tpl_messages_free(struct mf_tpl_messages *m)
 	free(m);
 }
 
-int mf_tpl_tools_check(const struct mf_json *tools, struct mf_tpl_error *err)
+int mf_tpl_tools_check(const struct ob_json *tools, struct mf_tpl_error *err)
 {
 	struct tpl_arena a;
 	tpl_arena_init(&a, MF_TPL_MAX_MEMORY);

@@ -13,7 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "modelfile/json.h"
+#include "base/json.h"
 #include "modelfile/template_internal.h"
 
 #define FAKE_POINTER "0xc000010000"
@@ -328,16 +328,16 @@ static void fmt_float_g(struct tpl_buf *b, double f)
 
 static void json_to_buf(struct tpl_buf *b, const struct tv *v, const char *nil_text)
 {
-	struct mf_jw w;
-	mf_jw_init(&w, MF_TPL_MAX_OUTPUT, 0);
+	struct ob_jw w;
+	ob_jw_init(&w, MF_TPL_MAX_OUTPUT, 0);
 	tv_json(&w, v);
-	const char *s = mf_jw_str(&w);
+	const char *s = ob_jw_str(&w);
 	if (s)
 		tpl_buf_puts(b, s);
 	else if (!b->err)
-		b->err = mf_jw_status(&w) == MF_JW_NOMEM ? MF_TPL_ERR_NOMEM : MF_TPL_ERR_LIMIT;
+		b->err = ob_jw_status(&w) == OB_JW_NOMEM ? MF_TPL_ERR_NOMEM : MF_TPL_ERR_LIMIT;
 	(void)nil_text;
-	mf_jw_free(&w);
+	ob_jw_free(&w);
 }
 
 bool tv_stringer(struct tpl_buf *b, const struct tv *v)
@@ -491,14 +491,14 @@ static bool json_empty(const struct tv *v)
 	return false;
 }
 
-static void base64_json(struct mf_jw *w, const unsigned char *p, size_t n)
+static void base64_json(struct ob_jw *w, const unsigned char *p, size_t n)
 {
 	static const char tab[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
 	size_t out = (n + 2) / 3 * 4;
 	char *s = malloc(out + 1);
 	if (!s) {
 		if (!w->status)
-			w->status = MF_JW_NOMEM;
+			w->status = OB_JW_NOMEM;
 		return;
 	}
 	size_t k = 0;
@@ -513,33 +513,33 @@ static void base64_json(struct mf_jw *w, const unsigned char *p, size_t n)
 		s[k++] = i + 1 < n ? tab[(x >> 6) & 63] : '=';
 		s[k++] = i + 2 < n ? tab[x & 63] : '=';
 	}
-	mf_jw_stringn(w, s, k);
+	ob_jw_stringn(w, s, k);
 	free(s);
 }
 
-void tv_json(struct mf_jw *w, const struct tv *v)
+void tv_json(struct ob_jw *w, const struct tv *v)
 {
 	switch (v->kind) {
 	case TV_INVALID:
 	case TV_NIL:
-		mf_jw_null(w);
+		ob_jw_null(w);
 		return;
 	case TV_BOOL:
-		mf_jw_bool(w, v->u.b);
+		ob_jw_bool(w, v->u.b);
 		return;
 	case TV_INT:
 	case TV_UINT8:
-		mf_jw_int(w, v->u.i);
+		ob_jw_int(w, v->u.i);
 		return;
 	case TV_FLOAT:
-		mf_jw_float64(w, v->u.f);
+		ob_jw_float64(w, v->u.f);
 		return;
 	case TV_STRING:
-		mf_jw_stringn(w, v->u.s.p, v->u.s.n);
+		ob_jw_stringn(w, v->u.s.p, v->u.s.n);
 		return;
 	case TV_BYTES:
 		if (v->isnil)
-			mf_jw_null(w);
+			ob_jw_null(w);
 		else
 			base64_json(w, (const unsigned char *)v->u.s.p, v->u.s.n);
 		return;
@@ -550,40 +550,40 @@ void tv_json(struct mf_jw *w, const struct tv *v)
 			return;
 		}
 		if (v->isnil) {
-			mf_jw_null(w);
+			ob_jw_null(w);
 			return;
 		}
-		mf_jw_arr(w);
+		ob_jw_arr(w);
 		for (size_t i = 0; i < v->u.seq.n; i++)
 			tv_json(w, &v->u.seq.v[i]);
-		mf_jw_arr_end(w);
+		ob_jw_arr_end(w);
 		return;
 	case TV_MAP:
 		if (v->isnil) {
-			mf_jw_null(w);
+			ob_jw_null(w);
 			return;
 		}
-		mf_jw_obj(w);
+		ob_jw_obj(w);
 		for (size_t i = 0; i < v->u.map.n; i++) {
-			mf_jw_keyn(w, v->u.map.e[i].key, v->u.map.e[i].key_n);
+			ob_jw_keyn(w, v->u.map.e[i].key, v->u.map.e[i].key_n);
 			tv_json(w, &v->u.map.e[i].val);
 		}
-		mf_jw_obj_end(w);
+		ob_jw_obj_end(w);
 		return;
 	case TV_STRUCT: {
 		const struct tv_type_desc *d = &tv_types[v->type];
 		if (d->is_ptr && v->isnil) {
-			mf_jw_null(w);
+			ob_jw_null(w);
 			return;
 		}
-		mf_jw_obj(w);
+		ob_jw_obj(w);
 		for (size_t i = 0; i < d->nfields; i++) {
 			if (d->fields[i].omitempty && json_empty(&v->u.fields[i]))
 				continue;
-			mf_jw_key(w, d->fields[i].json);
+			ob_jw_key(w, d->fields[i].json);
 			tv_json(w, &v->u.fields[i]);
 		}
-		mf_jw_obj_end(w);
+		ob_jw_obj_end(w);
 		return;
 	}
 	}
@@ -629,25 +629,25 @@ bool tv_prop_typescript(struct tpl_buf *b, const struct tv *prop)
 
 /* Go's decoding of JSON into interface{}: objects → map[string]any (a later duplicate key wins), arrays →
  * []any, numbers → float64, null → nil. */
-int tv_from_json_any(struct tpl_arena *a, const struct mf_json *j, struct tv *out)
+int tv_from_json_any(struct tpl_arena *a, const struct ob_json *j, struct tv *out)
 {
 	*out = tv_invalid();
 	switch (j->type) {
-	case MF_JSON_NULL:
+	case OB_JSON_NULL:
 		*out = tv_nil();
 		return 0;
-	case MF_JSON_BOOL:
+	case OB_JSON_BOOL:
 		*out = tv_bool(j->boolean);
 		break;
-	case MF_JSON_NUMBER:
+	case OB_JSON_NUMBER:
 		if (isinf(j->number))
 			return MF_TPL_ERR_DATA;
 		*out = tv_float(j->number);
 		break;
-	case MF_JSON_STRING:
+	case OB_JSON_STRING:
 		*out = tv_string(j->str, j->len);
 		break;
-	case MF_JSON_ARRAY: {
+	case OB_JSON_ARRAY: {
 		out->kind = TV_SLICE;
 		out->type = TT_ANY_SLICE;
 		out->u.seq.n = j->count;
@@ -655,7 +655,7 @@ int tv_from_json_any(struct tpl_arena *a, const struct mf_json *j, struct tv *ou
 		if (!out->u.seq.v)
 			return MF_TPL_ERR_NOMEM;
 		size_t i = 0;
-		MF_JSON_FOREACH(e, j)
+		OB_JSON_FOREACH(e, j)
 		{
 			int rc = tv_from_json_any(a, e, &out->u.seq.v[i]);
 			if (rc)
@@ -665,14 +665,14 @@ int tv_from_json_any(struct tpl_arena *a, const struct mf_json *j, struct tv *ou
 		}
 		break;
 	}
-	case MF_JSON_OBJECT: {
+	case OB_JSON_OBJECT: {
 		out->kind = TV_MAP;
 		out->type = TT_ANY_MAP;
 		struct tv_entry *e = tpl_arena_alloc(a, (j->count ? j->count : 1) * sizeof *e);
 		if (!e)
 			return MF_TPL_ERR_NOMEM;
 		size_t n = 0;
-		MF_JSON_FOREACH_MEMBER(k, val, j)
+		OB_JSON_FOREACH_MEMBER(k, val, j)
 		{
 			size_t at = n;
 			for (size_t q = 0; q < n; q++)
@@ -704,13 +704,13 @@ struct dctx {
 	char path[160]; /* Go's error field path, e.g. "Tool.function.parameters" */
 };
 
-static int data_err(struct dctx *d, const struct mf_json *j, const char *gotype)
+static int data_err(struct dctx *d, const struct ob_json *j, const char *gotype)
 {
 	if (d->err) {
 		d->err->code = MF_TPL_ERR_DATA;
 		d->err->line = d->err->col = 0;
 		snprintf(d->err->msg, sizeof d->err->msg, "json: cannot unmarshal %s into Go struct field %s of type %s",
-			 mf_json_type_name(j), d->path, gotype);
+			 ob_json_type_name(j), d->path, gotype);
 	}
 	return MF_TPL_ERR_DATA;
 }
@@ -730,17 +730,17 @@ static void path_set(struct dctx *d, const char *strct, const char *field)
 	snprintf(d->path, sizeof d->path, "%s.tools.%s", strct, field);
 }
 
-static int dec_string(struct dctx *d, const struct mf_json *j, struct tv *out)
+static int dec_string(struct dctx *d, const struct ob_json *j, struct tv *out)
 {
-	if (j->type == MF_JSON_NULL)
+	if (j->type == OB_JSON_NULL)
 		return 0; /* Go leaves the field alone */
-	if (j->type != MF_JSON_STRING)
+	if (j->type != OB_JSON_STRING)
 		return data_err(d, j, "string");
 	*out = tv_string(j->str, j->len);
 	return 0;
 }
 
-static int dec_any(struct dctx *d, const struct mf_json *j, struct tv *out)
+static int dec_any(struct dctx *d, const struct ob_json *j, struct tv *out)
 {
 	int rc = tv_from_json_any(d->a, j, out);
 	if (rc == MF_TPL_ERR_NOMEM)
@@ -751,13 +751,13 @@ static int dec_any(struct dctx *d, const struct mf_json *j, struct tv *out)
 	return 0;
 }
 
-static int dec_strings(struct dctx *d, const struct mf_json *j, uint8_t type, struct tv *out)
+static int dec_strings(struct dctx *d, const struct ob_json *j, uint8_t type, struct tv *out)
 {
-	if (j->type == MF_JSON_NULL) {
+	if (j->type == OB_JSON_NULL) {
 		tv_zero(d->a, type, out);
 		return 0;
 	}
-	if (j->type != MF_JSON_ARRAY)
+	if (j->type != OB_JSON_ARRAY)
 		return data_err(d, j, "[]string");
 	out->kind = TV_SLICE;
 	out->type = type;
@@ -767,11 +767,11 @@ static int dec_strings(struct dctx *d, const struct mf_json *j, uint8_t type, st
 	if (!out->u.seq.v)
 		return nomem(d);
 	size_t i = 0;
-	MF_JSON_FOREACH(e, j)
+	OB_JSON_FOREACH(e, j)
 	{
-		if (e->type == MF_JSON_NULL)
+		if (e->type == OB_JSON_NULL)
 			out->u.seq.v[i] = tv_string("", 0);
-		else if (e->type != MF_JSON_STRING)
+		else if (e->type != OB_JSON_STRING)
 			return data_err(d, e, "string");
 		else
 			out->u.seq.v[i] = tv_string(e->str, e->len);
@@ -780,21 +780,21 @@ static int dec_strings(struct dctx *d, const struct mf_json *j, uint8_t type, st
 	return 0;
 }
 
-static int dec_prop(struct dctx *d, const struct mf_json *j, struct tv *out, int depth);
+static int dec_prop(struct dctx *d, const struct ob_json *j, struct tv *out, int depth);
 
 /* An ordered map of ToolProperty (api.ToolPropertiesMap); `ordered` keeps insertion order. */
-static int dec_propmap(struct dctx *d, const struct mf_json *j, uint8_t type, struct tv *out, int depth)
+static int dec_propmap(struct dctx *d, const struct ob_json *j, uint8_t type, struct tv *out, int depth)
 {
 	tv_zero(d->a, type, out);
-	if (j->type == MF_JSON_NULL)
+	if (j->type == OB_JSON_NULL)
 		return 0;
-	if (j->type != MF_JSON_OBJECT)
+	if (j->type != OB_JSON_OBJECT)
 		return data_err(d, j, "api.ToolPropertiesMap");
 	struct tv_entry *e = tpl_arena_alloc(d->a, (j->count ? j->count : 1) * sizeof *e);
 	if (!e)
 		return nomem(d);
 	size_t n = 0;
-	MF_JSON_FOREACH_MEMBER(k, val, j)
+	OB_JSON_FOREACH_MEMBER(k, val, j)
 	{
 		size_t at = n;
 		for (size_t q = 0; q < n; q++)
@@ -816,22 +816,22 @@ static int dec_propmap(struct dctx *d, const struct mf_json *j, uint8_t type, st
 	return 0;
 }
 
-static int dec_prop(struct dctx *d, const struct mf_json *j, struct tv *out, int depth)
+static int dec_prop(struct dctx *d, const struct ob_json *j, struct tv *out, int depth)
 {
 	if (depth > 64)
 		return data_err(d, j, "api.ToolProperty");
 	if (!tv_zero(d->a, TT_PROP, out))
 		return nomem(d);
-	if (j->type == MF_JSON_NULL)
+	if (j->type == OB_JSON_NULL)
 		return 0;
-	if (j->type != MF_JSON_OBJECT)
+	if (j->type != OB_JSON_OBJECT)
 		return data_err(d, j, "api.ToolProperty");
 	struct tv *f = out->u.fields;
-	const struct mf_json *v;
+	const struct ob_json *v;
 	int rc;
-	if ((v = mf_json_get_fold(j, "anyOf")) && v->type != MF_JSON_NULL) {
+	if ((v = ob_json_get_fold(j, "anyOf")) && v->type != OB_JSON_NULL) {
 		path_set(d, "ToolFunctionParameters", "function.parameters.properties");
-		if (v->type != MF_JSON_ARRAY)
+		if (v->type != OB_JSON_ARRAY)
 			return data_err(d, v, "[]api.ToolProperty");
 		f[0].isnil = 0;
 		f[0].u.seq.n = v->count;
@@ -839,55 +839,55 @@ static int dec_prop(struct dctx *d, const struct mf_json *j, struct tv *out, int
 		if (!f[0].u.seq.v)
 			return nomem(d);
 		size_t i = 0;
-		MF_JSON_FOREACH(e, v)
+		OB_JSON_FOREACH(e, v)
 		{
 			if ((rc = dec_prop(d, e, &f[0].u.seq.v[i++], depth + 1)))
 				return rc;
 		}
 	}
-	if ((v = mf_json_get_fold(j, "type"))) {
+	if ((v = ob_json_get_fold(j, "type"))) {
 		/* PropertyType.UnmarshalJSON: a string (null counts as "") or an array of strings */
 		path_set(d, "ToolFunctionParameters", "function.parameters.properties");
-		if (v->type == MF_JSON_STRING || v->type == MF_JSON_NULL) {
+		if (v->type == OB_JSON_STRING || v->type == OB_JSON_NULL) {
 			f[1].isnil = 0;
 			f[1].u.seq.n = 1;
 			f[1].u.seq.v = tpl_arena_alloc(d->a, sizeof(struct tv));
 			if (!f[1].u.seq.v)
 				return nomem(d);
-			f[1].u.seq.v[0] = v->type == MF_JSON_STRING ? tv_string(v->str, v->len) : tv_string("", 0);
-		} else if (v->type == MF_JSON_ARRAY) {
+			f[1].u.seq.v[0] = v->type == OB_JSON_STRING ? tv_string(v->str, v->len) : tv_string("", 0);
+		} else if (v->type == OB_JSON_ARRAY) {
 			if ((rc = dec_strings(d, v, TT_PROPTYPE, &f[1])))
 				return rc;
 		} else
 			return data_err(d, v, "[]string");
 	}
-	if ((v = mf_json_get_fold(j, "items"))) {
+	if ((v = ob_json_get_fold(j, "items"))) {
 		path_set(d, "ToolFunctionParameters", "function.parameters.properties");
 		if ((rc = dec_any(d, v, &f[2])))
 			return rc;
 	}
-	if ((v = mf_json_get_fold(j, "description"))) {
+	if ((v = ob_json_get_fold(j, "description"))) {
 		path_set(d, "ToolFunctionParameters", "function.parameters.properties");
 		if ((rc = dec_string(d, v, &f[3])))
 			return rc;
 	}
-	if ((v = mf_json_get_fold(j, "enum"))) {
+	if ((v = ob_json_get_fold(j, "enum"))) {
 		path_set(d, "ToolFunctionParameters", "function.parameters.properties");
-		if (v->type == MF_JSON_NULL) {
+		if (v->type == OB_JSON_NULL) {
 			tv_zero(d->a, TT_ANY_SLICE, &f[4]);
-		} else if (v->type != MF_JSON_ARRAY) {
+		} else if (v->type != OB_JSON_ARRAY) {
 			return data_err(d, v, "[]interface {}");
 		} else if ((rc = dec_any(d, v, &f[4]))) {
 			return rc;
 		}
 		f[4].iface = 0;
 	}
-	if ((v = mf_json_get_fold(j, "properties"))) {
+	if ((v = ob_json_get_fold(j, "properties"))) {
 		path_set(d, "ToolFunctionParameters", "function.parameters.properties");
 		if ((rc = dec_propmap(d, v, TT_PROPMAP, &f[5], depth)))
 			return rc;
 	}
-	if ((v = mf_json_get_fold(j, "required"))) {
+	if ((v = ob_json_get_fold(j, "required"))) {
 		path_set(d, "ToolFunctionParameters", "function.parameters.properties");
 		if ((rc = dec_strings(d, v, TT_STRING_SLICE, &f[6])))
 			return rc;
@@ -897,76 +897,76 @@ static int dec_prop(struct dctx *d, const struct mf_json *j, struct tv *out, int
 
 /* api.Tool → templateTool (convertToolsForTemplate): unknown keys are dropped, the top-level properties
  * become a plain map (sorted when printed). */
-static int dec_tool(struct dctx *d, const struct mf_json *j, struct tv *out)
+static int dec_tool(struct dctx *d, const struct ob_json *j, struct tv *out)
 {
 	if (!tv_zero(d->a, TT_TOOL, out))
 		return nomem(d);
-	if (j->type == MF_JSON_NULL)
+	if (j->type == OB_JSON_NULL)
 		return 0;
-	if (j->type != MF_JSON_OBJECT) {
+	if (j->type != OB_JSON_OBJECT) {
 		snprintf(d->path, sizeof d->path, "ChatRequest.tools");
 		return data_err(d, j, "api.Tool");
 	}
 	struct tv *f = out->u.fields;
-	const struct mf_json *v, *fn;
+	const struct ob_json *v, *fn;
 	int rc;
-	if ((v = mf_json_get_fold(j, "type"))) {
+	if ((v = ob_json_get_fold(j, "type"))) {
 		path_set(d, "Tool", "type");
 		if ((rc = dec_string(d, v, &f[0])))
 			return rc;
 	}
-	if ((v = mf_json_get_fold(j, "items"))) {
+	if ((v = ob_json_get_fold(j, "items"))) {
 		path_set(d, "Tool", "items");
 		if ((rc = dec_any(d, v, &f[1])))
 			return rc;
 	}
-	fn = mf_json_get_fold(j, "function");
-	if (!fn || fn->type == MF_JSON_NULL)
+	fn = ob_json_get_fold(j, "function");
+	if (!fn || fn->type == OB_JSON_NULL)
 		return 0;
-	if (fn->type != MF_JSON_OBJECT) {
+	if (fn->type != OB_JSON_OBJECT) {
 		path_set(d, "Tool", "function");
 		return data_err(d, fn, "api.ToolFunction");
 	}
 	struct tv *ff = f[2].u.fields;
-	if ((v = mf_json_get_fold(fn, "name"))) {
+	if ((v = ob_json_get_fold(fn, "name"))) {
 		path_set(d, "ToolFunction", "function.name");
 		if ((rc = dec_string(d, v, &ff[0])))
 			return rc;
 	}
-	if ((v = mf_json_get_fold(fn, "description"))) {
+	if ((v = ob_json_get_fold(fn, "description"))) {
 		path_set(d, "ToolFunction", "function.description");
 		if ((rc = dec_string(d, v, &ff[1])))
 			return rc;
 	}
-	const struct mf_json *params = mf_json_get_fold(fn, "parameters");
-	if (!params || params->type == MF_JSON_NULL)
+	const struct ob_json *params = ob_json_get_fold(fn, "parameters");
+	if (!params || params->type == OB_JSON_NULL)
 		return 0;
-	if (params->type != MF_JSON_OBJECT) {
+	if (params->type != OB_JSON_OBJECT) {
 		path_set(d, "ToolFunction", "function.parameters");
 		return data_err(d, params, "api.ToolFunctionParameters");
 	}
 	struct tv *pf = ff[2].u.fields;
-	if ((v = mf_json_get_fold(params, "type"))) {
+	if ((v = ob_json_get_fold(params, "type"))) {
 		path_set(d, "ToolFunctionParameters", "function.parameters.type");
 		if ((rc = dec_string(d, v, &pf[0])))
 			return rc;
 	}
-	if ((v = mf_json_get_fold(params, "$defs"))) {
+	if ((v = ob_json_get_fold(params, "$defs"))) {
 		path_set(d, "ToolFunctionParameters", "function.parameters.$defs");
 		if ((rc = dec_any(d, v, &pf[1])))
 			return rc;
 	}
-	if ((v = mf_json_get_fold(params, "items"))) {
+	if ((v = ob_json_get_fold(params, "items"))) {
 		path_set(d, "ToolFunctionParameters", "function.parameters.items");
 		if ((rc = dec_any(d, v, &pf[2])))
 			return rc;
 	}
-	if ((v = mf_json_get_fold(params, "required"))) {
+	if ((v = ob_json_get_fold(params, "required"))) {
 		path_set(d, "ToolFunctionParameters", "function.parameters.required");
 		if ((rc = dec_strings(d, v, TT_STRING_SLICE, &pf[3])))
 			return rc;
 	}
-	if ((v = mf_json_get_fold(params, "properties"))) {
+	if ((v = ob_json_get_fold(params, "properties"))) {
 		path_set(d, "ToolFunctionParameters", "function.parameters.properties");
 		/* ToMap(): a plain map, so keys print sorted */
 		if ((rc = dec_propmap(d, v, TT_PROPS, &pf[4], 0)))
@@ -976,13 +976,13 @@ static int dec_tool(struct dctx *d, const struct mf_json *j, struct tv *out)
 	return 0;
 }
 
-int tv_build_tools(struct tpl_arena *a, const struct mf_json *tools, struct tv *out, struct mf_tpl_error *err)
+int tv_build_tools(struct tpl_arena *a, const struct ob_json *tools, struct tv *out, struct mf_tpl_error *err)
 {
 	struct dctx d = {.a = a, .err = err};
 	tv_zero(a, TT_TOOLS, out);
-	if (!tools || tools->type == MF_JSON_NULL)
+	if (!tools || tools->type == OB_JSON_NULL)
 		return 0;
-	if (tools->type != MF_JSON_ARRAY) {
+	if (tools->type != OB_JSON_ARRAY) {
 		snprintf(d.path, sizeof d.path, "ChatRequest.tools");
 		return data_err(&d, tools, "api.Tools");
 	}
@@ -992,7 +992,7 @@ int tv_build_tools(struct tpl_arena *a, const struct mf_json *tools, struct tv *
 	if (!out->u.seq.v)
 		return nomem(&d);
 	size_t i = 0;
-	MF_JSON_FOREACH(t, tools)
+	OB_JSON_FOREACH(t, tools)
 	{
 		int rc = dec_tool(&d, t, &out->u.seq.v[i++]);
 		if (rc)
@@ -1002,13 +1002,13 @@ int tv_build_tools(struct tpl_arena *a, const struct mf_json *tools, struct tv *
 }
 
 /* Tool-call arguments (ToolCallFunctionArguments → ToMap → templateArgs). */
-int tv_build_args(struct tpl_arena *a, const struct mf_json *args, struct tv *out, struct mf_tpl_error *err)
+int tv_build_args(struct tpl_arena *a, const struct ob_json *args, struct tv *out, struct mf_tpl_error *err)
 {
 	struct dctx d = {.a = a, .err = err};
 	tv_zero(a, TT_ARGS, out);
-	if (!args || args->type == MF_JSON_NULL)
+	if (!args || args->type == OB_JSON_NULL)
 		return 0;
-	if (args->type != MF_JSON_OBJECT) {
+	if (args->type != OB_JSON_OBJECT) {
 		snprintf(d.path, sizeof d.path, "ToolCallFunction.function.arguments");
 		return data_err(&d, args, "map[string]interface {}");
 	}

@@ -21,7 +21,7 @@
 #include "runner/error.h"
 #include "runner/model.h"
 #include "runner/sampler.h"
-#include "runner/tokenizer.h"
+#include "runner/tokenizer/tokenizer.h"
 
 #define RN_ENGINE_MAX_STOP 16        /* stop strings per request */
 #define RN_ENGINE_MAX_STOP_LEN 1024  /* bytes per stop string */

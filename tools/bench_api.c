@@ -30,16 +30,16 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "modelfile/buf.h"
+#include "base/buf.h"
 #include "modelfile/create.h"
-#include "modelfile/json.h"
+#include "base/json.h"
 #include "modelfile/model.h"
 #include "modelfile/store.h"
 #include "runner/engine.h"
-#include "runner/http.h"
-#include "runner/server.h"
-#include "runner/server_config.h"
-#include "runner/tokenizer.h"
+#include "runner/server/http.h"
+#include "runner/server/server.h"
+#include "runner/server/envconfig.h"
+#include "runner/tokenizer/tokenizer.h"
 #include "tools/bench_api.h"
 
 #define BENCH_MAX_TOKENS 65536
@@ -130,19 +130,19 @@ static int http_connect(int port)
 /* Handles one decoded chunk payload (one NDJSON line). */
 static void on_chunk(struct run_result *rr, const char *p, size_t n, int64_t t)
 {
-	struct mf_json_error je;
-	struct mf_json_doc *d = mf_json_parse(p, n, &je);
+	struct ob_json_error je;
+	struct ob_json_doc *d = ob_json_parse(p, n, &je);
 	if (!d)
 		return;
-	const struct mf_json *root = mf_json_root(d);
-	const struct mf_json *err = mf_json_get(root, "error");
-	if (err && err->type == MF_JSON_STRING)
+	const struct ob_json *root = ob_json_root(d);
+	const struct ob_json *err = ob_json_get(root, "error");
+	if (err && err->type == OB_JSON_STRING)
 		snprintf(rr->error, sizeof rr->error, "%s", err->str);
-	const struct mf_json *msg = mf_json_get(root, "message");
-	const struct mf_json *c = msg ? mf_json_get(msg, "content") : NULL;
-	const struct mf_json *done = mf_json_get(root, "done");
-	bool is_done = done && done->type == MF_JSON_BOOL && done->boolean;
-	if (!is_done && c && c->type == MF_JSON_STRING && c->len) {
+	const struct ob_json *msg = ob_json_get(root, "message");
+	const struct ob_json *c = msg ? ob_json_get(msg, "content") : NULL;
+	const struct ob_json *done = ob_json_get(root, "done");
+	bool is_done = done && done->type == OB_JSON_BOOL && done->boolean;
+	if (!is_done && c && c->type == OB_JSON_STRING && c->len) {
 		if (!rr->n_lines)
 			rr->t_first = t;
 		rr->t_last = t;
@@ -151,15 +151,15 @@ static void on_chunk(struct run_result *rr, const char *p, size_t n, int64_t t)
 		rr->n_lines++;
 	}
 	if (is_done) {
-		const struct mf_json *v;
-		if ((v = mf_json_get(root, "eval_count")))
-			(void)mf_json_int(v, &rr->eval_count);
-		if ((v = mf_json_get(root, "eval_duration")))
-			(void)mf_json_int(v, &rr->eval_ns);
-		if ((v = mf_json_get(root, "prompt_eval_count")))
-			(void)mf_json_int(v, &rr->prompt_count);
+		const struct ob_json *v;
+		if ((v = ob_json_get(root, "eval_count")))
+			(void)ob_json_int(v, &rr->eval_count);
+		if ((v = ob_json_get(root, "eval_duration")))
+			(void)ob_json_int(v, &rr->eval_ns);
+		if ((v = ob_json_get(root, "prompt_eval_count")))
+			(void)ob_json_int(v, &rr->prompt_count);
 	}
-	mf_json_free(d);
+	ob_json_free(d);
 }
 
 /* POSTs body to path and reads a chunked NDJSON answer; each chunk's read time is taken when its last byte
@@ -184,8 +184,8 @@ static int stream_chat(int port, const char *body, struct run_result *rr, bool w
 		snprintf(rr->error, sizeof rr->error, "write failed");
 		return -1;
 	}
-	struct mf_buf in;
-	mf_buf_init(&in, 256u << 20);
+	struct ob_buf in;
+	ob_buf_init(&in, 256u << 20);
 	char buf[65536];
 	bool headers = false, chunked = false;
 	size_t pos = 0; /* parse position in in */
@@ -194,7 +194,7 @@ static int stream_chat(int port, const char *body, struct run_result *rr, bool w
 		int64_t t = mono();
 		if (k <= 0)
 			break;
-		mf_buf_append(&in, buf, (size_t)k);
+		ob_buf_append(&in, buf, (size_t)k);
 		if (in.failed)
 			break;
 		if (!headers) {
@@ -233,7 +233,7 @@ out:
 		*whole = in.p && headers ? strdup(strstr(in.p, "\r\n\r\n") + 4) : NULL;
 	if (in.p && strncmp(in.p + 9, "200", 3) != 0 && !rr->error[0])
 		snprintf(rr->error, sizeof rr->error, "%.200s", in.p);
-	mf_buf_free(&in);
+	ob_buf_free(&in);
 	return rr->error[0] ? -1 : 0;
 }
 
@@ -479,12 +479,12 @@ static void rm_tree(const char *dir)
 
 static char *json_string(const char *s)
 {
-	struct mf_jw w;
-	mf_jw_init(&w, 0, 0);
-	mf_jw_string(&w, s);
+	struct ob_jw w;
+	ob_jw_init(&w, 0, 0);
+	ob_jw_string(&w, s);
 	size_t n;
-	char *r = mf_jw_take(&w, &n);
-	mf_jw_free(&w);
+	char *r = ob_jw_take(&w, &n);
+	ob_jw_free(&w);
 	return r;
 }
 
@@ -592,13 +592,13 @@ int bench_api(int argc, char **argv)
 	char *whole = NULL;
 	(void)stream_chat(port, render_body, &rr, true, &whole);
 	if (whole) {
-		struct mf_json_error je;
-		struct mf_json_doc *d = mf_json_parse(whole, strlen(whole), &je);
-		const struct mf_json *di = d ? mf_json_get(mf_json_root(d), "_debug_info") : NULL;
-		const struct mf_json *rt = di ? mf_json_get(di, "rendered_template") : NULL;
-		if (rt && rt->type == MF_JSON_STRING)
+		struct ob_json_error je;
+		struct ob_json_doc *d = ob_json_parse(whole, strlen(whole), &je);
+		const struct ob_json *di = d ? ob_json_get(ob_json_root(d), "_debug_info") : NULL;
+		const struct ob_json *rt = di ? ob_json_get(di, "rendered_template") : NULL;
+		if (rt && rt->type == OB_JSON_STRING)
 			rendered = strdup(rt->str);
-		mf_json_free(d);
+		ob_json_free(d);
 		free(whole);
 	}
 	if (!rendered) {

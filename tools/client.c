@@ -15,7 +15,7 @@
 
 #include <curl/curl.h>
 
-#include "modelfile/json.h"
+#include "base/json.h"
 #include "tools/client.h"
 
 #define USER_AGENT "orun/" PACKAGE_VERSION " (linux)"
@@ -200,14 +200,14 @@ static size_t on_header(char *data, size_t size, size_t n, void *ud)
 /* The "error" member of a JSON object, or NULL. malloc'd. */
 static char *json_error_field(const char *p, size_t n, bool *is_json)
 {
-	struct mf_json_error je;
-	struct mf_json_doc *d = mf_json_parse(p, n, &je);
+	struct ob_json_error je;
+	struct ob_json_doc *d = ob_json_parse(p, n, &je);
 	*is_json = d != NULL;
 	if (!d)
 		return NULL;
-	const struct mf_json *e = mf_json_get_fold(mf_json_root(d), "error");
-	char *r = e && e->type == MF_JSON_STRING ? strndup(e->str, e->len) : NULL;
-	mf_json_free(d);
+	const struct ob_json *e = ob_json_get_fold(ob_json_root(d), "error");
+	char *r = e && e->type == OB_JSON_STRING ? strndup(e->str, e->len) : NULL;
+	ob_json_free(d);
 	return r;
 }
 
@@ -376,14 +376,14 @@ int client_do(struct client *c, const char *method, const char *path, const char
 }
 
 int client_do_json(struct client *c, const char *method, const char *path, const char *body, size_t len,
-		   struct mf_json_doc **out)
+		   struct ob_json_doc **out)
 {
 	*out = NULL;
 	struct client_response resp;
 	if (client_do(c, method, path, body, len, &resp) != 0)
 		return -1;
-	struct mf_json_error je;
-	*out = mf_json_parse(resp.body, resp.len, &je);
+	struct ob_json_error je;
+	*out = ob_json_parse(resp.body, resp.len, &je);
 	free(resp.body);
 	if (!*out) {
 		set_err(c, "%s", je.message);

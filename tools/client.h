@@ -44,11 +44,11 @@ struct client_response {
 int client_do(struct client *c, const char *method, const char *path, const char *body, size_t len,
 	      struct client_response *resp);
 
-/* client_do, then the body parsed as JSON into *out (mf_json_free it): 0, or -1 with c->err set (the request's
+/* client_do, then the body parsed as JSON into *out (ob_json_free it): 0, or -1 with c->err set (the request's
  * error, or the parser's message for a body that is not JSON). */
-struct mf_json_doc;
+struct ob_json_doc;
 int client_do_json(struct client *c, const char *method, const char *path, const char *body, size_t len,
-		   struct mf_json_doc **out);
+		   struct ob_json_doc **out);
 
 /* Client.stream: POSTs body and hands each NDJSON line to on_line (return non-zero to stop; put a message
  * in c->err to fail). A status >= 400 fails with "<status line>: <error>" (e.g. "400 Bad Request: invalid

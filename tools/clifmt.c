@@ -7,7 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "modelfile/unicode.h"
+#include "base/unicode.h"
 #include "tools/clifmt.h"
 
 /* ---------------------------------------------------------------------------------------------------- */
@@ -27,7 +27,7 @@ size_t display_width(const char *s)
 	size_t w = 0, n = strlen(s), i = 0;
 	while (i < n) {
 		size_t size;
-		uint32_t r = mf_utf8_decode((const unsigned char *)s + i, n - i, &size);
+		uint32_t r = ob_utf8_decode((const unsigned char *)s + i, n - i, &size);
 		i += size;
 		w += wide(r) ? 2 : 1;
 	}

@@ -25,12 +25,12 @@
 #define BENCH_X86 1
 #endif
 
-#include "modelfile/json.h"
+#include "base/json.h"
 #include "runner/backend.h"
 #include "runner/cpu/pool.h"
 #include "runner/model.h"
 #include "runner/sampler.h"
-#include "runner/tokenizer.h"
+#include "runner/tokenizer/tokenizer.h"
 #include "tools/commands.h"
 #ifdef ORUN_WITH_SERVER
 #include "tools/bench_api.h"
@@ -169,13 +169,13 @@ static double median(const double *v, int n)
 }
 
 /* "key": [v0, v1, ...] */
-static void jw_runs(struct mf_jw *w, const char *key, const double *v, int n)
+static void jw_runs(struct ob_jw *w, const char *key, const double *v, int n)
 {
-	mf_jw_key(w, key);
-	mf_jw_arr(w);
+	ob_jw_key(w, key);
+	ob_jw_arr(w);
 	for (int r = 0; r < n; r++)
-		mf_jw_float64(w, v[r]);
-	mf_jw_arr_end(w);
+		ob_jw_float64(w, v[r]);
+	ob_jw_arr_end(w);
 }
 
 /* Feed n tokens of seq 0 from position p0 in batches of B; the logits of the last one land in out. */
@@ -396,62 +396,62 @@ int cmd_bench(int argc, char **argv)
 	bwbuf = NULL;
 	double achieved = bpt * tg_m / 1e9;
 	if (json) {
-		struct mf_jw w;
-		mf_jw_init(&w, 0, MF_JW_NO_HTML_ESCAPE);
-		mf_jw_obj(&w);
-		mf_jw_key(&w, "model");
-		mf_jw_string(&w, model);
-		mf_jw_key(&w, "architecture");
-		mf_jw_string(&w, m->hp.arch_name);
-		mf_jw_key(&w, "backend");
-		mf_jw_string(&w, rn_backend_instance_name(b));
-		mf_jw_key(&w, "threads");
-		mf_jw_int(&w, threads);
-		mf_jw_key(&w, "n_prompt");
-		mf_jw_int(&w, n_prompt);
-		mf_jw_key(&w, "n_gen");
-		mf_jw_int(&w, n_gen);
-		mf_jw_key(&w, "depth");
-		mf_jw_int(&w, depth);
-		mf_jw_key(&w, "n_batch");
-		mf_jw_int(&w, rp->n_batch);
-		mf_jw_key(&w, "kv_type");
-		mf_jw_string(&w, rn_kv_type_name(rp->kv_type));
-		mf_jw_key(&w, "mmap");
-		mf_jw_bool(&w, !rp->no_mmap);
-		mf_jw_key(&w, "reps");
-		mf_jw_int(&w, reps);
-		mf_jw_key(&w, "prefill_tokens_per_second");
-		mf_jw_float64(&w, pp_m);
-		mf_jw_key(&w, "decode_tokens_per_second");
-		mf_jw_float64(&w, tg_m);
-		mf_jw_key(&w, "time_to_first_token_ms");
-		mf_jw_float64(&w, ttft_m);
-		mf_jw_key(&w, "load_seconds");
-		mf_jw_float64(&w, t_load);
-		mf_jw_key(&w, "peak_rss_mib");
-		mf_jw_float64(&w, rss_mib);
-		mf_jw_key(&w, "bytes_per_token");
-		mf_jw_uint(&w, m->bytes_per_token);
-		mf_jw_key(&w, "kv_bytes_per_token");
-		mf_jw_uint(&w, (uint64_t)kv_bpt);
-		mf_jw_key(&w, "achieved_gb_per_second");
-		mf_jw_float64(&w, achieved);
-		mf_jw_key(&w, "measured_bandwidth_gb_per_second");
-		mf_jw_float64(&w, gbs);
-		mf_jw_key(&w, "roofline_tokens_per_second");
-		mf_jw_float64(&w, gbs > 0 ? gbs * 1e9 / bpt : 0);
-		mf_jw_key(&w, "roofline_percent");
-		mf_jw_float64(&w, roof_pct);
+		struct ob_jw w;
+		ob_jw_init(&w, 0, OB_JW_NO_HTML_ESCAPE);
+		ob_jw_obj(&w);
+		ob_jw_key(&w, "model");
+		ob_jw_string(&w, model);
+		ob_jw_key(&w, "architecture");
+		ob_jw_string(&w, m->hp.arch_name);
+		ob_jw_key(&w, "backend");
+		ob_jw_string(&w, rn_backend_instance_name(b));
+		ob_jw_key(&w, "threads");
+		ob_jw_int(&w, threads);
+		ob_jw_key(&w, "n_prompt");
+		ob_jw_int(&w, n_prompt);
+		ob_jw_key(&w, "n_gen");
+		ob_jw_int(&w, n_gen);
+		ob_jw_key(&w, "depth");
+		ob_jw_int(&w, depth);
+		ob_jw_key(&w, "n_batch");
+		ob_jw_int(&w, rp->n_batch);
+		ob_jw_key(&w, "kv_type");
+		ob_jw_string(&w, rn_kv_type_name(rp->kv_type));
+		ob_jw_key(&w, "mmap");
+		ob_jw_bool(&w, !rp->no_mmap);
+		ob_jw_key(&w, "reps");
+		ob_jw_int(&w, reps);
+		ob_jw_key(&w, "prefill_tokens_per_second");
+		ob_jw_float64(&w, pp_m);
+		ob_jw_key(&w, "decode_tokens_per_second");
+		ob_jw_float64(&w, tg_m);
+		ob_jw_key(&w, "time_to_first_token_ms");
+		ob_jw_float64(&w, ttft_m);
+		ob_jw_key(&w, "load_seconds");
+		ob_jw_float64(&w, t_load);
+		ob_jw_key(&w, "peak_rss_mib");
+		ob_jw_float64(&w, rss_mib);
+		ob_jw_key(&w, "bytes_per_token");
+		ob_jw_uint(&w, m->bytes_per_token);
+		ob_jw_key(&w, "kv_bytes_per_token");
+		ob_jw_uint(&w, (uint64_t)kv_bpt);
+		ob_jw_key(&w, "achieved_gb_per_second");
+		ob_jw_float64(&w, achieved);
+		ob_jw_key(&w, "measured_bandwidth_gb_per_second");
+		ob_jw_float64(&w, gbs);
+		ob_jw_key(&w, "roofline_tokens_per_second");
+		ob_jw_float64(&w, gbs > 0 ? gbs * 1e9 / bpt : 0);
+		ob_jw_key(&w, "roofline_percent");
+		ob_jw_float64(&w, roof_pct);
 		jw_runs(&w, "prefill_runs", pp, reps);
 		jw_runs(&w, "decode_runs", tg, reps);
 		if (bandwidth) {
 			jw_runs(&w, "bandwidth_runs", bw, reps);
 			jw_runs(&w, "roofline_percent_runs", ratio, reps);
 		}
-		mf_jw_obj_end(&w);
-		printf("%s\n", mf_jw_str(&w) ? mf_jw_str(&w) : "{}");
-		mf_jw_free(&w);
+		ob_jw_obj_end(&w);
+		printf("%s\n", ob_jw_str(&w) ? ob_jw_str(&w) : "{}");
+		ob_jw_free(&w);
 	} else {
 		printf("model              %s (%s, %.1f M params, %.1f MiB read per token: weights %.1f, KV cache %.1f "
 		       "on average)\n",

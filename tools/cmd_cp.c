@@ -5,7 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "modelfile/json.h"
+#include "base/json.h"
 #include "tools/clifmt.h"
 #include "tools/client.h"
 #include "tools/commands.h"
@@ -31,22 +31,22 @@ int cmd_cp(int argc, char **argv)
 	struct client c;
 	if (client_init(&c) != 0)
 		return cli_error("%s", c.err);
-	struct mf_jw w;
-	mf_jw_init(&w, 0, 0);
-	mf_jw_obj(&w);
-	mf_jw_key(&w, "source");
-	mf_jw_string(&w, pos[0]);
-	mf_jw_key(&w, "destination");
-	mf_jw_string(&w, pos[1]);
-	mf_jw_obj_end(&w);
+	struct ob_jw w;
+	ob_jw_init(&w, 0, 0);
+	ob_jw_obj(&w);
+	ob_jw_key(&w, "source");
+	ob_jw_string(&w, pos[0]);
+	ob_jw_key(&w, "destination");
+	ob_jw_string(&w, pos[1]);
+	ob_jw_obj_end(&w);
 	struct client_response resp;
-	if (client_heartbeat(&c) != 0 || client_do(&c, "POST", "/api/copy", mf_jw_str(&w), w.len, &resp) != 0) {
+	if (client_heartbeat(&c) != 0 || client_do(&c, "POST", "/api/copy", ob_jw_str(&w), w.len, &resp) != 0) {
 		rc = cli_error("%s", c.err);
 	} else {
 		free(resp.body);
 		printf("copied '%s' to '%s'\n", pos[0], pos[1]);
 	}
-	mf_jw_free(&w);
+	ob_jw_free(&w);
 	client_cleanup(&c);
 	return rc;
 }

@@ -13,7 +13,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "modelfile/json.h"
+#include "base/json.h"
 #include "modelfile/name.h"
 #include "modelfile/parser.h"
 #include "modelfile/request.h"
@@ -145,22 +145,22 @@ static int upload_files(struct client *c, const struct mf_req_files *f, struct p
 static int on_progress(void *ctx, const char *line, size_t n)
 {
 	struct progress *p = ctx;
-	struct mf_json_error je;
-	struct mf_json_doc *d = mf_json_parse(line, n, &je);
+	struct ob_json_error je;
+	struct ob_json_doc *d = ob_json_parse(line, n, &je);
 	if (!d)
 		return 0;
-	const struct mf_json *r = mf_json_root(d);
-	const struct mf_json *st = mf_json_get(r, "status"), *dg = mf_json_get(r, "digest"), *tot = mf_json_get(r, "total"),
-			     *com = mf_json_get(r, "completed");
+	const struct ob_json *r = ob_json_root(d);
+	const struct ob_json *st = ob_json_get(r, "status"), *dg = ob_json_get(r, "digest"), *tot = ob_json_get(r, "total"),
+			     *com = ob_json_get(r, "completed");
 	char status[1024] = "";
-	if (st && st->type == MF_JSON_STRING)
+	if (st && st->type == OB_JSON_STRING)
 		snprintf(status, sizeof status, "%.*s", (int)st->len, st->str);
-	if (dg && dg->type == MF_JSON_STRING && dg->len) {
+	if (dg && dg->type == OB_JSON_STRING && dg->len) {
 		int64_t total = 0, completed = 0;
 		if (tot)
-			(void)mf_json_int(tot, &total);
+			(void)ob_json_int(tot, &total);
 		if (com)
-			(void)mf_json_int(com, &completed);
+			(void)ob_json_int(com, &completed);
 		char label[1500];
 		if (!status[0])
 			snprintf(label, sizeof label, "pulling %.12s...", dg->len > 7 ? dg->str + 7 : dg->str);
@@ -176,7 +176,7 @@ static int on_progress(void *ctx, const char *line, size_t n)
 	} else if (status[0]) {
 		progress_status(p, status);
 	}
-	mf_json_free(d);
+	ob_json_free(d);
 	return 0;
 }
 

@@ -14,10 +14,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "modelfile/json.h"
+#include "base/json.h"
 #include "runner/engine.h"
 #include "runner/model.h"
-#include "runner/tokenizer.h"
+#include "runner/tokenizer/tokenizer.h"
 #include "tools/commands.h"
 
 #define GEN_MAX_STOP RN_ENGINE_MAX_STOP
@@ -86,7 +86,7 @@ static char *read_all(const char *path, size_t *len)
 
 struct gen_state {
 	bool json;
-	struct mf_jw jw;
+	struct ob_jw jw;
 	int32_t *ids;
 	size_t n_ids, cap_ids;
 	enum rn_done_reason reason;
@@ -94,12 +94,12 @@ struct gen_state {
 	char err[512];
 };
 
-static void print_json_line(struct mf_jw *w)
+static void print_json_line(struct ob_jw *w)
 {
-	const char *s = mf_jw_str(w);
+	const char *s = ob_jw_str(w);
 	if (s)
 		printf("%s\n", s);
-	mf_jw_reset(w);
+	ob_jw_reset(w);
 }
 
 static int on_event(void *user, const struct rn_event *ev)
@@ -118,12 +118,12 @@ static int on_event(void *user, const struct rn_event *ev)
 	}
 	if (g->json) {
 		if (ev->token >= 0 || ev->len) {
-			mf_jw_obj(&g->jw);
-			mf_jw_key(&g->jw, "token");
-			mf_jw_int(&g->jw, ev->token);
-			mf_jw_key(&g->jw, "text");
-			mf_jw_stringn(&g->jw, ev->text, ev->len);
-			mf_jw_obj_end(&g->jw);
+			ob_jw_obj(&g->jw);
+			ob_jw_key(&g->jw, "token");
+			ob_jw_int(&g->jw, ev->token);
+			ob_jw_key(&g->jw, "text");
+			ob_jw_stringn(&g->jw, ev->text, ev->len);
+			ob_jw_obj_end(&g->jw);
 			print_json_line(&g->jw);
 		}
 	} else if (ev->len) {
@@ -281,7 +281,7 @@ int cmd_generate(int argc, char **argv)
 	int32_t *ids = NULL;
 	size_t n_ids = 0;
 	struct gen_state g = {.json = json};
-	mf_jw_init(&g.jw, 0, MF_JW_NO_HTML_ESCAPE);
+	ob_jw_init(&g.jw, 0, OB_JW_NO_HTML_ESCAPE);
 
 	m = rn_model_open(model, &err);
 	if (!m) {
@@ -324,39 +324,39 @@ int cmd_generate(int argc, char **argv)
 	double pt = (double)st->prompt_ns / 1e9, et = (double)st->eval_ns / 1e9;
 	int evaluated = st->n_prompt - st->n_cached;
 	if (json) {
-		struct mf_jw *w = &g.jw;
-		mf_jw_obj(w);
-		mf_jw_key(w, "done");
-		mf_jw_bool(w, true);
-		mf_jw_key(w, "done_reason");
-		mf_jw_string(w, rn_done_reason_name(g.reason));
-		mf_jw_key(w, "prompt_tokens");
-		mf_jw_arr(w);
+		struct ob_jw *w = &g.jw;
+		ob_jw_obj(w);
+		ob_jw_key(w, "done");
+		ob_jw_bool(w, true);
+		ob_jw_key(w, "done_reason");
+		ob_jw_string(w, rn_done_reason_name(g.reason));
+		ob_jw_key(w, "prompt_tokens");
+		ob_jw_arr(w);
 		for (size_t i = 0; i < n_ids; i++)
-			mf_jw_int(w, ids[i]);
-		mf_jw_arr_end(w);
-		mf_jw_key(w, "tokens");
-		mf_jw_arr(w);
+			ob_jw_int(w, ids[i]);
+		ob_jw_arr_end(w);
+		ob_jw_key(w, "tokens");
+		ob_jw_arr(w);
 		for (size_t i = 0; i < g.n_ids; i++)
-			mf_jw_int(w, g.ids[i]);
-		mf_jw_arr_end(w);
-		mf_jw_key(w, "prompt_eval_count");
-		mf_jw_int(w, st->n_prompt);
-		mf_jw_key(w, "prompt_eval_duration");
-		mf_jw_int(w, st->prompt_ns);
-		mf_jw_key(w, "eval_count");
-		mf_jw_int(w, st->n_eval);
-		mf_jw_key(w, "eval_duration");
-		mf_jw_int(w, st->eval_ns);
-		mf_jw_key(w, "prompt_tokens_per_second");
-		mf_jw_float64(w, pt > 0 ? evaluated / pt : 0);
-		mf_jw_key(w, "eval_tokens_per_second");
-		mf_jw_float64(w, et > 0 && st->n_eval > 1 ? (st->n_eval - 1) / et : 0);
-		mf_jw_key(w, "context_shifts");
-		mf_jw_int(w, st->n_shift);
-		mf_jw_key(w, "truncated");
-		mf_jw_bool(w, st->truncated);
-		mf_jw_obj_end(w);
+			ob_jw_int(w, g.ids[i]);
+		ob_jw_arr_end(w);
+		ob_jw_key(w, "prompt_eval_count");
+		ob_jw_int(w, st->n_prompt);
+		ob_jw_key(w, "prompt_eval_duration");
+		ob_jw_int(w, st->prompt_ns);
+		ob_jw_key(w, "eval_count");
+		ob_jw_int(w, st->n_eval);
+		ob_jw_key(w, "eval_duration");
+		ob_jw_int(w, st->eval_ns);
+		ob_jw_key(w, "prompt_tokens_per_second");
+		ob_jw_float64(w, pt > 0 ? evaluated / pt : 0);
+		ob_jw_key(w, "eval_tokens_per_second");
+		ob_jw_float64(w, et > 0 && st->n_eval > 1 ? (st->n_eval - 1) / et : 0);
+		ob_jw_key(w, "context_shifts");
+		ob_jw_int(w, st->n_shift);
+		ob_jw_key(w, "truncated");
+		ob_jw_bool(w, st->truncated);
+		ob_jw_obj_end(w);
 		print_json_line(w);
 	} else {
 		printf("\n");
@@ -366,7 +366,7 @@ int cmd_generate(int argc, char **argv)
 	}
 	rc = 0;
 out:
-	mf_jw_free(&g.jw);
+	ob_jw_free(&g.jw);
 	free(g.ids);
 	free(ids);
 	free(text);

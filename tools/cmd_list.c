@@ -7,7 +7,7 @@
 #include <string.h>
 #include <strings.h>
 
-#include "modelfile/json.h"
+#include "base/json.h"
 #include "tools/clifmt.h"
 #include "tools/client.h"
 #include "tools/commands.h"
@@ -37,7 +37,7 @@ int cmd_list(int argc, char **argv)
 	struct client c;
 	if (client_init(&c) != 0)
 		return cli_error("%s", c.err);
-	struct mf_json_doc *d;
+	struct ob_json_doc *d;
 	if (client_heartbeat(&c) != 0 || client_do_json(&c, "GET", "/api/tags", NULL, 0, &d) != 0) {
 		rc = cli_error("%s", c.err);
 		client_cleanup(&c);
@@ -47,29 +47,29 @@ int cmd_list(int argc, char **argv)
 	static const char *const header[] = {"NAME", "ID", "SIZE", "MODIFIED"};
 	struct table t;
 	table_init(&t, 4, header);
-	const struct mf_json *models = mf_json_get(mf_json_root(d), "models");
-	if (models && models->type == MF_JSON_ARRAY)
-		MF_JSON_FOREACH(m, models)
+	const struct ob_json *models = ob_json_get(ob_json_root(d), "models");
+	if (models && models->type == OB_JSON_ARRAY)
+		OB_JSON_FOREACH(m, models)
 		{
-			const struct mf_json *name = mf_json_get(m, "name"), *digest = mf_json_get(m, "digest"),
-					     *size = mf_json_get(m, "size"), *mod = mf_json_get(m, "modified_at"),
-					     *remote = mf_json_get(m, "remote_model");
-			const char *nm = name && name->type == MF_JSON_STRING ? name->str : "";
+			const struct ob_json *name = ob_json_get(m, "name"), *digest = ob_json_get(m, "digest"),
+					     *size = ob_json_get(m, "size"), *mod = ob_json_get(m, "modified_at"),
+					     *remote = ob_json_get(m, "remote_model");
+			const char *nm = name && name->type == OB_JSON_STRING ? name->str : "";
 			if (n_pos && strncasecmp(nm, pos[0], strlen(pos[0])) != 0)
 				continue;
 			char id[13] = "", sz[32], when[64];
-			if (digest && digest->type == MF_JSON_STRING)
+			if (digest && digest->type == OB_JSON_STRING)
 				snprintf(id, sizeof id, "%.12s", digest->str);
 			int64_t bytes = 0;
 			if (size)
-				(void)mf_json_int(size, &bytes);
-			if (remote && remote->type == MF_JSON_STRING && remote->len)
+				(void)ob_json_int(size, &bytes);
+			if (remote && remote->type == OB_JSON_STRING && remote->len)
 				strcpy(sz, "-");
 			else
 				human_bytes(bytes, sz);
 			time_t sec = 0;
 			long nsec = 0;
-			if (!(mod && mod->type == MF_JSON_STRING && parse_rfc3339(mod->str, &sec, &nsec)) ||
+			if (!(mod && mod->type == OB_JSON_STRING && parse_rfc3339(mod->str, &sec, &nsec)) ||
 			    strncmp(mod->str, "0001-01-01T00:00:00", 19) == 0)
 				sec = 0, nsec = 0;
 			human_time(sec, nsec, "Never", when);
@@ -78,6 +78,6 @@ int cmd_list(int argc, char **argv)
 		}
 	table_render(&t, stdout);
 	table_free(&t);
-	mf_json_free(d);
+	ob_json_free(d);
 	return 0;
 }

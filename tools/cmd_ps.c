@@ -8,7 +8,7 @@
 #include <string.h>
 #include <time.h>
 
-#include "modelfile/json.h"
+#include "base/json.h"
 #include "tools/clifmt.h"
 #include "tools/client.h"
 #include "tools/commands.h"
@@ -22,11 +22,11 @@ static void usage(FILE *f)
 		   "      OLLAMA_HOST                IP Address for the ollama server (default 127.0.0.1:11434)\n");
 }
 
-static int64_t int_of(const struct mf_json *o, const char *k)
+static int64_t int_of(const struct ob_json *o, const char *k)
 {
-	const struct mf_json *v = mf_json_get(o, k);
+	const struct ob_json *v = ob_json_get(o, k);
 	int64_t x = 0;
-	if (v && v->type == MF_JSON_NUMBER && !mf_json_int(v, &x))
+	if (v && v->type == OB_JSON_NUMBER && !ob_json_int(v, &x))
 		x = (int64_t)v->number;
 	return x;
 }
@@ -46,7 +46,7 @@ int cmd_ps(int argc, char **argv)
 	struct client c;
 	if (client_init(&c) != 0)
 		return cli_error("%s", c.err);
-	struct mf_json_doc *d;
+	struct ob_json_doc *d;
 	if (client_heartbeat(&c) != 0 || client_do_json(&c, "GET", "/api/ps", NULL, 0, &d) != 0) {
 		rc = cli_error("%s", c.err);
 		client_cleanup(&c);
@@ -56,18 +56,18 @@ int cmd_ps(int argc, char **argv)
 	static const char *const header[] = {"NAME", "ID", "SIZE", "PROCESSOR", "CONTEXT", "UNTIL"};
 	struct table t;
 	table_init(&t, 6, header);
-	const struct mf_json *models = mf_json_get(mf_json_root(d), "models");
-	if (models && models->type == MF_JSON_ARRAY)
-		MF_JSON_FOREACH(m, models)
+	const struct ob_json *models = ob_json_get(ob_json_root(d), "models");
+	if (models && models->type == OB_JSON_ARRAY)
+		OB_JSON_FOREACH(m, models)
 		{
-			const struct mf_json *name = mf_json_get(m, "name"), *digest = mf_json_get(m, "digest"),
-					     *exp = mf_json_get(m, "expires_at");
-			const char *nm = name && name->type == MF_JSON_STRING ? name->str : "";
+			const struct ob_json *name = ob_json_get(m, "name"), *digest = ob_json_get(m, "digest"),
+					     *exp = ob_json_get(m, "expires_at");
+			const char *nm = name && name->type == OB_JSON_STRING ? name->str : "";
 			if (n_pos && strncmp(nm, pos[0], strlen(pos[0])) != 0)
 				continue;
 			int64_t size = int_of(m, "size"), vram = int_of(m, "size_vram"), ctx = int_of(m, "context_length");
 			char id[13] = "", sz[32], proc[48], ctxs[24], until[64];
-			if (digest && digest->type == MF_JSON_STRING)
+			if (digest && digest->type == OB_JSON_STRING)
 				snprintf(id, sizeof id, "%.12s", digest->str);
 			human_bytes(size, sz);
 			if (vram == 0)
@@ -83,7 +83,7 @@ int cmd_ps(int argc, char **argv)
 			snprintf(ctxs, sizeof ctxs, "%lld", (long long)ctx);
 			time_t sec = 0;
 			long nsec = 0;
-			if (exp && exp->type == MF_JSON_STRING && parse_rfc3339(exp->str, &sec, &nsec) && sec < time(NULL))
+			if (exp && exp->type == OB_JSON_STRING && parse_rfc3339(exp->str, &sec, &nsec) && sec < time(NULL))
 				snprintf(until, sizeof until, "Stopping...");
 			else
 				human_time(sec, nsec, "Never", until);
@@ -92,6 +92,6 @@ int cmd_ps(int argc, char **argv)
 		}
 	table_render(&t, stdout);
 	table_free(&t);
-	mf_json_free(d);
+	ob_json_free(d);
 	return 0;
 }

@@ -7,7 +7,7 @@
 #include <string.h>
 #include <strings.h>
 
-#include "modelfile/json.h"
+#include "base/json.h"
 #include "tools/clifmt.h"
 #include "tools/client.h"
 #include "tools/commands.h"
@@ -23,57 +23,57 @@ static int ignore_line(void *ctx, const char *line, size_t n)
 /* loadOrUnloadModel with keep_alive 0: 0, or -1 with c->err. */
 static int unload(struct client *c, const char *model)
 {
-	struct mf_jw w;
-	mf_jw_init(&w, 0, 0);
-	mf_jw_obj(&w);
-	mf_jw_key(&w, "model");
-	mf_jw_string(&w, model);
-	mf_jw_key(&w, "system");
-	mf_jw_string(&w, "");
-	mf_jw_key(&w, "template");
-	mf_jw_string(&w, "");
-	mf_jw_key(&w, "verbose");
-	mf_jw_bool(&w, false);
-	mf_jw_key(&w, "options");
-	mf_jw_null(&w);
-	mf_jw_key(&w, "name");
-	mf_jw_string(&w, "");
-	mf_jw_obj_end(&w);
+	struct ob_jw w;
+	ob_jw_init(&w, 0, 0);
+	ob_jw_obj(&w);
+	ob_jw_key(&w, "model");
+	ob_jw_string(&w, model);
+	ob_jw_key(&w, "system");
+	ob_jw_string(&w, "");
+	ob_jw_key(&w, "template");
+	ob_jw_string(&w, "");
+	ob_jw_key(&w, "verbose");
+	ob_jw_bool(&w, false);
+	ob_jw_key(&w, "options");
+	ob_jw_null(&w);
+	ob_jw_key(&w, "name");
+	ob_jw_string(&w, "");
+	ob_jw_obj_end(&w);
 	struct client_response resp;
-	int rc = client_do(c, "POST", "/api/show", mf_jw_str(&w), w.len, &resp);
-	mf_jw_free(&w);
+	int rc = client_do(c, "POST", "/api/show", ob_jw_str(&w), w.len, &resp);
+	ob_jw_free(&w);
 	if (rc != 0)
 		return -1;
 	bool remote = false;
-	struct mf_json_error je;
-	struct mf_json_doc *d = mf_json_parse(resp.body, resp.len, &je);
+	struct ob_json_error je;
+	struct ob_json_doc *d = ob_json_parse(resp.body, resp.len, &je);
 	free(resp.body);
 	if (d) {
-		const struct mf_json *rh = mf_json_get(mf_json_root(d), "remote_host");
-		remote = rh && rh->type == MF_JSON_STRING && rh->len;
-		mf_json_free(d);
+		const struct ob_json *rh = ob_json_get(ob_json_root(d), "remote_host");
+		remote = rh && rh->type == OB_JSON_STRING && rh->len;
+		ob_json_free(d);
 	}
 	if (remote)
 		return 0;
-	mf_jw_init(&w, 0, 0);
-	mf_jw_obj(&w);
-	mf_jw_key(&w, "model");
-	mf_jw_string(&w, model);
-	mf_jw_key(&w, "prompt");
-	mf_jw_string(&w, "");
-	mf_jw_key(&w, "suffix");
-	mf_jw_string(&w, "");
-	mf_jw_key(&w, "system");
-	mf_jw_string(&w, "");
-	mf_jw_key(&w, "template");
-	mf_jw_string(&w, "");
-	mf_jw_key(&w, "keep_alive");
-	mf_jw_string(&w, "0s");
-	mf_jw_key(&w, "options");
-	mf_jw_null(&w);
-	mf_jw_obj_end(&w);
-	rc = client_stream(c, "POST", "/api/generate", mf_jw_str(&w), w.len, ignore_line, NULL);
-	mf_jw_free(&w);
+	ob_jw_init(&w, 0, 0);
+	ob_jw_obj(&w);
+	ob_jw_key(&w, "model");
+	ob_jw_string(&w, model);
+	ob_jw_key(&w, "prompt");
+	ob_jw_string(&w, "");
+	ob_jw_key(&w, "suffix");
+	ob_jw_string(&w, "");
+	ob_jw_key(&w, "system");
+	ob_jw_string(&w, "");
+	ob_jw_key(&w, "template");
+	ob_jw_string(&w, "");
+	ob_jw_key(&w, "keep_alive");
+	ob_jw_string(&w, "0s");
+	ob_jw_key(&w, "options");
+	ob_jw_null(&w);
+	ob_jw_obj_end(&w);
+	rc = client_stream(c, "POST", "/api/generate", ob_jw_str(&w), w.len, ignore_line, NULL);
+	ob_jw_free(&w);
 	return rc;
 }
 
@@ -111,17 +111,17 @@ int cmd_rm(int argc, char **argv)
 	for (size_t i = 0; i < n_pos; i++) {
 		if (unload(&c, pos[i]) != 0 && !strcasestr(c.err, "not found"))
 			fprintf(stderr, "Warning: unable to stop model '%s'\n", pos[i]);
-		struct mf_jw w;
-		mf_jw_init(&w, 0, 0);
-		mf_jw_obj(&w);
-		mf_jw_key(&w, "model");
-		mf_jw_string(&w, "");
-		mf_jw_key(&w, "name");
-		mf_jw_string(&w, pos[i]);
-		mf_jw_obj_end(&w);
+		struct ob_jw w;
+		ob_jw_init(&w, 0, 0);
+		ob_jw_obj(&w);
+		ob_jw_key(&w, "model");
+		ob_jw_string(&w, "");
+		ob_jw_key(&w, "name");
+		ob_jw_string(&w, pos[i]);
+		ob_jw_obj_end(&w);
 		struct client_response resp;
-		int r = client_do(&c, "DELETE", "/api/delete", mf_jw_str(&w), w.len, &resp);
-		mf_jw_free(&w);
+		int r = client_do(&c, "DELETE", "/api/delete", ob_jw_str(&w), w.len, &resp);
+		ob_jw_free(&w);
 		if (r != 0) {
 			rc = cli_error("%s", c.err);
 			break;

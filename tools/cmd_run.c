@@ -13,9 +13,9 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "modelfile/buf.h"
-#include "modelfile/json.h"
-#include "runner/server_config.h"
+#include "base/buf.h"
+#include "base/json.h"
+#include "runner/server/envconfig.h"
 #include "tools/clifmt.h"
 #include "tools/client.h"
 #include "tools/commands.h"
@@ -41,24 +41,24 @@ static void usage(FILE *f)
 
 struct run_state {
 	bool hide_thinking, in_thinking, any_thinking;
-	struct mf_buf reply;    /* assistant content of this turn */
-	struct mf_buf thinking; /* assistant thinking of this turn */
-	struct mf_json_doc *final;
+	struct ob_buf reply;    /* assistant content of this turn */
+	struct ob_buf thinking; /* assistant thinking of this turn */
+	struct ob_json_doc *final;
 };
 
 static int on_line(void *ctx, const char *line, size_t n)
 {
 	struct run_state *st = ctx;
-	struct mf_json_error je;
-	struct mf_json_doc *d = mf_json_parse(line, n, &je);
+	struct ob_json_error je;
+	struct ob_json_doc *d = ob_json_parse(line, n, &je);
 	if (!d)
 		return 0;
-	const struct mf_json *root = mf_json_root(d);
-	const struct mf_json *msg = mf_json_get(root, "message");
-	const struct mf_json *content = msg ? mf_json_get(msg, "content") : NULL;
-	const struct mf_json *thinking = msg ? mf_json_get(msg, "thinking") : NULL;
-	if (thinking && thinking->type == MF_JSON_STRING && thinking->len) {
-		mf_buf_append(&st->thinking, thinking->str, thinking->len);
+	const struct ob_json *root = ob_json_root(d);
+	const struct ob_json *msg = ob_json_get(root, "message");
+	const struct ob_json *content = msg ? ob_json_get(msg, "content") : NULL;
+	const struct ob_json *thinking = msg ? ob_json_get(msg, "thinking") : NULL;
+	if (thinking && thinking->type == OB_JSON_STRING && thinking->len) {
+		ob_buf_append(&st->thinking, thinking->str, thinking->len);
 		if (!st->hide_thinking) {
 			if (!st->in_thinking) {
 				fputs("Thinking...\n", stdout);
@@ -68,22 +68,22 @@ static int on_line(void *ctx, const char *line, size_t n)
 			fwrite(thinking->str, 1, thinking->len, stdout);
 		}
 	}
-	if (content && content->type == MF_JSON_STRING && content->len) {
+	if (content && content->type == OB_JSON_STRING && content->len) {
 		if (st->in_thinking) {
 			fputs("\n...done thinking.\n\n", stdout);
 			st->in_thinking = false;
 		}
 		fwrite(content->str, 1, content->len, stdout);
-		mf_buf_append(&st->reply, content->str, content->len);
+		ob_buf_append(&st->reply, content->str, content->len);
 	}
 	fflush(stdout);
-	const struct mf_json *done = mf_json_get(root, "done");
-	if (done && done->type == MF_JSON_BOOL && done->boolean) {
-		mf_json_free(st->final);
+	const struct ob_json *done = ob_json_get(root, "done");
+	if (done && done->type == OB_JSON_BOOL && done->boolean) {
+		ob_json_free(st->final);
 		st->final = d;
 		return 0;
 	}
-	mf_json_free(d);
+	ob_json_free(d);
 	return 0;
 }
 
@@ -94,16 +94,16 @@ static void print_duration(const char *label, int64_t ns)
 }
 
 /* Metrics.Summary */
-static void summary(const struct mf_json_doc *d)
+static void summary(const struct ob_json_doc *d)
 {
-	const struct mf_json *r = mf_json_root(d);
+	const struct ob_json *r = ob_json_root(d);
 	int64_t v[6] = {0};
 	static const char *keys[] = {"total_duration", "load_duration", "prompt_eval_count", "prompt_eval_duration",
 				     "eval_count", "eval_duration"};
 	for (int i = 0; i < 6; i++) {
-		const struct mf_json *x = mf_json_get(r, keys[i]);
+		const struct ob_json *x = ob_json_get(r, keys[i]);
 		if (x)
-			(void)mf_json_int(x, &v[i]);
+			(void)ob_json_int(x, &v[i]);
 	}
 	if (v[0] > 0)
 		print_duration("total duration:       ", v[0]);
@@ -124,64 +124,64 @@ static void summary(const struct mf_json_doc *d)
 }
 
 struct convo {
-	struct mf_jw msgs; /* the messages array being built (open) */
+	struct ob_jw msgs; /* the messages array being built (open) */
 	size_t n;
 };
 
 static void convo_add(struct convo *cv, const char *role, const char *content, size_t len)
 {
 	if (cv->n == 0)
-		mf_jw_arr(&cv->msgs);
-	mf_jw_obj(&cv->msgs);
-	mf_jw_key(&cv->msgs, "role");
-	mf_jw_string(&cv->msgs, role);
-	mf_jw_key(&cv->msgs, "content");
-	mf_jw_stringn(&cv->msgs, content, len);
-	mf_jw_obj_end(&cv->msgs);
+		ob_jw_arr(&cv->msgs);
+	ob_jw_obj(&cv->msgs);
+	ob_jw_key(&cv->msgs, "role");
+	ob_jw_string(&cv->msgs, role);
+	ob_jw_key(&cv->msgs, "content");
+	ob_jw_stringn(&cv->msgs, content, len);
+	ob_jw_obj_end(&cv->msgs);
 	cv->n++;
 }
 
 /* Builds the body by closing a copy of the messages array. */
 static char *build_body(const char *model, struct convo *cv, const char *keepalive, const char *think)
 {
-	struct mf_buf b;
-	mf_buf_init(&b, 0);
-	struct mf_jw w;
-	mf_jw_init(&w, 0, 0);
-	mf_jw_obj(&w);
-	mf_jw_key(&w, "model");
-	mf_jw_string(&w, model);
-	mf_jw_obj_end(&w);
-	const char *head = mf_jw_str(&w);
-	const char *msgs = mf_jw_str(&cv->msgs);
+	struct ob_buf b;
+	ob_buf_init(&b, 0);
+	struct ob_jw w;
+	ob_jw_init(&w, 0, 0);
+	ob_jw_obj(&w);
+	ob_jw_key(&w, "model");
+	ob_jw_string(&w, model);
+	ob_jw_obj_end(&w);
+	const char *head = ob_jw_str(&w);
+	const char *msgs = ob_jw_str(&cv->msgs);
 	if (!head || !msgs) {
-		mf_jw_free(&w);
+		ob_jw_free(&w);
 		return NULL;
 	}
-	mf_buf_append(&b, head, w.len - 1); /* without the closing brace */
-	mf_buf_puts(&b, ",\"messages\":");
-	mf_buf_append(&b, msgs, cv->msgs.len);
-	mf_buf_puts(&b, "]");
+	ob_buf_append(&b, head, w.len - 1); /* without the closing brace */
+	ob_buf_puts(&b, ",\"messages\":");
+	ob_buf_append(&b, msgs, cv->msgs.len);
+	ob_buf_puts(&b, "]");
 	if (keepalive) {
-		mf_buf_puts(&b, ",\"keep_alive\":");
-		struct mf_jw k;
-		mf_jw_init(&k, 0, 0);
-		mf_jw_string(&k, keepalive);
-		const char *ks = mf_jw_str(&k);
+		ob_buf_puts(&b, ",\"keep_alive\":");
+		struct ob_jw k;
+		ob_jw_init(&k, 0, 0);
+		ob_jw_string(&k, keepalive);
+		const char *ks = ob_jw_str(&k);
 		if (ks)
-			mf_buf_append(&b, ks, k.len);
-		mf_jw_free(&k);
+			ob_buf_append(&b, ks, k.len);
+		ob_jw_free(&k);
 	}
 	if (think) {
-		mf_buf_puts(&b, ",\"think\":");
+		ob_buf_puts(&b, ",\"think\":");
 		if (!strcmp(think, "true") || !strcmp(think, "false"))
-			mf_buf_puts(&b, think);
+			ob_buf_puts(&b, think);
 		else
-			mf_buf_printf(&b, "\"%s\"", think);
+			ob_buf_printf(&b, "\"%s\"", think);
 	}
-	mf_buf_puts(&b, "}");
-	mf_jw_free(&w);
-	return mf_buf_take(&b);
+	ob_buf_puts(&b, "}");
+	ob_jw_free(&w);
+	return ob_buf_take(&b);
 }
 
 static int one_turn(struct client *c, const char *model, struct convo *cv, const char *keepalive, const char *think,
@@ -191,8 +191,8 @@ static int one_turn(struct client *c, const char *model, struct convo *cv, const
 	if (!body)
 		return cli_error("out of memory");
 	struct run_state st = {.hide_thinking = hide};
-	mf_buf_init(&st.reply, RUN_MAX_INPUT * 4u);
-	mf_buf_init(&st.thinking, RUN_MAX_INPUT * 4u);
+	ob_buf_init(&st.reply, RUN_MAX_INPUT * 4u);
+	ob_buf_init(&st.thinking, RUN_MAX_INPUT * 4u);
 	int rc = client_stream(c, "POST", "/api/chat", body, strlen(body), on_line, &st);
 	free(body);
 	if (st.in_thinking)
@@ -200,35 +200,35 @@ static int one_turn(struct client *c, const char *model, struct convo *cv, const
 	fputs(interactive ? "\n\n" : "\n", stdout);
 	fflush(stdout);
 	if (rc != 0) {
-		mf_buf_free(&st.reply);
-		mf_buf_free(&st.thinking);
-		mf_json_free(st.final);
+		ob_buf_free(&st.reply);
+		ob_buf_free(&st.thinking);
+		ob_json_free(st.final);
 		return cli_error("%s", c->err);
 	}
 	if (verbose && st.final)
 		summary(st.final);
 	convo_add(cv, "assistant", st.reply.p ? st.reply.p : "", st.reply.len);
-	mf_buf_free(&st.reply);
-	mf_buf_free(&st.thinking);
-	mf_json_free(st.final);
+	ob_buf_free(&st.reply);
+	ob_buf_free(&st.thinking);
+	ob_json_free(st.final);
 	return 0;
 }
 
 static char *read_all_stdin(size_t *len)
 {
-	struct mf_buf b;
-	mf_buf_init(&b, RUN_MAX_INPUT);
+	struct ob_buf b;
+	ob_buf_init(&b, RUN_MAX_INPUT);
 	char buf[65536];
 	size_t n;
 	while ((n = fread(buf, 1, sizeof buf, stdin)) > 0)
-		if (!mf_buf_append(&b, buf, n))
+		if (!ob_buf_append(&b, buf, n))
 			break;
 	if (b.failed) {
-		mf_buf_free(&b);
+		ob_buf_free(&b);
 		return NULL;
 	}
 	*len = b.len;
-	char *s = mf_buf_take(&b);
+	char *s = ob_buf_take(&b);
 	return s ? s : strdup("");
 }
 
@@ -272,16 +272,16 @@ int cmd_run(int argc, char **argv)
 	if (client_init(&c) != 0)
 		return cli_error("%s", c.err);
 	/* the model must exist (orun does not pull) */
-	struct mf_jw w;
-	mf_jw_init(&w, 0, 0);
-	mf_jw_obj(&w);
-	mf_jw_key(&w, "model");
-	mf_jw_string(&w, model);
-	mf_jw_obj_end(&w);
+	struct ob_jw w;
+	ob_jw_init(&w, 0, 0);
+	ob_jw_obj(&w);
+	ob_jw_key(&w, "model");
+	ob_jw_string(&w, model);
+	ob_jw_obj_end(&w);
 	struct client_response resp = {0};
-	const char *show = mf_jw_str(&w);
+	const char *show = ob_jw_str(&w);
 	if (client_heartbeat(&c) != 0 || client_do(&c, "POST", "/api/show", show, show ? strlen(show) : 0, &resp) != 0) {
-		mf_jw_free(&w);
+		ob_jw_free(&w);
 		if (strstr(c.err, "not found"))
 			rc = cli_error("model '%s' not found (orun does not pull models: create it with `orun create`)", model);
 		else
@@ -290,38 +290,38 @@ int cmd_run(int argc, char **argv)
 		return rc;
 	}
 	free(resp.body);
-	mf_jw_free(&w);
+	ob_jw_free(&w);
 
 	struct convo cv = {0};
-	mf_jw_init(&cv.msgs, 0, 0);
+	ob_jw_init(&cv.msgs, 0, 0);
 	bool tty = isatty(0);
 	if (n_pos > 1 || !tty) {
-		struct mf_buf p;
-		mf_buf_init(&p, RUN_MAX_INPUT);
+		struct ob_buf p;
+		ob_buf_init(&p, RUN_MAX_INPUT);
 		if (!tty) {
 			size_t n;
 			char *in = read_all_stdin(&n);
 			if (in) {
-				mf_buf_append(&p, in, n);
+				ob_buf_append(&p, in, n);
 				free(in);
 			}
 		}
 		for (size_t i = 1; i < n_pos && i < 64; i++) {
 			if (p.len)
-				mf_buf_putc(&p, ' ');
-			mf_buf_puts(&p, pos[i]);
+				ob_buf_putc(&p, ' ');
+			ob_buf_puts(&p, pos[i]);
 		}
 		convo_add(&cv, "user", p.p ? p.p : "", p.len);
-		mf_buf_free(&p);
+		ob_buf_free(&p);
 		rc = one_turn(&c, model, &cv, keepalive, think, hide, verbose, false);
-		mf_jw_free(&cv.msgs);
+		ob_jw_free(&cv.msgs);
 		client_cleanup(&c);
 		return rc;
 	}
 	/* interactive */
 	char line[8192];
-	struct mf_buf multi;
-	mf_buf_init(&multi, RUN_MAX_INPUT);
+	struct ob_buf multi;
+	ob_buf_init(&multi, RUN_MAX_INPUT);
 	bool in_multi = false;
 	rc = 0;
 	for (;;) {
@@ -337,11 +337,11 @@ int cmd_run(int argc, char **argv)
 		if (in_multi) {
 			char *end = strstr(line, "\"\"\"");
 			if (end) {
-				mf_buf_append(&multi, line, (size_t)(end - line));
+				ob_buf_append(&multi, line, (size_t)(end - line));
 				in_multi = false;
 			} else {
-				mf_buf_puts(&multi, line);
-				mf_buf_putc(&multi, '\n');
+				ob_buf_puts(&multi, line);
+				ob_buf_putc(&multi, '\n');
 				continue;
 			}
 		} else if (!strncmp(line, "\"\"\"", 3)) {
@@ -349,18 +349,18 @@ int cmd_run(int argc, char **argv)
 			const char *rest = line + 3;
 			char *end = strstr(rest, "\"\"\"");
 			if (end) {
-				mf_buf_append(&multi, rest, (size_t)(end - rest));
+				ob_buf_append(&multi, rest, (size_t)(end - rest));
 			} else {
-				mf_buf_puts(&multi, rest);
-				mf_buf_putc(&multi, '\n');
+				ob_buf_puts(&multi, rest);
+				ob_buf_putc(&multi, '\n');
 				in_multi = true;
 				continue;
 			}
 		} else if (!strcmp(line, "/bye") || !strcmp(line, "/exit")) {
 			break;
 		} else if (!strcmp(line, "/clear")) {
-			mf_jw_free(&cv.msgs);
-			mf_jw_init(&cv.msgs, 0, 0);
+			ob_jw_free(&cv.msgs);
+			ob_jw_init(&cv.msgs, 0, 0);
 			cv.n = 0;
 			fputs("Cleared session context\n", stdout);
 			continue;
@@ -376,14 +376,14 @@ int cmd_run(int argc, char **argv)
 			continue;
 		} else {
 			multi.len = 0;
-			mf_buf_append(&multi, line, ln);
+			ob_buf_append(&multi, line, ln);
 		}
 		convo_add(&cv, "user", multi.p ? multi.p : "", multi.len);
 		if (one_turn(&c, model, &cv, keepalive, think, hide, verbose, true) != 0)
 			rc = 1;
 	}
-	mf_buf_free(&multi);
-	mf_jw_free(&cv.msgs);
+	ob_buf_free(&multi);
+	ob_jw_free(&cv.msgs);
 	client_cleanup(&c);
 	return rc;
 }

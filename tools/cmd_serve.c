@@ -1,6 +1,6 @@
 /* tools/cmd_serve.c — `orun serve`: Ollama's server, configured by Ollama's environment variables.
  *
- * Everything happens in runner/server.c; this file prints the usage (with the variables, as `ollama serve
+ * Everything happens in runner/server/server.c; this file prints the usage (with the variables, as `ollama serve
  * --help` does) and hands over.
  */
 #include "config.h"
@@ -8,7 +8,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "runner/server.h"
+#include "runner/server/server.h"
 #include "tools/commands.h"
 
 static void usage(FILE *f)

@@ -8,8 +8,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "modelfile/gofmt.h"
-#include "modelfile/json.h"
+#include "base/gofmt.h"
+#include "base/json.h"
 #include "modelfile/model.h"
 #include "tools/clifmt.h"
 #include "tools/client.h"
@@ -31,10 +31,10 @@ static void usage(FILE *f)
 		   "      OLLAMA_HOST                IP Address for the ollama server (default 127.0.0.1:11434)\n");
 }
 
-static const char *str_field(const struct mf_json *obj, const char *key, char *buf, size_t cap)
+static const char *str_field(const struct ob_json *obj, const char *key, char *buf, size_t cap)
 {
-	const struct mf_json *v = obj ? mf_json_get(obj, key) : NULL;
-	if (!v || v->type != MF_JSON_STRING) {
+	const struct ob_json *v = obj ? ob_json_get(obj, key) : NULL;
+	if (!v || v->type != OB_JSON_STRING) {
 		buf[0] = 0;
 		return buf;
 	}
@@ -85,25 +85,25 @@ static void head_rows(struct table *t, const char *s, int n)
 }
 
 /* Go's %v of one decoded JSON value. */
-static void go_v(const struct mf_json *v, char *out, size_t cap)
+static void go_v(const struct ob_json *v, char *out, size_t cap)
 {
-	if (v->type == MF_JSON_STRING)
+	if (v->type == OB_JSON_STRING)
 		snprintf(out, cap, "%.*s", (int)v->len, v->str);
-	else if (v->type == MF_JSON_NUMBER)
-		mf_go_format_float(out, v->number);
-	else if (v->type == MF_JSON_BOOL)
+	else if (v->type == OB_JSON_NUMBER)
+		ob_go_format_float(out, v->number);
+	else if (v->type == OB_JSON_BOOL)
 		snprintf(out, cap, "%s", v->boolean ? "true" : "false");
-	else if (v->type == MF_JSON_NULL)
+	else if (v->type == OB_JSON_NULL)
 		snprintf(out, cap, "<nil>");
 	else
-		snprintf(out, cap, "%s", v->type == MF_JSON_ARRAY ? "[...]" : "map[...]");
+		snprintf(out, cap, "%s", v->type == OB_JSON_ARRAY ? "[...]" : "map[...]");
 }
 
 /* The Metadata column for an array: as many items as fit in 10 columns, then " ...+N more]". */
-static void format_array(const struct mf_json *a, char *out, size_t cap)
+static void format_array(const struct ob_json *a, char *out, size_t cap)
 {
 	size_t shown = 0, total = 1, i = 0;
-	MF_JSON_FOREACH(e, a)
+	OB_JSON_FOREACH(e, a)
 	{
 		char item[64];
 		go_v(e, item, sizeof item);
@@ -116,7 +116,7 @@ static void format_array(const struct mf_json *a, char *out, size_t cap)
 	}
 	size_t len = (size_t)snprintf(out, cap, "[");
 	i = 0;
-	MF_JSON_FOREACH(e, a)
+	OB_JSON_FOREACH(e, a)
 	{
 		if (i == shown || len >= cap)
 			break;
@@ -133,10 +133,10 @@ static void format_array(const struct mf_json *a, char *out, size_t cap)
 	}
 }
 
-static void show_info(const struct mf_json *r, bool verbose)
+static void show_info(const struct ob_json *r, bool verbose)
 {
 	char arch[256], buf[4096];
-	const struct mf_json *details = mf_json_get(r, "details"), *info = mf_json_get(r, "model_info");
+	const struct ob_json *details = ob_json_get(r, "details"), *info = ob_json_get(r, "model_info");
 	struct table t;
 	table_init(&t, 3, NULL);
 	str_field(r, "remote_host", buf, sizeof buf);
@@ -145,15 +145,15 @@ static void show_info(const struct mf_json *r, bool verbose)
 		add2(&t, "Remote model", str_field(r, "remote_model", model, sizeof model));
 		add2(&t, "Remote URL", buf);
 	}
-	if (info && info->type == MF_JSON_OBJECT) {
+	if (info && info->type == OB_JSON_OBJECT) {
 		str_field(info, "general.architecture", arch, sizeof arch);
 		if (arch[0])
 			add2(&t, "architecture", arch);
 		char param[64];
 		str_field(details, "parameter_size", param, sizeof param);
 		if (!param[0]) {
-			const struct mf_json *pc = mf_json_get(info, "general.parameter_count");
-			if (pc && pc->type == MF_JSON_NUMBER)
+			const struct ob_json *pc = ob_json_get(info, "general.parameter_count");
+			if (pc && pc->type == OB_JSON_NUMBER)
 				mf_human_number((uint64_t)pc->number, param);
 		}
 		if (param[0])
@@ -163,8 +163,8 @@ static void show_info(const struct mf_json *r, bool verbose)
 		for (int i = 0; i < 2; i++) {
 			char key[300];
 			snprintf(key, sizeof key, "%s.%s", arch, suffix[i][0]);
-			const struct mf_json *v = mf_json_get(info, key);
-			if (v && v->type == MF_JSON_NUMBER) {
+			const struct ob_json *v = ob_json_get(info, key);
+			if (v && v->type == OB_JSON_NUMBER) {
 				char num[64];
 				snprintf(num, sizeof num, "%.0f", v->number);
 				add2(&t, suffix[i][1], num);
@@ -180,19 +180,19 @@ static void show_info(const struct mf_json *r, bool verbose)
 		add2(&t, "requires", buf);
 	render("Model", &t);
 
-	const struct mf_json *caps = mf_json_get(r, "capabilities");
-	if (caps && caps->type == MF_JSON_ARRAY && caps->count) {
+	const struct ob_json *caps = ob_json_get(r, "capabilities");
+	if (caps && caps->type == OB_JSON_ARRAY && caps->count) {
 		table_init(&t, 2, NULL);
-		MF_JSON_FOREACH(cap, caps)
-		if (cap->type == MF_JSON_STRING) {
+		OB_JSON_FOREACH(cap, caps)
+		if (cap->type == OB_JSON_STRING) {
 			const char *row[2] = {"", cap->str};
 			table_add(&t, row);
 		}
 		render("Capabilities", &t);
 	}
 
-	const struct mf_json *params = mf_json_get(r, "parameters");
-	if (params && params->type == MF_JSON_STRING && params->len) {
+	const struct ob_json *params = ob_json_get(r, "parameters");
+	if (params && params->type == OB_JSON_STRING && params->len) {
 		/* each line split into fields on whitespace, as strings.Fields */
 		size_t maxf = 1;
 		char *copy = strndup(params->str, params->len), *save = NULL;
@@ -229,45 +229,45 @@ static void show_info(const struct mf_json *r, bool verbose)
 		render("Parameters", &t);
 	}
 
-	if (verbose && info && info->type == MF_JSON_OBJECT) {
+	if (verbose && info && info->type == OB_JSON_OBJECT) {
 		table_init(&t, 3, NULL);
-		struct mf_jw jw;
-		mf_jw_init(&jw, 0, 0);
-		mf_jw_value(&jw, info, true); /* sorted keys */
-		struct mf_json_error je;
-		struct mf_json_doc *sorted = mf_jw_str(&jw) ? mf_json_parse(mf_jw_str(&jw), strlen(mf_jw_str(&jw)), &je) : NULL;
+		struct ob_jw jw;
+		ob_jw_init(&jw, 0, 0);
+		ob_jw_value(&jw, info, true); /* sorted keys */
+		struct ob_json_error je;
+		struct ob_json_doc *sorted = ob_jw_str(&jw) ? ob_json_parse(ob_jw_str(&jw), strlen(ob_jw_str(&jw)), &je) : NULL;
 		if (sorted)
-			MF_JSON_FOREACH_MEMBER(k, v, mf_json_root(sorted))
+			OB_JSON_FOREACH_MEMBER(k, v, ob_json_root(sorted))
 			{
 				char val[4096];
-				if (v->type == MF_JSON_BOOL)
+				if (v->type == OB_JSON_BOOL)
 					snprintf(val, sizeof val, "%s", v->boolean ? "true" : "false");
-				else if (v->type == MF_JSON_STRING)
+				else if (v->type == OB_JSON_STRING)
 					snprintf(val, sizeof val, "%.*s", (int)v->len, v->str);
-				else if (v->type == MF_JSON_NUMBER)
+				else if (v->type == OB_JSON_NUMBER)
 					snprintf(val, sizeof val, "%g", v->number);
-				else if (v->type == MF_JSON_ARRAY)
+				else if (v->type == OB_JSON_ARRAY)
 					format_array(v, val, sizeof val);
 				else
-					snprintf(val, sizeof val, "%s", mf_json_type_name(v));
+					snprintf(val, sizeof val, "%s", ob_json_type_name(v));
 				add2(&t, k->str, val);
 			}
-		mf_json_free(sorted);
-		mf_jw_free(&jw);
+		ob_json_free(sorted);
+		ob_jw_free(&jw);
 		render("Metadata", &t);
 	}
 
-	const struct mf_json *tensors = mf_json_get(r, "tensors");
-	if (verbose && tensors && tensors->type == MF_JSON_ARRAY && tensors->count) {
+	const struct ob_json *tensors = ob_json_get(r, "tensors");
+	if (verbose && tensors && tensors->type == OB_JSON_ARRAY && tensors->count) {
 		table_init(&t, 4, NULL);
-		MF_JSON_FOREACH(tn, tensors)
+		OB_JSON_FOREACH(tn, tensors)
 		{
 			char name[256], type[64], shape[256] = "[";
 			str_field(tn, "name", name, sizeof name);
 			str_field(tn, "type", type, sizeof type);
-			const struct mf_json *sh = mf_json_get(tn, "shape");
-			if (sh && sh->type == MF_JSON_ARRAY)
-				MF_JSON_FOREACH(d, sh)
+			const struct ob_json *sh = ob_json_get(tn, "shape");
+			if (sh && sh->type == OB_JSON_ARRAY)
+				OB_JSON_FOREACH(d, sh)
 				{
 					size_t l = strlen(shape);
 					snprintf(shape + l, sizeof shape - l, "%s%.0f", l > 1 ? " " : "", d->number);
@@ -279,15 +279,15 @@ static void show_info(const struct mf_json *r, bool verbose)
 		render("Tensors", &t);
 	}
 
-	const struct mf_json *sys = mf_json_get(r, "system");
-	if (sys && sys->type == MF_JSON_STRING && sys->len) {
+	const struct ob_json *sys = ob_json_get(r, "system");
+	if (sys && sys->type == OB_JSON_STRING && sys->len) {
 		table_init(&t, 2, NULL);
 		t.wrap = 100;
 		head_rows(&t, sys->str, 2);
 		render("System", &t);
 	}
-	const struct mf_json *lic = mf_json_get(r, "license");
-	if (lic && lic->type == MF_JSON_STRING && lic->len) {
+	const struct ob_json *lic = ob_json_get(r, "license");
+	if (lic && lic->type == OB_JSON_STRING && lic->len) {
 		table_init(&t, 2, NULL);
 		t.wrap = 100;
 		head_rows(&t, lic->str, 2);
@@ -334,43 +334,43 @@ int cmd_show(int argc, char **argv)
 		return cli_error("only one of '--license', '--modelfile', '--parameters', '--system', or '--template' can be specified");
 	}
 	/* ShowRequest{Name: args[0], Verbose: verbose} as json.Marshal writes it */
-	struct mf_jw w;
-	mf_jw_init(&w, 0, 0);
-	mf_jw_obj(&w);
-	mf_jw_key(&w, "model");
-	mf_jw_string(&w, "");
-	mf_jw_key(&w, "system");
-	mf_jw_string(&w, "");
-	mf_jw_key(&w, "template");
-	mf_jw_string(&w, "");
-	mf_jw_key(&w, "verbose");
-	mf_jw_bool(&w, verbose);
-	mf_jw_key(&w, "options");
-	mf_jw_null(&w);
-	mf_jw_key(&w, "name");
-	mf_jw_string(&w, pos[0]);
-	mf_jw_obj_end(&w);
-	struct mf_json_doc *d;
-	rc = client_do_json(&c, "POST", "/api/show", mf_jw_str(&w), w.len, &d);
-	mf_jw_free(&w);
+	struct ob_jw w;
+	ob_jw_init(&w, 0, 0);
+	ob_jw_obj(&w);
+	ob_jw_key(&w, "model");
+	ob_jw_string(&w, "");
+	ob_jw_key(&w, "system");
+	ob_jw_string(&w, "");
+	ob_jw_key(&w, "template");
+	ob_jw_string(&w, "");
+	ob_jw_key(&w, "verbose");
+	ob_jw_bool(&w, verbose);
+	ob_jw_key(&w, "options");
+	ob_jw_null(&w);
+	ob_jw_key(&w, "name");
+	ob_jw_string(&w, pos[0]);
+	ob_jw_obj_end(&w);
+	struct ob_json_doc *d;
+	rc = client_do_json(&c, "POST", "/api/show", ob_jw_str(&w), w.len, &d);
+	ob_jw_free(&w);
 	if (rc != 0) {
 		rc = cli_error("%s", c.err);
 		client_cleanup(&c);
 		return rc;
 	}
 	client_cleanup(&c);
-	const struct mf_json *r = mf_json_root(d);
-	const struct mf_json *caps = mf_json_get(r, "capabilities");
-	if (caps && caps->type == MF_JSON_ARRAY)
-		MF_JSON_FOREACH(cap, caps)
-	if (mf_json_str_eq(cap, "image")) {
-		mf_json_free(d);
+	const struct ob_json *r = ob_json_root(d);
+	const struct ob_json *caps = ob_json_get(r, "capabilities");
+	if (caps && caps->type == OB_JSON_ARRAY)
+		OB_JSON_FOREACH(cap, caps)
+	if (ob_json_str_eq(cap, "image")) {
+		ob_json_free(d);
 		return cli_error("image generation models are not currently supported");
 	}
 	if (set == 1) {
-		const struct mf_json *v = mf_json_get(r, which);
-		const char *s = v && v->type == MF_JSON_STRING ? v->str : "";
-		size_t n = v && v->type == MF_JSON_STRING ? v->len : 0;
+		const struct ob_json *v = ob_json_get(r, which);
+		const char *s = v && v->type == OB_JSON_STRING ? v->str : "";
+		size_t n = v && v->type == OB_JSON_STRING ? v->len : 0;
 		fwrite(s, 1, n, stdout);
 		/* fmt.Println for license, modelfile and parameters; fmt.Print for system and template */
 		if (strcmp(which, "system") != 0 && strcmp(which, "template") != 0)
@@ -378,6 +378,6 @@ int cmd_show(int argc, char **argv)
 	} else {
 		show_info(r, verbose);
 	}
-	mf_json_free(d);
+	ob_json_free(d);
 	return 0;
 }

@@ -7,7 +7,7 @@
 #include <string.h>
 #include <strings.h>
 
-#include "modelfile/json.h"
+#include "base/json.h"
 #include "tools/clifmt.h"
 #include "tools/client.h"
 #include "tools/commands.h"
@@ -24,15 +24,15 @@ static void usage(FILE *f)
 /* {"model": name, ...rest} with Go's escaping. */
 static char *body_for(const char *name, const char *rest)
 {
-	struct mf_jw w;
-	mf_jw_init(&w, 0, 0);
-	mf_jw_obj(&w);
-	mf_jw_key(&w, "model");
-	mf_jw_string(&w, name);
-	mf_jw_obj_end(&w);
+	struct ob_jw w;
+	ob_jw_init(&w, 0, 0);
+	ob_jw_obj(&w);
+	ob_jw_key(&w, "model");
+	ob_jw_string(&w, name);
+	ob_jw_obj_end(&w);
 	size_t n;
-	char *s = mf_jw_take(&w, &n);
-	mf_jw_free(&w);
+	char *s = ob_jw_take(&w, &n);
+	ob_jw_free(&w);
 	if (!s || !rest)
 		return s;
 	char *out = malloc(n + strlen(rest) + 2);

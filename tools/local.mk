@@ -4,7 +4,7 @@ orun_SOURCES = tools/orun.c tools/commands.h tools/argnum.c tools/argnum.h
 orun_SOURCES += tools/cmd_gguf.c
 orun_SOURCES += tools/cmd_mkmodel.c tools/mkmodel_quant.c tools/mkmodel_quant.h
 orun_SOURCES += tools/cmd_generate.c tools/cmd_bench.c
-orun_LDADD = librunner.a libmodelfile.a libgguf.a $(ORUN_LIBS_ALL)
+orun_LDADD = librunner.a libmodelfile.a libgguf.a libbase.a $(ORUN_LIBS_ALL)
 # The client commands (libcurl): only with the server/client part of the build.
 if WITH_SERVER
 orun_SOURCES += tools/client.c tools/client.h tools/clifmt.c tools/clifmt.h \

@@ -1,6 +1,6 @@
 # tests/cpu/ — tests of the CPU kernels in runner/cpu (owned with the kernels).
 # Only libgguf (for reference dequantization) and the kernels' objects of librunner are linked in.
-CPU_TEST_LDADD = libtestutil.a librunner.a libgguf.a -lm
+CPU_TEST_LDADD = libtestutil.a librunner.a libgguf.a libbase.a -lm
 
 check_PROGRAMS += tests/cpu/test_pool
 tests_cpu_test_pool_LDADD = $(CPU_TEST_LDADD)

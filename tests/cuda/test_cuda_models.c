@@ -14,7 +14,7 @@
 #include "runner/cpu/cpu.h"
 #include "runner/cuda/cuda.h"
 #include "runner/model.h"
-#include "runner/tokenizer.h"
+#include "runner/tokenizer/tokenizer.h"
 #include "tests/check.h"
 #include "tests/testmodel.h"
 

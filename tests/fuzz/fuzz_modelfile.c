@@ -58,11 +58,11 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 					sink += params.n;
 			}
 		}
-		struct mf_jw jw;
-		mf_jw_init(&jw, 0, 0);
+		struct ob_jw jw;
+		ob_jw_init(&jw, 0, 0);
 		if (mf_params_write_json(&params, &jw, &err) == MF_OK)
 			sink += jw.len;
-		mf_jw_free(&jw);
+		ob_jw_free(&jw);
 		mf_params_free(&params);
 		mf_warnings_free(&w);
 		/* the printed form parses again (it may differ for inputs Ollama cannot round-trip either) */

@@ -13,7 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "modelfile/json.h"
+#include "base/json.h"
 #include "modelfile/template.h"
 #include "modelfile/template_internal.h"
 
@@ -51,11 +51,11 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	const char *text = (const char *)data;
 	size_t tlen = size;
 	const uint8_t *nul = memchr(data, 0, size);
-	struct mf_json_doc *doc = NULL;
-	struct mf_json_error jerr;
+	struct ob_json_doc *doc = NULL;
+	struct ob_json_error jerr;
 	if (nul) {
 		tlen = (size_t)(nul - data);
-		doc = mf_json_parse((const char *)nul + 1, size - tlen - 1, &jerr);
+		doc = ob_json_parse((const char *)nul + 1, size - tlen - 1, &jerr);
 	}
 	/* detection costs O(length x 100) per corpus entry: keep it to shorter inputs so the fuzzer stays fast */
 	if (tlen <= 1024) {
@@ -74,10 +74,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		sink += strlen(mf_tpl_think_open(t)) + strlen(mf_tpl_think_close(t)) + strlen(mf_tpl_tool_tag(t));
 		sink += mf_tpl_tool_round_trip(t) + mf_tpl_uses(t, "tools") + mf_tpl_contains(t, "<think>");
 
-		struct mf_json_doc *tools = mf_json_parse(tools_json, sizeof tools_json - 1, &jerr);
-		struct mf_json_doc *args = mf_json_parse(args_json, sizeof args_json - 1, &jerr);
+		struct ob_json_doc *tools = ob_json_parse(tools_json, sizeof tools_json - 1, &jerr);
+		struct ob_json_doc *args = ob_json_parse(args_json, sizeof args_json - 1, &jerr);
 		struct mf_tpl_tool_call calls[2] = {
-			{.id = S("call_1"), .index = 0, .name = S("get_weather"), .arguments = args ? mf_json_root(args) : NULL},
+			{.id = S("call_1"), .index = 0, .name = S("get_weather"), .arguments = args ? ob_json_root(args) : NULL},
 			{.name = S("python")},
 		};
 		static const unsigned char png[] = {0x89, 'P', 'N', 'G'};
@@ -95,7 +95,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		};
 		struct mf_tpl_values v = {.messages = msgs,
 					  .n_messages = sizeof msgs / sizeof msgs[0],
-					  .tools = tools ? mf_json_root(tools) : NULL,
+					  .tools = tools ? ob_json_root(tools) : NULL,
 					  .think = true,
 					  .think_level = S("high"),
 					  .is_think_set = true,
@@ -109,28 +109,28 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		run(t, &v);
 
 		/* request-shaped JSON: {"messages": [...], "tools": [...]} */
-		const struct mf_json *root = doc ? mf_json_root(doc) : NULL;
-		if (root && root->type == MF_JSON_OBJECT) {
+		const struct ob_json *root = doc ? ob_json_root(doc) : NULL;
+		if (root && root->type == OB_JSON_OBJECT) {
 			struct mf_tpl_messages *m = NULL;
-			const struct mf_json *jt = mf_json_get(root, "tools");
-			if (mf_tpl_messages_from_json(mf_json_get(root, "messages"), &m, &err) == 0 &&
+			const struct ob_json *jt = ob_json_get(root, "tools");
+			if (mf_tpl_messages_from_json(ob_json_get(root, "messages"), &m, &err) == 0 &&
 			    mf_tpl_tools_check(jt, &err) == 0) {
 				struct mf_tpl_values w = {.messages = m->items, .n_messages = m->n, .tools = jt, .now = 1};
 				run(t, &w);
 			}
 			mf_tpl_messages_free(m);
 		}
-		mf_json_free(args);
-		mf_json_free(tools);
+		ob_json_free(args);
+		ob_json_free(tools);
 		mf_tpl_free(t);
 	}
 
 	/* the plain Go template with the JSON as its data */
 	char *out = NULL;
 	size_t n = 0;
-	if (tpl_render_generic(text, tlen, doc ? mf_json_root(doc) : NULL, 1768478400, &out, &n, &err) == 0)
+	if (tpl_render_generic(text, tlen, doc ? ob_json_root(doc) : NULL, 1768478400, &out, &n, &err) == 0)
 		sink += n;
 	free(out);
-	mf_json_free(doc);
+	ob_json_free(doc);
 	return 0;
 }

@@ -1,6 +1,6 @@
 # tests/gguf/ — tests of the gguf module (owned with the module's issue). They link only libgguf.a (which
 # depends on libc alone) and the test helpers, so they build whatever state the other libraries are in.
-GGUF_TEST_LDADD = libtestutil.a libgguf.a -lm
+GGUF_TEST_LDADD = libtestutil.a libgguf.a libbase.a -lm
 
 check_PROGRAMS += tests/gguf/test_reader
 tests_gguf_test_reader_LDADD = $(GGUF_TEST_LDADD)
@@ -39,12 +39,12 @@ noinst_PROGRAMS += tests/fuzz/fuzz_gguf
 tests_fuzz_fuzz_gguf_SOURCES = tests/fuzz/fuzz_gguf.c
 tests_fuzz_fuzz_gguf_CFLAGS = $(AM_CFLAGS) -fsanitize=fuzzer
 tests_fuzz_fuzz_gguf_LDFLAGS = $(AM_LDFLAGS) -fsanitize=fuzzer
-tests_fuzz_fuzz_gguf_LDADD = libgguf.a -lm
+tests_fuzz_fuzz_gguf_LDADD = libgguf.a libbase.a -lm
 noinst_PROGRAMS += tests/fuzz/fuzz_safetensors
 tests_fuzz_fuzz_safetensors_SOURCES = tests/fuzz/fuzz_safetensors.c
 tests_fuzz_fuzz_safetensors_CFLAGS = $(AM_CFLAGS) -fsanitize=fuzzer
 tests_fuzz_fuzz_safetensors_LDFLAGS = $(AM_LDFLAGS) -fsanitize=fuzzer
-tests_fuzz_fuzz_safetensors_LDADD = libgguf.a -lm
+tests_fuzz_fuzz_safetensors_LDADD = libgguf.a libbase.a -lm
 endif
 
 check_PROGRAMS += tests/gguf/test_bigfile

@@ -12,44 +12,44 @@
 #include <string.h>
 
 #include "modelfile/create.h"
-#include "modelfile/json.h"
+#include "base/json.h"
 #include "modelfile/model.h"
 #include "modelfile/store.h"
 
 static int print_progress(void *ctx, const struct mf_progress *p)
 {
 	(void)ctx;
-	struct mf_jw w;
-	mf_jw_init(&w, 0, 0);
-	mf_jw_obj(&w);
-	mf_jw_key(&w, "status");
-	mf_jw_string(&w, p->status);
+	struct ob_jw w;
+	ob_jw_init(&w, 0, 0);
+	ob_jw_obj(&w);
+	ob_jw_key(&w, "status");
+	ob_jw_string(&w, p->status);
 	if (p->digest) {
-		mf_jw_key(&w, "digest");
-		mf_jw_string(&w, p->digest);
-		mf_jw_key(&w, "total");
-		mf_jw_int(&w, p->total);
-		mf_jw_key(&w, "completed");
-		mf_jw_int(&w, p->completed);
+		ob_jw_key(&w, "digest");
+		ob_jw_string(&w, p->digest);
+		ob_jw_key(&w, "total");
+		ob_jw_int(&w, p->total);
+		ob_jw_key(&w, "completed");
+		ob_jw_int(&w, p->completed);
 	}
-	mf_jw_obj_end(&w);
-	printf("%s\n", mf_jw_str(&w));
-	mf_jw_free(&w);
+	ob_jw_obj_end(&w);
+	printf("%s\n", ob_jw_str(&w));
+	ob_jw_free(&w);
 	return 0;
 }
 
 static int fail(const struct mf_error *err)
 {
-	struct mf_jw w;
-	mf_jw_init(&w, 0, 0);
-	mf_jw_obj(&w);
-	mf_jw_key(&w, "error");
-	mf_jw_string(&w, err->msg);
-	mf_jw_key(&w, "http");
-	mf_jw_int(&w, err->http_status);
-	mf_jw_obj_end(&w);
-	printf("%s\n", mf_jw_str(&w));
-	mf_jw_free(&w);
+	struct ob_jw w;
+	ob_jw_init(&w, 0, 0);
+	ob_jw_obj(&w);
+	ob_jw_key(&w, "error");
+	ob_jw_string(&w, err->msg);
+	ob_jw_key(&w, "http");
+	ob_jw_int(&w, err->http_status);
+	ob_jw_obj_end(&w);
+	printf("%s\n", ob_jw_str(&w));
+	ob_jw_free(&w);
 	return 1;
 }
 

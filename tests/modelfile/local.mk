@@ -1,6 +1,6 @@
 # tests/modelfile/ — tests of the modelfile module (owned with the module's issue). They link only the
 # libraries the module depends on, so they build and run whatever state the runner is in.
-MF_TEST_LDADD = libtestutil.a libmodelfile.a libgguf.a $(CRYPTO_LIBS) -lm
+MF_TEST_LDADD = libtestutil.a libmodelfile.a libgguf.a libbase.a $(CRYPTO_LIBS) -lm
 
 check_PROGRAMS += tests/modelfile/test_parser
 tests_modelfile_test_parser_SOURCES = tests/modelfile/test_parser.c tests/modelfile/mftest.h
@@ -55,9 +55,6 @@ noinst_PROGRAMS += tests/fuzz/fuzz_modelfile
 tests_fuzz_fuzz_modelfile_SOURCES = tests/fuzz/fuzz_modelfile.c
 tests_fuzz_fuzz_modelfile_CFLAGS = $(AM_CFLAGS) -fsanitize=fuzzer
 tests_fuzz_fuzz_modelfile_LDFLAGS = $(AM_LDFLAGS) -fsanitize=fuzzer
-tests_fuzz_fuzz_modelfile_LDADD = libmodelfile.a libgguf.a $(CRYPTO_LIBS) -lm
+tests_fuzz_fuzz_modelfile_LDADD = libmodelfile.a libgguf.a libbase.a $(CRYPTO_LIBS) -lm
 endif
 
-check_PROGRAMS += tests/modelfile/test_json
-tests_modelfile_test_json_LDADD = $(MF_TEST_LDADD)
-TESTS += tests/modelfile/test_json

@@ -8,8 +8,8 @@
 
 #include <math.h>
 
-#include "modelfile/gofmt.h"
-#include "modelfile/json.h"
+#include "base/gofmt.h"
+#include "base/json.h"
 #include "modelfile/params.h"
 #include "tests/check.h"
 #include "tests/modelfile/mftest.h"
@@ -62,20 +62,20 @@ static void modelfile_rows(const char *file)
 			       w.n ? w.items[0] : "(none)", text);
 		} else {
 			CHECKF(rc == MF_OK, "%s [%s]: rc %d (%s)", name, value, rc, err.msg);
-			struct mf_jw jw;
-			mf_jw_init(&jw, 0, 0);
+			struct ob_jw jw;
+			ob_jw_init(&jw, 0, 0);
 			int wrc = mf_params_write_json(&p, &jw, &err);
 			if (strcmp(outcome, "marshalerr") == 0) {
 				CHECKF(wrc == MF_ERR_INVALID && strcmp(err.msg, text) == 0, "%s [%s]: write gave %d \"%s\"",
 				       name, value, wrc, err.msg);
 			} else {
-				CHECKF(wrc == MF_OK && strcmp(mf_jw_str(&jw), text) == 0, "%s [%s]: %s, expected %s", name, value,
-				       wrc == MF_OK ? mf_jw_str(&jw) : err.msg, text);
+				CHECKF(wrc == MF_OK && strcmp(ob_jw_str(&jw), text) == 0, "%s [%s]: %s, expected %s", name, value,
+				       wrc == MF_OK ? ob_jw_str(&jw) : err.msg, text);
 				const char *warning = n >= 5 ? f[4] : NULL;
 				CHECKF(warning ? (w.n == 1 && strcmp(w.items[0], warning) == 0) : w.n == 0,
 				       "%s: warnings %zu (%s)", name, w.n, w.n ? w.items[0] : "");
 			}
-			mf_jw_free(&jw);
+			ob_jw_free(&jw);
 		}
 		mf_params_free(&p);
 		mf_warnings_free(&w);
@@ -87,33 +87,33 @@ static void modelfile_rows(const char *file)
 /* The options as Go's json.Marshal(Options) writes them (omitempty everywhere). */
 static char *marshal_options(const struct mf_options *o)
 {
-	struct mf_jw w;
-	mf_jw_init(&w, 0, 0);
-	mf_jw_obj(&w);
+	struct ob_jw w;
+	ob_jw_init(&w, 0, 0);
+	ob_jw_obj(&w);
 #define I(field, key)                                                                                    \
 	if (o->field) {                                                                                  \
-		mf_jw_key(&w, key);                                                                      \
-		mf_jw_int(&w, o->field);                                                                 \
+		ob_jw_key(&w, key);                                                                      \
+		ob_jw_int(&w, o->field);                                                                 \
 	}
 #define F(field, key)                                                                                    \
 	if (o->field != 0) {                                                                             \
 		if (!isfinite(o->field)) {                                                               \
-			mf_jw_free(&w);                                                                  \
+			ob_jw_free(&w);                                                                  \
 			return strdup("marshal: json: unsupported value: +Inf");                         \
 		}                                                                                        \
-		mf_jw_key(&w, key);                                                                      \
-		mf_jw_float32(&w, o->field);                                                             \
+		ob_jw_key(&w, key);                                                                      \
+		ob_jw_float32(&w, o->field);                                                             \
 	}
 	I(num_ctx, "num_ctx");
 	I(num_batch, "num_batch");
 	I(num_gpu, "num_gpu");
 	if (o->set & (1ull << MF_OPT_MAIN_GPU)) {
-		mf_jw_key(&w, "main_gpu");
-		mf_jw_int(&w, o->main_gpu);
+		ob_jw_key(&w, "main_gpu");
+		ob_jw_int(&w, o->main_gpu);
 	}
 	if (o->set & (1ull << MF_OPT_USE_MMAP)) {
-		mf_jw_key(&w, "use_mmap");
-		mf_jw_bool(&w, o->use_mmap);
+		ob_jw_key(&w, "use_mmap");
+		ob_jw_bool(&w, o->use_mmap);
 	}
 	I(num_thread, "num_thread");
 	I(draft_num_predict, "draft_num_predict");
@@ -130,16 +130,16 @@ static char *marshal_options(const struct mf_options *o)
 	F(presence_penalty, "presence_penalty");
 	F(frequency_penalty, "frequency_penalty");
 	if (o->n_stop) {
-		mf_jw_key(&w, "stop");
-		mf_jw_arr(&w);
+		ob_jw_key(&w, "stop");
+		ob_jw_arr(&w);
 		for (size_t i = 0; i < o->n_stop; i++)
-			mf_jw_string(&w, o->stop[i]);
-		mf_jw_arr_end(&w);
+			ob_jw_string(&w, o->stop[i]);
+		ob_jw_arr_end(&w);
 	}
 #undef I
 #undef F
-	mf_jw_obj_end(&w);
-	return mf_jw_take(&w, NULL);
+	ob_jw_obj_end(&w);
+	return ob_jw_take(&w, NULL);
 }
 
 static void options_rows(void)
@@ -160,8 +160,8 @@ static void options_rows(void)
 		if (n < 3)
 			continue;
 		rows++;
-		struct mf_json_error jerr;
-		struct mf_json_doc *doc = mf_json_parse(f[0], strlen(f[0]), &jerr);
+		struct ob_json_error jerr;
+		struct ob_json_doc *doc = ob_json_parse(f[0], strlen(f[0]), &jerr);
 		CHECKF(doc != NULL, "%s: %s", f[0], jerr.message);
 		if (!doc)
 			continue;
@@ -169,7 +169,7 @@ static void options_rows(void)
 		memset(&o, 0, sizeof o);
 		struct mf_warnings w = {0};
 		struct mf_error err = {0};
-		int rc = mf_options_apply_json(&o, mf_json_root(doc), &w, &err);
+		int rc = mf_options_apply_json(&o, ob_json_root(doc), &w, &err);
 		if (strcmp(f[1], "error") == 0) {
 			CHECKF(rc == MF_ERR_INVALID && strcmp(err.msg, f[2]) == 0 && err.http_status == 500,
 			       "%s: rc %d \"%s\", expected \"%s\"", f[0], rc, err.msg, f[2]);
@@ -185,7 +185,7 @@ static void options_rows(void)
 		}
 		mf_options_free(&o);
 		mf_warnings_free(&w);
-		mf_json_free(doc);
+		ob_json_free(doc);
 	}
 	CHECKF(rows >= 30, "only %d option rows", rows);
 	free(data);
@@ -195,14 +195,14 @@ static void options_extensions(void)
 {
 	const char *js = "{\"rope_freq_base\": 1000000, \"rope_frequency_scale\": 0.5, \"cache_prompt\": false, "
 			 "\"no_mmap\": true, \"num_gqa\": 8, \"mirostat\": 0}";
-	struct mf_json_error jerr;
-	struct mf_json_doc *doc = mf_json_parse(js, strlen(js), &jerr);
+	struct ob_json_error jerr;
+	struct ob_json_doc *doc = ob_json_parse(js, strlen(js), &jerr);
 	CHECK(doc != NULL);
 	struct mf_options o;
 	mf_options_init(&o);
 	struct mf_warnings w = {0};
 	struct mf_error err;
-	CHECK(mf_options_apply_json(&o, mf_json_root(doc), &w, &err) == MF_OK);
+	CHECK(mf_options_apply_json(&o, ob_json_root(doc), &w, &err) == MF_OK);
 	CHECK(o.rope_freq_base == 1000000.0f);
 	CHECK(o.rope_freq_scale == 0.5f);
 	CHECK(!o.cache_prompt);
@@ -215,24 +215,24 @@ static void options_extensions(void)
 		CHECK_STREQ(w.items[2], "invalid option provided option=mirostat");
 	}
 	mf_warnings_free(&w);
-	mf_json_free(doc);
+	ob_json_free(doc);
 
 	js = "{\"cache_prompt\": 1}";
-	doc = mf_json_parse(js, strlen(js), &jerr);
-	CHECK(mf_options_apply_json(&o, mf_json_root(doc), NULL, &err) == MF_ERR_INVALID);
+	doc = ob_json_parse(js, strlen(js), &jerr);
+	CHECK(mf_options_apply_json(&o, ob_json_root(doc), NULL, &err) == MF_ERR_INVALID);
 	CHECK_STREQ(err.msg, "option \"cache_prompt\" must be of type boolean");
-	mf_json_free(doc);
+	ob_json_free(doc);
 	js = "{\"num_ctx\": 1e400}";
-	doc = mf_json_parse(js, strlen(js), &jerr);
+	doc = ob_json_parse(js, strlen(js), &jerr);
 	if (doc) {
-		CHECK(mf_options_apply_json(&o, mf_json_root(doc), NULL, &err) == MF_ERR_INVALID);
+		CHECK(mf_options_apply_json(&o, ob_json_root(doc), NULL, &err) == MF_ERR_INVALID);
 		CHECK_STREQ(err.msg, "json: cannot unmarshal number 1e400 into Go value of type float64");
-		mf_json_free(doc);
+		ob_json_free(doc);
 	}
 	js = "[1]";
-	doc = mf_json_parse(js, strlen(js), &jerr);
-	CHECK(mf_options_apply_json(&o, mf_json_root(doc), NULL, &err) == MF_ERR_INVALID);
-	mf_json_free(doc);
+	doc = ob_json_parse(js, strlen(js), &jerr);
+	CHECK(mf_options_apply_json(&o, ob_json_root(doc), NULL, &err) == MF_ERR_INVALID);
+	ob_json_free(doc);
 	mf_options_free(&o);
 }
 
@@ -284,12 +284,12 @@ static void defaults_and_schema(void)
 	CHECK(mf_params_set(&p, "stop", "<|im_end|>", NULL, &err) == MF_OK);
 	CHECK(mf_params_set(&p, "temperature", "0.6", NULL, &err) == MF_OK);
 	CHECK(mf_params_set(&p, "num_ctx", "40960", NULL, &err) == MF_OK);
-	struct mf_jw w;
-	mf_jw_init(&w, 0, 0);
+	struct ob_jw w;
+	ob_jw_init(&w, 0, 0);
 	CHECK(mf_params_write_json(&p, &w, &err) == MF_OK);
-	CHECK_STREQ(mf_jw_str(&w), "{\"num_ctx\":40960,\"stop\":[\"\\u003c|im_start|\\u003e\",\"\\u003c|im_end|\\u003e\"],"
+	CHECK_STREQ(ob_jw_str(&w), "{\"num_ctx\":40960,\"stop\":[\"\\u003c|im_start|\\u003e\",\"\\u003c|im_end|\\u003e\"],"
 				   "\"temperature\":0.6}");
-	mf_jw_free(&w);
+	ob_jw_free(&w);
 	CHECK(mf_params_get(&p, "stop")->n_strs == 2);
 	CHECK(mf_params_get(&p, "top_k") == NULL);
 	mf_params_free(&p);
@@ -305,7 +305,7 @@ static void go_formatting(void)
 	};
 	for (size_t i = 0; i < sizeof floats / sizeof floats[0]; i++) {
 		char buf[40];
-		mf_go_format_float(buf, floats[i].v);
+		ob_go_format_float(buf, floats[i].v);
 		CHECKF(strcmp(buf, floats[i].want) == 0, "%.17g: \"%s\", expected \"%s\"", floats[i].v, buf, floats[i].want);
 	}
 	static const struct {
@@ -324,21 +324,21 @@ static void go_formatting(void)
 		{"\a\b\f\r\v", "\"\\a\\b\\f\\r\\v\""},
 	};
 	for (size_t i = 0; i < sizeof quotes / sizeof quotes[0]; i++) {
-		struct mf_buf b;
-		mf_buf_init(&b, 0);
-		mf_go_quote(&b, quotes[i].in, strlen(quotes[i].in));
+		struct ob_buf b;
+		ob_buf_init(&b, 0);
+		ob_go_quote(&b, quotes[i].in, strlen(quotes[i].in));
 		CHECKF(strcmp(b.p, quotes[i].want) == 0, "%s: %s", quotes[i].want, b.p);
-		mf_buf_free(&b);
+		ob_buf_free(&b);
 	}
-	struct mf_buf b;
-	mf_buf_init(&b, 0);
-	mf_go_quote(&b, "\0x", 2);
+	struct ob_buf b;
+	ob_buf_init(&b, 0);
+	ob_go_quote(&b, "\0x", 2);
 	CHECK_STREQ(b.p, "\"\\x00x\"");
-	mf_buf_free(&b);
+	ob_buf_free(&b);
 
-	CHECK(mf_go_float_to_int(1e300) == INT64_MIN && mf_go_float_to_int(-4096.9) == -4096);
+	CHECK(ob_go_float_to_int(1e300) == INT64_MIN && ob_go_float_to_int(-4096.9) == -4096);
 	bool v;
-	CHECK(mf_go_parse_bool("True", &v) && v && !mf_go_parse_bool("yes", &v));
+	CHECK(ob_go_parse_bool("True", &v) && v && !ob_go_parse_bool("yes", &v));
 }
 
 int main(void)

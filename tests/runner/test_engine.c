@@ -15,7 +15,7 @@
 
 #include "runner/cpu/matmul.h"
 #include "runner/engine.h"
-#include "runner/tokenizer.h"
+#include "runner/tokenizer/tokenizer.h"
 #include "tests/check.h"
 #include "tests/testmodel.h"
 

@@ -1,7 +1,7 @@
-/* tests/server/test_http.c — the HTTP layer (runner/http.c) over real sockets: routing (404/405, trailing
+/* tests/server/test_http.c — the HTTP layer (runner/server/http.c) over real sockets: routing (404/405, trailing
  * slash), CORS as gin-contrib/cors with Ollama's origins, the Host-header check, request bodies, streamed
  * bodies (one chunk per piece, each arriving before the next is produced), client-disconnect detection, and
- * the OLLAMA_HOST / duration parsers of runner/server_config.c and the Go decoding helpers.
+ * the OLLAMA_HOST / duration parsers of runner/server/envconfig.c and the Go decoding helpers.
  */
 #include "config.h"
 
@@ -16,9 +16,9 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "runner/http.h"
-#include "runner/http_decode.h"
-#include "runner/server_config.h"
+#include "runner/server/http.h"
+#include "runner/api/decode.h"
+#include "runner/server/envconfig.h"
 #include "tests/check.h"
 
 /* ------------------------------------------------------------------------------------ a tiny client */
@@ -520,8 +520,8 @@ static void test_durations(void)
 static void test_decode(void)
 {
 	struct rn_dec d = {.go_struct = "ChatRequest", .prefix = ""};
-	const struct mf_json *root;
-	struct mf_json_doc *doc = rn_dec_parse(&d, "  \n", 3, &root);
+	const struct ob_json *root;
+	struct ob_json_doc *doc = rn_dec_parse(&d, "  \n", 3, &root);
 	CHECK(!doc);
 	CHECK_STREQ(d.err, "missing request body");
 
@@ -539,7 +539,7 @@ static void test_decode(void)
 	int64_t i64;
 	CHECK(!rn_dec_int(&d, root, "top_logprobs", &i64));
 	CHECK_STREQ(d.err, "json: cannot unmarshal number 1.5 into Go struct field ChatRequest.top_logprobs of type int");
-	mf_json_free(doc);
+	ob_json_free(doc);
 
 	d = (struct rn_dec){.go_struct = "ChatRequest", .prefix = ""};
 	doc = rn_dec_parse(&d, "[1]", 3, &root);

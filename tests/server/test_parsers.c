@@ -1,4 +1,4 @@
-/* tests/server/test_parsers.c — the streaming output parsers (runner/server_parsers.c) against cases taken
+/* tests/server/test_parsers.c — the streaming output parsers (runner/api/parsers.c) against cases taken
  * from Ollama's thinking/parser_test.go and tools/tools_test.go (inputs fed whole and split into pieces),
  * plus the stop-string helpers.
  */
@@ -8,22 +8,22 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "runner/server_parsers.h"
+#include "runner/api/parsers.h"
 #include "tests/check.h"
 
 static void think_case(const char *const *pieces, size_t n, const char *want_think, const char *want_content)
 {
 	struct rn_think t;
 	CHECK(rn_think_init(&t, "<think>", "</think>") == 0);
-	struct mf_buf th, co;
-	mf_buf_init(&th, 0);
-	mf_buf_init(&co, 0);
+	struct ob_buf th, co;
+	ob_buf_init(&th, 0);
+	ob_buf_init(&co, 0);
 	for (size_t i = 0; i < n; i++)
 		CHECK(rn_think_add(&t, pieces[i], strlen(pieces[i]), &th, &co) == 0);
 	CHECKF(strcmp(th.p ? th.p : "", want_think) == 0 && strcmp(co.p ? co.p : "", want_content) == 0,
 	       "(%s | %s) != (%s | %s)", th.p ? th.p : "", co.p ? co.p : "", want_think, want_content);
-	mf_buf_free(&th);
-	mf_buf_free(&co);
+	ob_buf_free(&th);
+	ob_buf_free(&co);
 	rn_think_free(&t);
 }
 
@@ -51,15 +51,15 @@ static void test_think(void)
 	/* the partial closing tag is really held back: after "abc</th" only "abc" is out */
 	struct rn_think t;
 	CHECK(rn_think_init(&t, "<think>", "</think>") == 0);
-	struct mf_buf th, co;
-	mf_buf_init(&th, 0);
-	mf_buf_init(&co, 0);
+	struct ob_buf th, co;
+	ob_buf_init(&th, 0);
+	ob_buf_init(&co, 0);
 	CHECK(rn_think_add(&t, "<think>abc</th", 14, &th, &co) == 0);
 	CHECK_STREQ(th.p, "abc");
 	CHECK(co.len == 0);
 	CHECK_EQ_INT(t.state, RN_THINK_THINKING);
-	mf_buf_free(&th);
-	mf_buf_free(&co);
+	ob_buf_free(&th);
+	ob_buf_free(&co);
 	rn_think_free(&t);
 }
 
@@ -70,23 +70,23 @@ static void tools_case(const char *tag, const char *const *pieces, size_t n, con
 {
 	struct rn_tools p;
 	CHECK(rn_tools_init(&p, tag, names, sizeof names / sizeof names[0]) == 0);
-	struct mf_buf co, got;
-	mf_buf_init(&co, 0);
-	mf_buf_init(&got, 0);
+	struct ob_buf co, got;
+	ob_buf_init(&co, 0);
+	ob_buf_init(&got, 0);
 	struct rn_tool_call *calls = NULL;
 	size_t nc = 0;
 	for (size_t i = 0; i < n; i++)
 		CHECK(rn_tools_add(&p, pieces[i], strlen(pieces[i]), &co, &calls, &nc) == 0);
 	CHECK(rn_tools_content(&p, &co) == 0);
 	for (size_t i = 0; i < nc; i++) {
-		mf_buf_printf(&got, "%s%d:%s%s", i ? ";" : "", calls[i].index, calls[i].name, calls[i].arguments);
+		ob_buf_printf(&got, "%s%d:%s%s", i ? ";" : "", calls[i].index, calls[i].name, calls[i].arguments);
 		CHECK(strncmp(calls[i].id, "call_", 5) == 0 && strlen(calls[i].id) == 13);
 	}
 	CHECKF(strcmp(co.p ? co.p : "", want_content) == 0, "content \"%s\" != \"%s\"", co.p ? co.p : "", want_content);
 	CHECKF(strcmp(got.p ? got.p : "", want_calls) == 0, "calls \"%s\" != \"%s\"", got.p ? got.p : "", want_calls);
 	rn_tool_calls_free(calls, nc);
-	mf_buf_free(&co);
-	mf_buf_free(&got);
+	ob_buf_free(&co);
+	ob_buf_free(&got);
 	rn_tools_free(&p);
 }
 

@@ -1,4 +1,4 @@
-/* tests/server/test_sched.c — the scheduler (runner/sched.c) with the small real llama model (SmolLM2-135M):
+/* tests/server/test_sched.c — the scheduler (runner/server/sched.c) with the small real llama model (SmolLM2-135M):
  * load on first use and reuse, keep_alive expiry (0 = at once, N seconds, forever), reload when a load-time
  * option changes, OLLAMA_MAX_LOADED_MODELS eviction, slot queueing with OLLAMA_MAX_QUEUE (503), job events
  * and final stats, and cancellation of running and queued jobs.
@@ -11,7 +11,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "runner/sched.h"
+#include "runner/server/sched.h"
 #include "tests/check.h"
 #include "tests/testmodel.h"
 

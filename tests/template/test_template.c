@@ -18,7 +18,7 @@
 #include <sys/stat.h>
 #include <time.h>
 
-#include "modelfile/json.h"
+#include "base/json.h"
 #include "modelfile/template.h"
 #include "modelfile/template_internal.h"
 #include "tests/check.h"
@@ -214,38 +214,38 @@ struct scenario_values {
 	struct mf_tpl_messages *msgs;
 };
 
-static bool build_values(const struct mf_json *scen, const struct mf_json *root, struct scenario_values *sv)
+static bool build_values(const struct ob_json *scen, const struct ob_json *root, struct scenario_values *sv)
 {
 	memset(sv, 0, sizeof *sv);
 	struct mf_tpl_error err;
-	const struct mf_json *msgs = mf_json_get(scen, "messages");
+	const struct ob_json *msgs = ob_json_get(scen, "messages");
 	if (mf_tpl_messages_from_json(msgs, &sv->msgs, &err) != 0) {
 		fprintf(stderr, "messages: %s\n", err.msg);
 		return false;
 	}
 	sv->v.messages = sv->msgs->items;
 	sv->v.n_messages = sv->msgs->n;
-	const struct mf_json *tools = mf_json_get(scen, "tools");
-	if (tools && tools->type == MF_JSON_STRING)
-		sv->v.tools = mf_json_get(root, tools->str);
-	const struct mf_json *think = mf_json_get(scen, "think");
+	const struct ob_json *tools = ob_json_get(scen, "tools");
+	if (tools && tools->type == OB_JSON_STRING)
+		sv->v.tools = ob_json_get(root, tools->str);
+	const struct ob_json *think = ob_json_get(scen, "think");
 	if (think) {
 		sv->v.is_think_set = true;
-		if (think->type == MF_JSON_BOOL) {
+		if (think->type == OB_JSON_BOOL) {
 			sv->v.think = think->boolean;
 			sv->v.think_level = S(think->boolean ? "medium" : "");
-		} else if (think->type == MF_JSON_STRING) {
+		} else if (think->type == OB_JSON_STRING) {
 			const char *l = think->str;
 			sv->v.think = !strcmp(l, "high") || !strcmp(l, "medium") || !strcmp(l, "low") || !strcmp(l, "max");
 			sv->v.think_level = S(l);
 		}
 	}
-	const struct mf_json *s;
-	if ((s = mf_json_get(scen, "prompt")) && s->type == MF_JSON_STRING)
+	const struct ob_json *s;
+	if ((s = ob_json_get(scen, "prompt")) && s->type == OB_JSON_STRING)
 		sv->v.prompt = (struct mf_tpl_str){s->str, s->len};
-	if ((s = mf_json_get(scen, "suffix")) && s->type == MF_JSON_STRING)
+	if ((s = ob_json_get(scen, "suffix")) && s->type == OB_JSON_STRING)
 		sv->v.suffix = (struct mf_tpl_str){s->str, s->len};
-	if ((s = mf_json_get(scen, "legacy")) && s->type == MF_JSON_BOOL)
+	if ((s = ob_json_get(scen, "legacy")) && s->type == OB_JSON_BOOL)
 		sv->v.force_legacy = s->boolean;
 	sv->v.now = FIXED_NOW;
 	return true;
@@ -258,34 +258,34 @@ static void check_meta(const char *model, const struct mf_tpl *t, const char *me
 	CHECKF(text != NULL, "%s: missing meta.json", model);
 	if (!text)
 		return;
-	struct mf_json_error jerr;
-	struct mf_json_doc *doc = mf_json_parse(text, n, &jerr);
+	struct ob_json_error jerr;
+	struct ob_json_doc *doc = ob_json_parse(text, n, &jerr);
 	free(text);
 	CHECK(doc != NULL);
 	if (!doc)
 		return;
-	const struct mf_json *root = mf_json_root(doc);
-	const struct mf_json *vars = mf_json_get(root, "vars");
+	const struct ob_json *root = ob_json_root(doc);
+	const struct ob_json *vars = ob_json_get(root, "vars");
 	size_t nv;
 	const char *const *got = mf_tpl_vars(t, &nv);
 	CHECKF(vars && vars->count == nv, "%s: %zu vars, want %u", model, nv, vars ? vars->count : 0);
 	size_t i = 0;
-	MF_JSON_FOREACH(e, vars)
+	OB_JSON_FOREACH(e, vars)
 	{
 		CHECKF(i < nv && strcmp(got[i], e->str) == 0, "%s: var %zu is %s, want %s", model, i,
 		       i < nv ? got[i] : "(none)", e->str);
 		i++;
 	}
-	const struct mf_json *j;
-	j = mf_json_get(root, "think_open");
+	const struct ob_json *j;
+	j = ob_json_get(root, "think_open");
 	CHECKF(j && strcmp(j->str, mf_tpl_think_open(t)) == 0, "%s: think_open %s", model, mf_tpl_think_open(t));
-	j = mf_json_get(root, "think_close");
+	j = ob_json_get(root, "think_close");
 	CHECKF(j && strcmp(j->str, mf_tpl_think_close(t)) == 0, "%s: think_close %s", model, mf_tpl_think_close(t));
-	j = mf_json_get(root, "tool_tag");
+	j = ob_json_get(root, "tool_tag");
 	CHECKF(j && strcmp(j->str, mf_tpl_tool_tag(t)) == 0, "%s: tool_tag %s", model, mf_tpl_tool_tag(t));
-	j = mf_json_get(root, "tool_round_trip");
+	j = ob_json_get(root, "tool_round_trip");
 	CHECKF(j && j->boolean == mf_tpl_tool_round_trip(t), "%s: tool_round_trip", model);
-	mf_json_free(doc);
+	ob_json_free(doc);
 }
 
 /* Renders every template in `srcdir` (files ending in `ext`: Modelfiles, or whole .gotmpl files) through
@@ -307,15 +307,15 @@ static void test_templates(const char *srcdir, const char *ext, const char *gold
 		free(scen_text);
 		SKIP("library Modelfiles missing: %s", mfdir);
 	}
-	struct mf_json_error jerr;
-	struct mf_json_doc *doc = mf_json_parse(scen_text, sn, &jerr);
+	struct ob_json_error jerr;
+	struct ob_json_doc *doc = ob_json_parse(scen_text, sn, &jerr);
 	CHECKF(doc != NULL, "scenarios.json: %s", jerr.message);
 	if (!doc) {
 		free(scen_text);
 		return;
 	}
-	const struct mf_json *root = mf_json_root(doc);
-	const struct mf_json *scenarios = mf_json_get(root, "scenarios");
+	const struct ob_json *root = ob_json_root(doc);
+	const struct ob_json *scenarios = ob_json_get(root, "scenarios");
 	DIR *d = opendir(mfdir);
 	CHECK(d != NULL);
 	struct dirent *e;
@@ -349,9 +349,9 @@ static void test_templates(const char *srcdir, const char *ext, const char *gold
 		path_join(mdir, sizeof mdir, gold, model);
 		int before = check_failures;
 		check_meta(model, t, path_join(p, sizeof p, mdir, "meta.json"));
-		MF_JSON_FOREACH(scen, scenarios)
+		OB_JSON_FOREACH(scen, scenarios)
 		{
-			const char *sname = mf_json_get(scen, "name")->str;
+			const char *sname = ob_json_get(scen, "name")->str;
 			struct scenario_values sv;
 			CHECK(build_values(scen, root, &sv));
 			char *out = NULL;
@@ -386,7 +386,7 @@ static void test_templates(const char *srcdir, const char *ext, const char *gold
 	}
 	if (d)
 		closedir(d);
-	mf_json_free(doc);
+	ob_json_free(doc);
 	free(scen_text);
 }
 
@@ -401,18 +401,18 @@ static int test_engine_cases(void)
 	CHECK(text != NULL);
 	if (!text)
 		return 0;
-	struct mf_json_error jerr;
-	struct mf_json_doc *doc = mf_json_parse(text, n, &jerr);
+	struct ob_json_error jerr;
+	struct ob_json_doc *doc = ob_json_parse(text, n, &jerr);
 	CHECKF(doc != NULL, "engine_cases.json: %s", jerr.message);
 	int pass = 0, total = 0;
-	const struct mf_json *cases = doc ? mf_json_get(mf_json_root(doc), "cases") : NULL;
-	MF_JSON_FOREACH(c, cases)
+	const struct ob_json *cases = doc ? ob_json_get(ob_json_root(doc), "cases") : NULL;
+	OB_JSON_FOREACH(c, cases)
 	{
-		const char *name = mf_json_get(c, "name")->str;
-		const struct mf_json *tmpl = mf_json_get(c, "template");
-		const struct mf_json *data = mf_json_get(c, "data");
-		const struct mf_json *want_out = mf_json_get(c, "output");
-		const struct mf_json *want_err = mf_json_get(c, "error");
+		const char *name = ob_json_get(c, "name")->str;
+		const struct ob_json *tmpl = ob_json_get(c, "template");
+		const struct ob_json *data = ob_json_get(c, "data");
+		const struct ob_json *want_out = ob_json_get(c, "output");
+		const struct ob_json *want_err = ob_json_get(c, "error");
 		char *out = NULL;
 		size_t on = 0;
 		struct mf_tpl_error err;
@@ -432,7 +432,7 @@ static int test_engine_cases(void)
 	}
 	fprintf(stderr, "engine cases: %d/%d as Go prints them\n", pass, total);
 	CHECK(total >= 150);
-	mf_json_free(doc);
+	ob_json_free(doc);
 	free(text);
 	return pass;
 }
@@ -480,10 +480,10 @@ static int test_named(void)
 		char *end = strchr(line, '\n');
 		size_t len = end ? (size_t)(end - line) : strlen(line);
 		if (len > 0) {
-			struct mf_json_error jerr;
-			struct mf_json_doc *doc = mf_json_parse(line, len, &jerr);
+			struct ob_json_error jerr;
+			struct ob_json_doc *doc = ob_json_parse(line, len, &jerr);
 			CHECK(doc != NULL);
-			MF_JSON_FOREACH_MEMBER(k, v, doc ? mf_json_root(doc) : NULL)
+			OB_JSON_FOREACH_MEMBER(k, v, doc ? ob_json_root(doc) : NULL)
 			{
 				const struct mf_tpl_named *t = mf_tpl_named_match(v->str, v->len);
 				total++;
@@ -491,7 +491,7 @@ static int test_named(void)
 				pass += ok;
 				CHECKF(ok, "templates.jsonl: %s detected as %s", k->str, t ? t->name : "(none)");
 			}
-			mf_json_free(doc);
+			ob_json_free(doc);
 		}
 		line = end ? end + 1 : line + len;
 	}
@@ -544,23 +544,23 @@ static double now_s(void)
 /* Renders a generic template; expects failure with code `code` (0 = success) within 3 s of CPU time. */
 static void hostile(const char *name, const char *tmpl, size_t len, const char *data_json, int code, const char *msg_part)
 {
-	struct mf_json_doc *doc = NULL;
-	struct mf_json_error jerr;
+	struct ob_json_doc *doc = NULL;
+	struct ob_json_error jerr;
 	if (data_json)
-		doc = mf_json_parse(data_json, strlen(data_json), &jerr);
+		doc = ob_json_parse(data_json, strlen(data_json), &jerr);
 	char *out = NULL;
 	size_t on = 0;
 	struct mf_tpl_error err;
 	memset(&err, 0, sizeof err);
 	double t0 = now_s();
-	int rc = tpl_render_generic(tmpl, len, doc ? mf_json_root(doc) : NULL, FIXED_NOW, &out, &on, &err);
+	int rc = tpl_render_generic(tmpl, len, doc ? ob_json_root(doc) : NULL, FIXED_NOW, &out, &on, &err);
 	double dt = now_s() - t0;
 	CHECKF(rc == code, "%s: code %d (%s), want %d", name, rc, err.msg, code);
 	if (msg_part)
 		CHECKF(rc && strstr(err.msg, msg_part), "%s: message \"%s\" lacks \"%s\"", name, err.msg, msg_part);
 	CHECKF(dt < 3.0, "%s: took %.2f s of CPU time", name, dt);
 	free(out);
-	mf_json_free(doc);
+	ob_json_free(doc);
 }
 
 static char *repeat(const char *unit, size_t times, const char *prefix, const char *suffix)
@@ -647,10 +647,10 @@ static int test_hostile(void)
 
 /* ------------------------------------------------------------------------------------------ API */
 
-static struct mf_json_doc *J(const char *s)
+static struct ob_json_doc *J(const char *s)
 {
-	struct mf_json_error e;
-	struct mf_json_doc *d = mf_json_parse(s, strlen(s), &e);
+	struct ob_json_error e;
+	struct ob_json_doc *d = ob_json_parse(s, strlen(s), &e);
 	CHECKF(d != NULL, "bad test JSON: %s", e.message);
 	return d;
 }
@@ -659,10 +659,10 @@ static int test_api(void)
 {
 	struct mf_tpl_error err;
 	struct mf_tpl_messages *m = NULL;
-	struct mf_json_doc *d = J("[{\"ROLE\":\"USER\",\"Content\":\"hi\",\"images\":[\"aGVsbG8=\",null]},"
+	struct ob_json_doc *d = J("[{\"ROLE\":\"USER\",\"Content\":\"hi\",\"images\":[\"aGVsbG8=\",null]},"
 				  "{\"role\":\"assistant\",\"tool_calls\":[{\"id\":\"c1\",\"function\":{\"index\":2,\"name\":\"f\","
 				  "\"arguments\":{\"b\":1,\"a\":[true]}}}]},null]");
-	CHECK_EQ_INT(mf_tpl_messages_from_json(mf_json_root(d), &m, &err), 0);
+	CHECK_EQ_INT(mf_tpl_messages_from_json(ob_json_root(d), &m, &err), 0);
 	if (m) {
 		CHECK_EQ_INT(m->n, 3);
 		CHECK(m->items[0].role.n == 4 && memcmp(m->items[0].role.p, "user", 4) == 0);
@@ -672,7 +672,7 @@ static int test_api(void)
 		CHECK(m->items[0].images[1].data == NULL);
 		CHECK_EQ_INT(m->items[1].n_tool_calls, 1);
 		CHECK_EQ_INT(m->items[1].tool_calls[0].index, 2);
-		CHECK(m->items[1].tool_calls[0].arguments && m->items[1].tool_calls[0].arguments->type == MF_JSON_OBJECT);
+		CHECK(m->items[1].tool_calls[0].arguments && m->items[1].tool_calls[0].arguments->type == OB_JSON_OBJECT);
 		CHECK_EQ_INT(m->items[2].role.n, 0);
 		/* render them through a tool-calling template */
 		struct mf_tpl *t = NULL;
@@ -687,7 +687,7 @@ static int test_api(void)
 		mf_tpl_free(t);
 	}
 	mf_tpl_messages_free(m);
-	mf_json_free(d);
+	ob_json_free(d);
 	/* Go's decoding errors */
 	static const struct {
 		const char *json, *msg;
@@ -708,29 +708,29 @@ static int test_api(void)
 	for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
 		d = J(bad[i].json);
 		m = NULL;
-		int rc = mf_tpl_messages_from_json(mf_json_root(d), &m, &err);
+		int rc = mf_tpl_messages_from_json(ob_json_root(d), &m, &err);
 		CHECKF(rc == MF_TPL_ERR_DATA && strcmp(err.msg, bad[i].msg) == 0, "%s: rc %d \"%s\"", bad[i].json, rc,
 		       rc ? err.msg : "");
 		CHECK(m == NULL);
-		mf_json_free(d);
+		ob_json_free(d);
 	}
 	d = J("{\"type\":\"function\"}");
-	CHECK_EQ_INT(mf_tpl_tools_check(mf_json_root(d), &err), MF_TPL_ERR_DATA);
+	CHECK_EQ_INT(mf_tpl_tools_check(ob_json_root(d), &err), MF_TPL_ERR_DATA);
 	CHECK_STREQ(err.msg, "json: cannot unmarshal object into Go struct field ChatRequest.tools of type api.Tools");
-	mf_json_free(d);
+	ob_json_free(d);
 	d = J("[{\"function\":{\"parameters\":{\"properties\":{\"x\":{\"type\":5}}}}}]");
-	CHECK_EQ_INT(mf_tpl_tools_check(mf_json_root(d), &err), MF_TPL_ERR_DATA);
+	CHECK_EQ_INT(mf_tpl_tools_check(ob_json_root(d), &err), MF_TPL_ERR_DATA);
 	CHECK_STREQ(err.msg, "json: cannot unmarshal number into Go struct field "
 			     "ToolFunctionParameters.tools.function.parameters.properties of type []string");
-	mf_json_free(d);
+	ob_json_free(d);
 	d = J("[{\"function\":{\"name\":5}}]");
-	CHECK_EQ_INT(mf_tpl_tools_check(mf_json_root(d), &err), MF_TPL_ERR_DATA);
+	CHECK_EQ_INT(mf_tpl_tools_check(ob_json_root(d), &err), MF_TPL_ERR_DATA);
 	CHECK_STREQ(err.msg, "json: cannot unmarshal number into Go struct field ToolFunction.tools.function.name of type string");
-	mf_json_free(d);
+	ob_json_free(d);
 	d = J("[{\"type\":\"function\",\"function\":{\"name\":\"f\",\"parameters\":{\"type\":\"object\",\"properties\":"
 	      "{\"x\":{\"type\":null}}}}}]");
-	CHECK_EQ_INT(mf_tpl_tools_check(mf_json_root(d), &err), 0);
-	mf_json_free(d);
+	CHECK_EQ_INT(mf_tpl_tools_check(ob_json_root(d), &err), 0);
+	ob_json_free(d);
 	/* parse errors carry the line */
 	struct mf_tpl *t = NULL;
 	CHECK_EQ_INT(mf_tpl_parse("a\nb {{ .X ", 10, &t, &err), MF_TPL_ERR_PARSE);
@@ -786,14 +786,14 @@ static int test_api(void)
 		{"{{ with .E }}a{{ else with .S }}<{{ . }}>{{ else }}c{{ end }}", "<s>"},
 		{"{{ with .E }}a{{ else with .E }}b{{ else }}c{{ end }}", "c"},
 	};
-	struct mf_json_doc *data = J("{\"E\":\"\",\"S\":\"s\"}");
+	struct ob_json_doc *data = J("{\"E\":\"\",\"S\":\"s\"}");
 	for (size_t i = 0; i < sizeof newer / sizeof newer[0]; i++) {
 		char *o = NULL;
-		int rc = tpl_render_generic(newer[i].tmpl, strlen(newer[i].tmpl), mf_json_root(data), 0, &o, NULL, &err);
+		int rc = tpl_render_generic(newer[i].tmpl, strlen(newer[i].tmpl), ob_json_root(data), 0, &o, NULL, &err);
 		CHECKF(rc == 0 && strcmp(o, newer[i].want) == 0, "%s: %s", newer[i].tmpl, rc ? err.msg : o);
 		free(o);
 	}
-	mf_json_free(data);
+	ob_json_free(data);
 	return 0;
 }
 

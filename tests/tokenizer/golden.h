@@ -14,7 +14,7 @@
 #include <string.h>
 
 #include "gguf/gguf.h"
-#include "runner/tokenizer.h"
+#include "runner/tokenizer/tokenizer.h"
 #include "tests/check.h"
 #include "tests/testmodel.h"
 

@@ -11,7 +11,7 @@
 #include <time.h>
 
 #include "gguf/gguf.h"
-#include "runner/tokenizer.h"
+#include "runner/tokenizer/tokenizer.h"
 
 static double clock_s(clockid_t id)
 {

@@ -1,0 +1,1492 @@
+/* runner/api/llamaserver.c — orun as llama.cpp's llama-server, for Ollama >= 0.30 (and Ollama 0.1.33–0.3.10
+ * through OLLAMA_RUNNERS_DIR, and any llama-server client).
+ *
+ * The model loads through the same scheduler and engine as `orun serve` (one runner, -np slots of -c/-np
+ * tokens each). Field names of the JSON answers follow upstream tools/server (server-task.cpp,
+ * server-common.cpp); Ollama reads content/stop/stop_type/timings from /completion, status/error from
+ * /health, tokens from /tokenize. Not supported (answered with a clear error): grammars and JSON schemas,
+ * token probabilities, multimodal prompts, LoRA adapters, speculative decoding.
+ */
+#include "config.h"
+
+#include <ctype.h>
+#include <math.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "gguf/gguf.h"
+#include "base/buf.h"
+#include "base/jsonutil.h"
+#include "modelfile/template.h"
+#include "runner/api/llamaserver.h"
+#include "runner/backend.h"
+#include "runner/server/http.h"
+#include "runner/api/decode.h"
+#include "runner/kvcache.h"
+#include "runner/server/sched.h"
+#include "runner/server/envconfig.h"
+#include "runner/tokenizer/tokenizer.h"
+#ifdef ORUN_WITH_CUDA
+#include "runner/cuda/cuda.h"
+#endif
+
+struct ls_opts {
+	const char *model, *host, *alias, *chat_template;
+	int port;
+	int ctx;        /* -c: total context (all slots) */
+	int parallel;   /* -np */
+	int batch;      /* -b */
+	int ngl;        /* -ngl, -1 = unset */
+	int threads;    /* -t */
+	int keep;       /* --keep */
+	bool embedding, context_shift, no_context_shift, verbose, list_devices, mmproj;
+	bool no_mmap;   /* --no-mmap, or --load-mode none (Ollama's use_mmap false) */
+	const char *cache_type_k;
+	int n_lora;
+};
+
+struct ls_server {
+	struct ls_opts o;
+	struct rn_sched *sched;
+	struct rn_runner *runner;
+	struct mf_tpl *tpl;       /* chat template (Go) for /apply-template and /v1/chat/completions */
+	char tpl_name[64];
+	volatile int state;       /* 0 loading, 1 ready, 2 failed */
+	char error[600];
+	int n_ctx_slot;
+	volatile bool stopping;
+	int64_t created;
+};
+
+static void logf_(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+static void logf_(const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fputc('\n', stderr);
+	fflush(stderr);
+}
+
+/* ---------------------------------------------------------------------------------------------------- */
+/* flags */
+
+static const char *const flags_with_value[] = {
+	"-m", "--model", "--port", "--host", "-c", "--ctx-size", "-np", "--parallel", "-lv", "--log-verbosity",
+	"--chat-template", "--chat-template-file", "--mmproj", "--spec-type", "--spec-draft-n-max",
+	"--spec-draft-model", "--image-min-tokens", "--lora", "--load-mode", "-ctk", "--cache-type-k", "-ctv",
+	"--cache-type-v", "-b", "--batch-size", "-ub", "--ubatch-size", "-ngl", "--n-gpu-layers", "--gpu-layers",
+	"-t", "--threads", "-tb", "--threads-batch", "-sm", "--split-mode", "-mg", "--main-gpu", "--keep", "-ts",
+	"--tensor-split", "--log-format", "-a", "--alias", "-to", "--timeout", "--rope-freq-base",
+	"--rope-freq-scale", "-s", "--seed", "-n", "--n-predict", "--api-key", "--slot-save-path",
+	"--reasoning-format", "--pooling", "--override-kv", "--numa", "--lora-scaled", "--ctx-size-draft",
+	"-devd", "--device", "--fit", "--fit-target", "--reasoning-budget", "--cache-reuse", "-fa", "--flash-attn",
+	NULL};
+static const char *const flags_plain[] = {
+	"--no-webui", "--offline", "--no-log-prefix", "--no-log-timestamps", "--no-jinja", "--jinja",
+	"--no-mmproj-offload", "--spec-draft-backend-sampling", "--embedding", "--embeddings", "--context-shift",
+	"--no-context-shift", "-v", "--verbose", "--list-devices", "--no-mmap", "--mlock", "--memory-f32", "-cb",
+	"--cont-batching", "--no-cont-batching", "--log-disable", "--metrics", "--no-warmup", "--kv-unified",
+	"--no-kv-offload", "-nkvo", "--check-tensors", "--log-colors", "--no-slots", "--slots", "--props", NULL};
+
+static bool in_list(const char *const *l, const char *s)
+{
+	for (; *l; l++)
+		if (strcmp(*l, s) == 0)
+			return true;
+	return false;
+}
+
+static int parse_int(const char *flag, const char *v, int *out)
+{
+	char *end;
+	long x = strtol(v, &end, 10);
+	if (!*v || *end || x < INT32_MIN || x > INT32_MAX) {
+		logf_("error: invalid value for %s: '%s'", flag, v);
+		return -1;
+	}
+	*out = (int)x;
+	return 0;
+}
+
+static int parse_flags(int argc, char **argv, struct ls_opts *o)
+{
+	memset(o, 0, sizeof *o);
+	o->host = "127.0.0.1";
+	o->port = 8080;
+	o->ngl = -1;
+	o->parallel = 1;
+	o->keep = 0;
+	for (int i = 1; i < argc; i++) {
+		const char *a = argv[i];
+		const char *eq = (a[0] == '-' && a[1] == '-') ? strchr(a, '=') : NULL;
+		char name[64];
+		const char *val = NULL;
+		if (eq && (size_t)(eq - a) < sizeof name) {
+			memcpy(name, a, (size_t)(eq - a));
+			name[eq - a] = 0;
+			val = eq + 1;
+		} else {
+			snprintf(name, sizeof name, "%s", a);
+		}
+		if (strcmp(name, "-h") == 0 || strcmp(name, "--help") == 0)
+			return 1;
+		if (in_list(flags_plain, name)) {
+			if (!strcmp(name, "--embedding") || !strcmp(name, "--embeddings"))
+				o->embedding = true;
+			else if (!strcmp(name, "--context-shift"))
+				o->context_shift = true;
+			else if (!strcmp(name, "--no-context-shift"))
+				o->no_context_shift = true;
+			else if (!strcmp(name, "-v") || !strcmp(name, "--verbose"))
+				o->verbose = true;
+			else if (!strcmp(name, "--list-devices"))
+				o->list_devices = true;
+			else if (!strcmp(name, "--no-mmap"))
+				o->no_mmap = true;
+			continue;
+		}
+		if (!in_list(flags_with_value, name)) {
+			logf_("error: invalid argument: %s", a);
+			return -1;
+		}
+		if (!val) {
+			/* era A passed a bare --flash-attn */
+			if ((!strcmp(name, "-fa") || !strcmp(name, "--flash-attn")) &&
+			    (i + 1 >= argc || argv[i + 1][0] == '-'))
+				continue;
+			if (i + 1 >= argc) {
+				logf_("error: argument %s needs a value", name);
+				return -1;
+			}
+			val = argv[++i];
+		}
+		if (!strcmp(name, "--lora-scaled") && i + 1 < argc)
+			i++; /* FNAME SCALE */
+		int rc = 0;
+		if (!strcmp(name, "-m") || !strcmp(name, "--model"))
+			o->model = val;
+		else if (!strcmp(name, "--port"))
+			rc = parse_int(name, val, &o->port);
+		else if (!strcmp(name, "--host"))
+			o->host = val;
+		else if (!strcmp(name, "-c") || !strcmp(name, "--ctx-size"))
+			rc = parse_int(name, val, &o->ctx);
+		else if (!strcmp(name, "-np") || !strcmp(name, "--parallel"))
+			rc = parse_int(name, val, &o->parallel);
+		else if (!strcmp(name, "-b") || !strcmp(name, "--batch-size"))
+			rc = parse_int(name, val, &o->batch);
+		else if (!strcmp(name, "-ngl") || !strcmp(name, "--n-gpu-layers") || !strcmp(name, "--gpu-layers"))
+			rc = parse_int(name, val, &o->ngl);
+		else if (!strcmp(name, "-t") || !strcmp(name, "--threads"))
+			rc = parse_int(name, val, &o->threads);
+		else if (!strcmp(name, "--keep"))
+			rc = parse_int(name, val, &o->keep);
+		else if (!strcmp(name, "-a") || !strcmp(name, "--alias"))
+			o->alias = val;
+		else if (!strcmp(name, "--chat-template"))
+			o->chat_template = val;
+		else if (!strcmp(name, "-ctk") || !strcmp(name, "--cache-type-k"))
+			o->cache_type_k = val;
+		else if (!strcmp(name, "--mmproj"))
+			o->mmproj = true;
+		else if (!strcmp(name, "--load-mode"))
+			o->no_mmap = !strcmp(val, "none");
+		else if (!strcmp(name, "--lora"))
+			o->n_lora++;
+		if (rc < 0)
+			return -1;
+	}
+	if (o->parallel < 1)
+		o->parallel = 1;
+	return 0;
+}
+
+static void usage(FILE *f)
+{
+	fprintf(f, "Usage: orun llama-server --model FILE [--port N] [--host H] [-c N] [-np N] [-b N] [-t N]\n"
+		   "                         [--embedding] [--context-shift] [--keep N] [--cache-type-k T] ...\n"
+		   "       orun llama-server --list-devices\n\n"
+		   "orun as llama.cpp's llama-server, the runner Ollama >= 0.30 starts from lib/ollama/llama-server.\n"
+		   "Installed there (or invoked under the name llama-server) it accepts the flags Ollama passes and\n"
+		   "answers /health, /completion, /v1/chat/completions, /apply-template, /tokenize, /detokenize and\n"
+		   "/v1/embeddings. Without --model it only reports the devices (Ollama's discovery start).\n");
+}
+
+/* ---------------------------------------------------------------------------------------------------- */
+/* devices and the log lines Ollama parses */
+
+static void print_devices(FILE *f, bool list_form)
+{
+#ifdef ORUN_WITH_CUDA
+	int n = rn_cuda_device_count();
+	for (int i = 0; i < n; i++) {
+		char d[256];
+		if (rn_cuda_device_describe(i, d, sizeof d) != 0)
+			continue;
+		/* "NAME, N MiB, sm_XY" */
+		char name[200] = "";
+		long mib = 0;
+		int sm = 0;
+		const char *c1 = strstr(d, ", ");
+		if (c1) {
+			snprintf(name, sizeof name, "%.*s", (int)(c1 - d), d);
+			sscanf(c1 + 2, "%ld MiB, sm_%d", &mib, &sm);
+		}
+		uint64_t free_b = 0, total_b = 0;
+		long free_mib = mib;
+		if (rn_cuda_mem_info(i, &free_b, &total_b) == 0)
+			free_mib = (long)(free_b >> 20);
+		if (list_form)
+			fprintf(f, "  CUDA%d: %s (%ld MiB, %ld MiB free)\n", i, name, mib, free_mib);
+		else
+			fprintf(f, "  Device %d: %s, compute capability %d.%d, VMM: yes, VRAM: %ld MiB\n", i, name, sm / 10,
+				sm % 10, mib);
+	}
+#else
+	(void)f;
+	(void)list_form;
+#endif
+}
+
+static void print_system_info(int threads)
+{
+	long n = sysconf(_SC_NPROCESSORS_ONLN);
+	if (threads <= 0)
+		threads = (int)(n > 0 ? n : 1);
+	char cpu[256] = "";
+#if defined(__x86_64__)
+	snprintf(cpu, sizeof cpu, "CPU : SSE3 = %d | AVX = %d | AVX2 = %d | F16C = %d | FMA = %d | AVX512 = %d |",
+		 !!__builtin_cpu_supports("sse3"), !!__builtin_cpu_supports("avx"), !!__builtin_cpu_supports("avx2"),
+		 !!__builtin_cpu_supports("f16c"), !!__builtin_cpu_supports("fma"), !!__builtin_cpu_supports("avx512f"));
+#else
+	snprintf(cpu, sizeof cpu, "CPU : |");
+#endif
+	char cuda[128] = "";
+#ifdef ORUN_WITH_CUDA
+	if (rn_cuda_device_count() > 0)
+		snprintf(cuda, sizeof cuda, " CUDA : ARCHS = 800,890,900 |");
+#endif
+	logf_("system_info: n_threads = %d (n_threads_batch = %d) / %ld |%s %s", threads, threads, n, cuda, cpu);
+}
+
+/* ---------------------------------------------------------------------------------------------------- */
+/* helpers */
+
+static struct ls_server *srv_of(struct rn_http_req *r)
+{
+	return rn_http_req_app(r);
+}
+
+static bool ls_gone(void *req)
+{
+	struct ls_server *s = srv_of(req);
+	return s->stopping || rn_http_req_client_gone(req);
+}
+
+/* upstream error body: {"error":{"code":N,"message":"...","type":"..."}} */
+static void ls_error(struct rn_http_req *r, int status, const char *msg)
+{
+	const char *type = status == 400 ? "invalid_request_error" : status == 404 ? "not_found_error"
+				: status == 501 ? "not_supported_error" : status == 503 ? "unavailable_error"
+										    : "server_error";
+	struct ob_jw w;
+	ob_jw_init(&w, 0, OB_JW_NO_HTML_ESCAPE);
+	ob_jw_obj(&w);
+	ob_jw_key(&w, "error");
+	ob_jw_obj(&w);
+	ob_jw_key(&w, "code");
+	ob_jw_int(&w, status);
+	ob_jw_key(&w, "message");
+	ob_jw_string(&w, msg);
+	ob_jw_key(&w, "type");
+	ob_jw_string(&w, type);
+	ob_jw_obj_end(&w);
+	ob_jw_obj_end(&w);
+	const char *s = ob_jw_str(&w);
+	rn_http_respond(r, status, "application/json; charset=utf-8", s ? s : "{}", s ? w.len : 2);
+	ob_jw_free(&w);
+}
+
+static void ls_send(struct rn_http_req *r, struct ob_jw *w)
+{
+	const char *s = ob_jw_str(w);
+	if (s)
+		rn_http_respond(r, 200, "application/json; charset=utf-8", s, w->len);
+	else
+		ls_error(r, 500, "out of memory");
+	ob_jw_free(w);
+}
+
+static bool ready(struct rn_http_req *r)
+{
+	struct ls_server *s = srv_of(r);
+	if (s->state == 1)
+		return true;
+	ls_error(r, 503, s->state == 0 ? "Loading model" : s->error);
+	return false;
+}
+
+static struct ob_json_doc *parse_body(struct rn_http_req *r, const struct ob_json **root)
+{
+	size_t len;
+	const char *body = rn_http_req_body(r, &len);
+	struct ob_json_error je;
+	struct ob_json_doc *doc = ob_json_parse(body, len, &je);
+	if (!doc || ob_json_root(doc)->type != OB_JSON_OBJECT) {
+		char m[300];
+		snprintf(m, sizeof m, "invalid JSON body: %s", doc ? "not an object" : je.message);
+		ob_json_free(doc);
+		ls_error(r, 400, m);
+		return NULL;
+	}
+	*root = ob_json_root(doc);
+	return doc;
+}
+
+static double num_or(const struct ob_json *o, const char *k, double d)
+{
+	const struct ob_json *v = ob_json_get(o, k);
+	return v && v->type == OB_JSON_NUMBER ? v->number : d;
+}
+
+static bool bool_or(const struct ob_json *o, const char *k, bool d)
+{
+	const struct ob_json *v = ob_json_get(o, k);
+	return v && v->type == OB_JSON_BOOL ? v->boolean : d;
+}
+
+/* ---------------------------------------------------------------------------------------------------- */
+/* /health, /tokenize, /detokenize, /props, /v1/models */
+
+static void h_health(struct rn_http_req *r)
+{
+	struct ls_server *s = srv_of(r);
+	if (s->state == 1) {
+		rn_http_respond(r, 200, "application/json; charset=utf-8", "{\"status\":\"ok\"}", 15);
+		return;
+	}
+	ls_error(r, 503, s->state == 0 ? (s->runner || s->o.model ? "Loading model" : "no model loaded") : s->error);
+}
+
+static void h_tokenize(struct rn_http_req *r)
+{
+	if (!ready(r))
+		return;
+	struct ls_server *s = srv_of(r);
+	const struct ob_json *root;
+	struct ob_json_doc *doc = parse_body(r, &root);
+	if (!doc)
+		return;
+	const struct ob_json *content = ob_json_get(root, "content");
+	bool add_special = bool_or(root, "add_special", false);
+	bool parse_special = bool_or(root, "parse_special", true);
+	bool with_pieces = bool_or(root, "with_pieces", false);
+	const struct rn_tok *tok = rn_runner_tok(s->runner);
+	int32_t *ids = NULL;
+	size_t n = 0;
+	struct ob_jw w;
+	ob_jw_init(&w, 0, OB_JW_NO_HTML_ESCAPE);
+	ob_jw_obj(&w);
+	ob_jw_key(&w, "tokens");
+	ob_jw_arr(&w);
+	if (content && content->type == OB_JSON_STRING) {
+		struct rn_tok_error te;
+		if (rn_tok_encode_alloc(tok, content->str, content->len, add_special, parse_special, &ids, &n, &te) !=
+		    RN_TOK_OK) {
+			ob_jw_free(&w);
+			ob_json_free(doc);
+			ls_error(r, 500, te.msg);
+			return;
+		}
+		for (size_t i = 0; i < n; i++) {
+			if (with_pieces) {
+				const char *p;
+				size_t pl;
+				if (rn_tok_piece(tok, ids[i], true, &p, &pl) != RN_TOK_OK) {
+					p = "";
+					pl = 0;
+				}
+				ob_jw_obj(&w);
+				ob_jw_key(&w, "id");
+				ob_jw_int(&w, ids[i]);
+				ob_jw_key(&w, "piece");
+				ob_jw_stringn(&w, p, pl);
+				ob_jw_obj_end(&w);
+			} else {
+				ob_jw_int(&w, ids[i]);
+			}
+		}
+	} else if (content && content->type == OB_JSON_ARRAY) {
+		OB_JSON_FOREACH(e, content)
+		{
+			int64_t x;
+			if (ob_json_int(e, &x))
+				ob_jw_int(&w, x);
+		}
+	}
+	ob_jw_arr_end(&w);
+	ob_jw_obj_end(&w);
+	free(ids);
+	ob_json_free(doc);
+	ls_send(r, &w);
+}
+
+static void h_detokenize(struct rn_http_req *r)
+{
+	if (!ready(r))
+		return;
+	struct ls_server *s = srv_of(r);
+	const struct ob_json *root;
+	struct ob_json_doc *doc = parse_body(r, &root);
+	if (!doc)
+		return;
+	const struct ob_json *toks = ob_json_get(root, "tokens");
+	size_t n = toks && toks->type == OB_JSON_ARRAY ? toks->count : 0, k = 0;
+	int32_t *ids = malloc((n ? n : 1) * sizeof *ids);
+	if (!ids) {
+		ob_json_free(doc);
+		ls_error(r, 500, "out of memory");
+		return;
+	}
+	if (n)
+		OB_JSON_FOREACH(e, toks)
+		{
+			int64_t x;
+			if (ob_json_int(e, &x))
+				ids[k++] = (int32_t)x;
+		}
+	const struct rn_tok *tok = rn_runner_tok(s->runner);
+	size_t need = 0;
+	/* upstream's tokens_to_str renders special tokens (common_token_to_piece, special = true) */
+	int rc = rn_tok_detokenize(tok, ids, k, false, true, NULL, 0, &need);
+	char *txt = (rc == RN_TOK_OK || rc == RN_TOK_ERR_NOSPACE) ? malloc(need + 1) : NULL;
+	if (!txt || (need && rn_tok_detokenize(tok, ids, k, false, true, txt, need, &need) != RN_TOK_OK)) {
+		free(txt);
+		free(ids);
+		ob_json_free(doc);
+		ls_error(r, rc == RN_TOK_ERR_RANGE ? 400 : 500, rc == RN_TOK_ERR_RANGE ? "token id out of range" : "detokenize failed");
+		return;
+	}
+	struct ob_jw w;
+	ob_jw_init(&w, 0, OB_JW_NO_HTML_ESCAPE);
+	ob_jw_obj(&w);
+	ob_jw_key(&w, "content");
+	ob_jw_stringn(&w, txt, need);
+	ob_jw_obj_end(&w);
+	free(txt);
+	free(ids);
+	ob_json_free(doc);
+	ls_send(r, &w);
+}
+
+static void h_models(struct rn_http_req *r)
+{
+	struct ls_server *s = srv_of(r);
+	const char *id = s->o.alias ? s->o.alias : (s->o.model ? s->o.model : "");
+	struct ob_jw w;
+	ob_jw_init(&w, 0, OB_JW_NO_HTML_ESCAPE);
+	ob_jw_obj(&w);
+	ob_jw_key(&w, "object");
+	ob_jw_string(&w, "list");
+	ob_jw_key(&w, "data");
+	ob_jw_arr(&w);
+	ob_jw_obj(&w);
+	ob_jw_key(&w, "id");
+	ob_jw_string(&w, id);
+	ob_jw_key(&w, "object");
+	ob_jw_string(&w, "model");
+	ob_jw_key(&w, "created");
+	ob_jw_int(&w, s->created);
+	ob_jw_key(&w, "owned_by");
+	ob_jw_string(&w, "llamacpp");
+	ob_jw_obj_end(&w);
+	ob_jw_arr_end(&w);
+	ob_jw_obj_end(&w);
+	ls_send(r, &w);
+}
+
+static void h_props(struct rn_http_req *r)
+{
+	struct ls_server *s = srv_of(r);
+	struct ob_jw w;
+	ob_jw_init(&w, 0, OB_JW_NO_HTML_ESCAPE);
+	ob_jw_obj(&w);
+	ob_jw_key(&w, "default_generation_settings");
+	ob_jw_obj(&w);
+	ob_jw_key(&w, "n_ctx");
+	ob_jw_int(&w, s->n_ctx_slot);
+	ob_jw_obj_end(&w);
+	ob_jw_key(&w, "total_slots");
+	ob_jw_int(&w, s->o.parallel);
+	ob_jw_key(&w, "model_path");
+	ob_jw_string(&w, s->o.model ? s->o.model : "");
+	ob_jw_key(&w, "chat_template");
+	ob_jw_string(&w, s->tpl ? mf_tpl_source(s->tpl, NULL) : "");
+	ob_jw_key(&w, "build_info");
+	ob_jw_string(&w, "orun " PACKAGE_VERSION);
+	ob_jw_obj_end(&w);
+	ls_send(r, &w);
+}
+
+/* ---------------------------------------------------------------------------------------------------- */
+/* completion */
+
+enum ls_fmt { LS_COMPLETION, LS_CHAT };
+
+struct ls_req {
+	struct ls_server *s;
+	struct rn_http_req *r;
+	enum ls_fmt fmt;
+	struct rn_job *job;
+	int32_t *tokens;
+	size_t n_tokens;
+	char **stops;
+	size_t n_stops;
+	struct ob_buf line, all;
+	bool stream, finished;
+	int64_t n_decoded;
+	char id[48];
+	char *model_name;
+};
+
+static void ls_req_free(struct ls_req *q)
+{
+	if (!q)
+		return;
+	rn_job_free(q->job);
+	free(q->tokens);
+	for (size_t i = 0; i < q->n_stops; i++)
+		free(q->stops[i]);
+	free(q->stops);
+	ob_buf_free(&q->line);
+	ob_buf_free(&q->all);
+	free(q->model_name);
+	free(q);
+}
+
+static void write_timings(struct ob_jw *w, const struct rn_engine_stats *st)
+{
+	double pms = (double)st->prompt_ns / 1e6, gms = (double)st->eval_ns / 1e6;
+	int prompt_n = st->n_prompt - st->n_cached;
+	ob_jw_obj(w);
+	ob_jw_key(w, "cache_n");
+	ob_jw_int(w, st->n_cached);
+	ob_jw_key(w, "prompt_n");
+	ob_jw_int(w, prompt_n);
+	ob_jw_key(w, "prompt_ms");
+	ob_jw_float64(w, pms);
+	ob_jw_key(w, "prompt_per_token_ms");
+	ob_jw_float64(w, prompt_n > 0 ? pms / prompt_n : 0);
+	ob_jw_key(w, "prompt_per_second");
+	ob_jw_float64(w, pms > 0 ? 1e3 * prompt_n / pms : 0);
+	ob_jw_key(w, "predicted_n");
+	ob_jw_int(w, st->n_eval);
+	ob_jw_key(w, "predicted_ms");
+	ob_jw_float64(w, gms);
+	ob_jw_key(w, "predicted_per_token_ms");
+	ob_jw_float64(w, st->n_eval > 0 ? gms / st->n_eval : 0);
+	ob_jw_key(w, "predicted_per_second");
+	ob_jw_float64(w, gms > 0 ? 1e3 * st->n_eval / gms : 0);
+	ob_jw_obj_end(w);
+}
+
+static void event_line(struct ls_req *q, struct ob_jw *w)
+{
+	const char *s = ob_jw_str(w);
+	if (!s) {
+		q->line.failed = true;
+	} else if (q->stream) {
+		ob_buf_puts(&q->line, "data: ");
+		ob_buf_append(&q->line, s, w->len);
+		ob_buf_puts(&q->line, "\n\n");
+	} else {
+		ob_buf_append(&q->line, s, w->len);
+	}
+	ob_jw_free(w);
+}
+
+static void chat_head(struct ls_req *q, struct ob_jw *w, const char *object)
+{
+	ob_jw_obj(w);
+	ob_jw_key(w, "id");
+	ob_jw_string(w, q->id);
+	ob_jw_key(w, "object");
+	ob_jw_string(w, object);
+	ob_jw_key(w, "created");
+	ob_jw_int(w, (int64_t)time(NULL));
+	ob_jw_key(w, "model");
+	ob_jw_string(w, q->model_name);
+	ob_jw_key(w, "system_fingerprint");
+	ob_jw_string(w, "orun-" PACKAGE_VERSION);
+}
+
+/* One token's event (text may be empty: then nothing is sent, as upstream sends nothing either). */
+static void emit_partial(struct ls_req *q, const char *t, size_t n)
+{
+	if (!n)
+		return;
+	q->n_decoded++;
+	struct ob_jw w;
+	ob_jw_init(&w, 0, OB_JW_NO_HTML_ESCAPE);
+	if (q->fmt == LS_COMPLETION) {
+		ob_jw_obj(&w);
+		ob_jw_key(&w, "index");
+		ob_jw_int(&w, 0);
+		ob_jw_key(&w, "content");
+		ob_jw_stringn(&w, t, n);
+		ob_jw_key(&w, "tokens");
+		ob_jw_arr(&w);
+		ob_jw_arr_end(&w);
+		ob_jw_key(&w, "stop");
+		ob_jw_bool(&w, false);
+		ob_jw_key(&w, "id_slot");
+		ob_jw_int(&w, 0);
+		ob_jw_key(&w, "tokens_predicted");
+		ob_jw_int(&w, q->n_decoded);
+		ob_jw_key(&w, "tokens_evaluated");
+		ob_jw_int(&w, (int64_t)q->n_tokens);
+		ob_jw_obj_end(&w);
+	} else {
+		chat_head(q, &w, "chat.completion.chunk");
+		ob_jw_key(&w, "choices");
+		ob_jw_arr(&w);
+		ob_jw_obj(&w);
+		ob_jw_key(&w, "finish_reason");
+		ob_jw_null(&w);
+		ob_jw_key(&w, "index");
+		ob_jw_int(&w, 0);
+		ob_jw_key(&w, "delta");
+		ob_jw_obj(&w);
+		ob_jw_key(&w, "content");
+		ob_jw_stringn(&w, t, n);
+		ob_jw_obj_end(&w);
+		ob_jw_obj_end(&w);
+		ob_jw_arr_end(&w);
+		ob_jw_obj_end(&w);
+	}
+	event_line(q, &w);
+}
+
+static void emit_final(struct ls_req *q, const char *tail, size_t tail_n)
+{
+	enum rn_done_reason reason;
+	struct rn_engine_stats st;
+	rn_job_result(q->job, &reason, &st, NULL);
+	const char *stop_type = reason == RN_DONE_LENGTH ? "limit" : "eos";
+	struct ob_jw w;
+	ob_jw_init(&w, 0, OB_JW_NO_HTML_ESCAPE);
+	if (q->fmt == LS_COMPLETION) {
+		ob_jw_obj(&w);
+		ob_jw_key(&w, "index");
+		ob_jw_int(&w, 0);
+		ob_jw_key(&w, "content");
+		if (q->stream)
+			ob_jw_stringn(&w, tail, tail_n);
+		else
+			ob_jw_stringn(&w, q->all.p ? q->all.p : "", q->all.len);
+		ob_jw_key(&w, "tokens");
+		ob_jw_arr(&w);
+		ob_jw_arr_end(&w);
+		ob_jw_key(&w, "id_slot");
+		ob_jw_int(&w, 0);
+		ob_jw_key(&w, "stop");
+		ob_jw_bool(&w, true);
+		ob_jw_key(&w, "model");
+		ob_jw_string(&w, q->model_name);
+		ob_jw_key(&w, "tokens_predicted");
+		ob_jw_int(&w, st.n_eval);
+		ob_jw_key(&w, "tokens_evaluated");
+		ob_jw_int(&w, st.n_prompt);
+		ob_jw_key(&w, "has_new_line");
+		ob_jw_bool(&w, q->all.p && memchr(q->all.p, '\n', q->all.len) != NULL);
+		ob_jw_key(&w, "truncated");
+		ob_jw_bool(&w, st.truncated);
+		ob_jw_key(&w, "stop_type");
+		ob_jw_string(&w, stop_type);
+		ob_jw_key(&w, "stopping_word");
+		ob_jw_string(&w, "");
+		ob_jw_key(&w, "tokens_cached");
+		ob_jw_int(&w, st.n_prompt + st.n_eval);
+		ob_jw_key(&w, "timings");
+		write_timings(&w, &st);
+		ob_jw_obj_end(&w);
+		event_line(q, &w);
+		return;
+	}
+	/* chat */
+	const char *finish = reason == RN_DONE_LENGTH ? "length" : "stop";
+	if (q->stream) {
+		if (tail_n)
+			emit_partial(q, tail, tail_n);
+		ob_jw_init(&w, 0, OB_JW_NO_HTML_ESCAPE);
+		chat_head(q, &w, "chat.completion.chunk");
+		ob_jw_key(&w, "choices");
+		ob_jw_arr(&w);
+		ob_jw_obj(&w);
+		ob_jw_key(&w, "finish_reason");
+		ob_jw_string(&w, finish);
+		ob_jw_key(&w, "index");
+		ob_jw_int(&w, 0);
+		ob_jw_key(&w, "delta");
+		ob_jw_obj(&w);
+		ob_jw_obj_end(&w);
+		ob_jw_obj_end(&w);
+		ob_jw_arr_end(&w);
+	} else {
+		chat_head(q, &w, "chat.completion");
+		ob_jw_key(&w, "choices");
+		ob_jw_arr(&w);
+		ob_jw_obj(&w);
+		ob_jw_key(&w, "finish_reason");
+		ob_jw_string(&w, finish);
+		ob_jw_key(&w, "index");
+		ob_jw_int(&w, 0);
+		ob_jw_key(&w, "message");
+		ob_jw_obj(&w);
+		ob_jw_key(&w, "role");
+		ob_jw_string(&w, "assistant");
+		ob_jw_key(&w, "content");
+		ob_jw_stringn(&w, q->all.p ? q->all.p : "", q->all.len);
+		ob_jw_obj_end(&w);
+		ob_jw_obj_end(&w);
+		ob_jw_arr_end(&w);
+	}
+	ob_jw_key(&w, "usage");
+	ob_jw_obj(&w);
+	ob_jw_key(&w, "completion_tokens");
+	ob_jw_int(&w, st.n_eval);
+	ob_jw_key(&w, "prompt_tokens");
+	ob_jw_int(&w, st.n_prompt);
+	ob_jw_key(&w, "total_tokens");
+	ob_jw_int(&w, st.n_prompt + st.n_eval);
+	ob_jw_obj_end(&w);
+	ob_jw_key(&w, "timings");
+	write_timings(&w, &st);
+	ob_jw_obj_end(&w);
+	event_line(q, &w);
+	if (q->stream)
+		ob_buf_puts(&q->line, "data: [DONE]\n\n");
+}
+
+/* Next piece: 1, 0 at the end, -1 to cut. */
+static int ls_produce(struct ls_req *q, int *err_status, char *err, size_t err_size)
+{
+	q->line.len = 0;
+	q->line.failed = false;
+	while (q->line.len == 0) {
+		if (q->finished)
+			return 0;
+		struct rn_job_event *ev = rn_job_next_fd(q->job, rn_http_req_fd(q->r), ls_gone, q->r);
+		if (!ev)
+			return -1;
+		if (ev->kind == RN_JOB_DONE) {
+			q->finished = true;
+			enum rn_done_reason reason;
+			struct rn_error e;
+			rn_job_result(q->job, &reason, NULL, &e);
+			if (reason == RN_DONE_CANCEL || reason == RN_DONE_ERROR) {
+				if (reason == RN_DONE_ERROR && err) {
+					*err_status = e.code == RN_ERR_CONTEXT ? 400 : 500;
+					snprintf(err, err_size, "%s", e.msg);
+				}
+				rn_job_event_done(q->job, ev);
+				return -1;
+			}
+			ob_buf_append(&q->all, ev->text, ev->len);
+			emit_final(q, ev->text, ev->len);
+		} else {
+			ob_buf_append(&q->all, ev->text, ev->len);
+			if (q->stream)
+				emit_partial(q, ev->text, ev->len);
+			else if (ev->len)
+				q->n_decoded++;
+		}
+		rn_job_event_done(q->job, ev);
+		if (q->line.failed)
+			return -1;
+	}
+	return 1;
+}
+
+static int ls_src_next(void *ctx, const char **data, size_t *len)
+{
+	struct ls_req *q = ctx;
+	int rc = ls_produce(q, NULL, NULL, 0);
+	if (rc <= 0)
+		return rc;
+	*data = q->line.p;
+	*len = q->line.len;
+	return 1;
+}
+
+static void ls_src_close(void *ctx, bool completed)
+{
+	(void)completed;
+	ls_req_free(ctx);
+}
+
+/* Reads the sampling fields of a /completion or chat body into rq. */
+static int read_params(struct ls_req *q, const struct ob_json *root, struct rn_request *rq, char *err, size_t n)
+{
+	struct ls_server *s = q->s;
+	rn_request_default(rq);
+	rq->sampling.temperature = (float)num_or(root, "temperature", 0.8);
+	rq->sampling.top_k = (int)num_or(root, "top_k", 40);
+	rq->sampling.top_p = (float)num_or(root, "top_p", 0.95);
+	rq->sampling.min_p = (float)num_or(root, "min_p", 0.05);
+	rq->sampling.typical_p = (float)num_or(root, "typical_p", 1.0);
+	rq->sampling.repeat_last_n = (int)num_or(root, "repeat_last_n", 64);
+	rq->sampling.repeat_penalty = (float)num_or(root, "repeat_penalty", 1.0);
+	rq->sampling.presence_penalty = (float)num_or(root, "presence_penalty", 0);
+	rq->sampling.frequency_penalty = (float)num_or(root, "frequency_penalty", 0);
+	double seed = num_or(root, "seed", -1);
+	rq->sampling.seed = seed < 0 ? -1 : (int64_t)seed;
+	double np = num_or(root, "n_predict", num_or(root, "max_tokens", -1));
+	rq->num_predict = np < 0 ? -1 : (np > 1e9 ? 1000000000 : (int)np);
+	rq->num_keep = (int)num_or(root, "n_keep", s->o.keep ? s->o.keep : 4);
+	rq->cache_prompt = bool_or(root, "cache_prompt", true);
+	rq->shift = !s->o.no_context_shift;
+	const struct ob_json *g = ob_json_get(root, "grammar");
+	const struct ob_json *js = ob_json_get(root, "json_schema");
+	const struct ob_json *rf = ob_json_get(root, "response_format");
+	if ((g && g->type == OB_JSON_STRING && g->len) || (js && js->type != OB_JSON_NULL) ||
+	    (rf && rf->type == OB_JSON_OBJECT)) {
+		snprintf(err, n, "grammars, JSON schemas and response_format are not supported by orun yet");
+		return 501;
+	}
+	if (num_or(root, "n_probs", 0) > 0 || bool_or(root, "logprobs", false)) {
+		snprintf(err, n, "token probabilities (n_probs, logprobs) are not supported by orun yet");
+		return 501;
+	}
+	const struct ob_json *stop = ob_json_get(root, "stop");
+	if (stop && stop->type == OB_JSON_STRING)
+		stop = NULL; /* a single string: treated below */
+	size_t cnt = stop && stop->type == OB_JSON_ARRAY ? stop->count : 0;
+	const struct ob_json *s1 = ob_json_get(root, "stop");
+	if (s1 && s1->type == OB_JSON_STRING)
+		cnt = 1;
+	q->stops = calloc(cnt ? cnt : 1, sizeof *q->stops);
+	if (!q->stops) {
+		snprintf(err, n, "out of memory");
+		return 500;
+	}
+	if (s1 && s1->type == OB_JSON_STRING) {
+		q->stops[q->n_stops++] = strdup(s1->str);
+	} else if (cnt) {
+		OB_JSON_FOREACH(e, stop)
+		{
+			if (e->type == OB_JSON_STRING)
+				q->stops[q->n_stops++] = strdup(e->str);
+		}
+	}
+	for (size_t i = 0; i < q->n_stops; i++)
+		if (!q->stops[i]) {
+			snprintf(err, n, "out of memory");
+			return 500;
+		}
+	rq->stop = (const char *const *)q->stops;
+	rq->n_stop = (int)q->n_stops;
+	return 0;
+}
+
+static void run_generation(struct ls_req *q, struct rn_request *rq)
+{
+	struct rn_http_req *r = q->r;
+	struct rn_sched_error se = {0};
+	rq->prompt = q->tokens;
+	rq->n_prompt = q->n_tokens;
+	q->job = rn_job_submit(q->s->sched, q->s->runner, rq, &se);
+	if (!q->job) {
+		ls_error(r, se.status ? se.status : 500, se.msg);
+		ls_req_free(q);
+		return;
+	}
+	int st = 500;
+	char err[600] = "";
+	int rc = ls_produce(q, &st, err, sizeof err);
+	if (rc < 0) {
+		ls_error(r, err[0] ? st : 500, err[0] ? err : "generation failed");
+		ls_req_free(q);
+		return;
+	}
+	if (!q->stream) {
+		rn_http_respond(r, 200, "application/json; charset=utf-8", q->line.p, q->line.len);
+		ls_req_free(q);
+		return;
+	}
+	struct rn_http_source src = {ls_src_next, ls_src_close, q};
+	rn_http_respond_stream(r, 200, "text/event-stream", q->line.p, q->line.len, &src);
+}
+
+static struct ls_req *new_req(struct rn_http_req *r, enum ls_fmt fmt)
+{
+	struct ls_req *q = calloc(1, sizeof *q);
+	if (!q)
+		return NULL;
+	q->s = srv_of(r);
+	q->r = r;
+	q->fmt = fmt;
+	ob_buf_init(&q->line, 0);
+	ob_buf_init(&q->all, 0);
+	q->model_name = strdup(q->s->o.alias ? q->s->o.alias : (q->s->o.model ? q->s->o.model : ""));
+	if (!q->model_name) {
+		free(q);
+		return NULL;
+	}
+	return q;
+}
+
+static void h_completion(struct rn_http_req *r)
+{
+	if (!ready(r))
+		return;
+	struct ls_server *s = srv_of(r);
+	const struct ob_json *root;
+	struct ob_json_doc *doc = parse_body(r, &root);
+	if (!doc)
+		return;
+	struct ls_req *q = new_req(r, LS_COMPLETION);
+	if (!q) {
+		ob_json_free(doc);
+		ls_error(r, 500, "out of memory");
+		return;
+	}
+	q->stream = bool_or(root, "stream", false);
+	struct rn_request rq;
+	char err[300];
+	int st = read_params(q, root, &rq, err, sizeof err);
+	if (st) {
+		ob_json_free(doc);
+		ls_req_free(q);
+		ls_error(r, st, err);
+		return;
+	}
+	const struct ob_json *prompt = ob_json_get(root, "prompt");
+	if (prompt && prompt->type == OB_JSON_OBJECT) {
+		const struct ob_json *md = ob_json_get(prompt, "multimodal_data");
+		if (md && md->type == OB_JSON_ARRAY && md->count) {
+			ob_json_free(doc);
+			ls_req_free(q);
+			ls_error(r, 501, "multimodal prompts (images, audio) are not supported by orun yet");
+			return;
+		}
+		prompt = ob_json_get(prompt, "prompt_string");
+	}
+	if (prompt && prompt->type == OB_JSON_STRING) {
+		struct rn_tok_error te;
+		if (rn_tok_encode_alloc(rn_runner_tok(s->runner), prompt->str, prompt->len, true, true, &q->tokens,
+					&q->n_tokens, &te) != RN_TOK_OK) {
+			ob_json_free(doc);
+			ls_req_free(q);
+			ls_error(r, 500, te.msg);
+			return;
+		}
+	} else if (prompt && prompt->type == OB_JSON_ARRAY) {
+		q->tokens = malloc((prompt->count ? prompt->count : 1) * sizeof *q->tokens);
+		if (q->tokens)
+			OB_JSON_FOREACH(e, prompt)
+			{
+				int64_t x;
+				if (!ob_json_int(e, &x) || x < 0 || x > INT32_MAX) {
+					ob_json_free(doc);
+					ls_req_free(q);
+					ls_error(r, 400, "the prompt must be a string or an array of token ids");
+					return;
+				}
+				q->tokens[q->n_tokens++] = (int32_t)x;
+			}
+	}
+	ob_json_free(doc);
+	if (!q->n_tokens) {
+		ls_req_free(q);
+		ls_error(r, 400, "the prompt is empty");
+		return;
+	}
+	run_generation(q, &rq);
+}
+
+/* Renders an OpenAI-style chat body with the Go template equivalent of the model's chat template. */
+static int render_chat(struct ls_server *s, const struct ob_json *root, char **out, size_t *out_len, char *err,
+		       size_t n)
+{
+	if (!s->tpl) {
+		snprintf(err, n, "orun cannot render this model's chat template (no matching Go template); "
+				 "render the prompt yourself and use /completion");
+		return 500;
+	}
+	const struct ob_json *msgs = ob_json_get(root, "messages");
+	if (!msgs || msgs->type != OB_JSON_ARRAY) {
+		snprintf(err, n, "'messages' is required");
+		return 400;
+	}
+	/* content parts: only text parts are supported (joined) */
+	struct ob_jw w;
+	ob_jw_init(&w, 0, 0);
+	ob_jw_arr(&w);
+	OB_JSON_FOREACH(m, msgs)
+	{
+		ob_jw_obj(&w);
+		OB_JSON_FOREACH_MEMBER(k, v, m)
+		{
+			if (strcmp(k->str, "content") == 0 && v->type == OB_JSON_ARRAY) {
+				struct ob_buf text;
+				ob_buf_init(&text, 0);
+				OB_JSON_FOREACH(part, v)
+				{
+					const struct ob_json *type = ob_json_get(part, "type");
+					const struct ob_json *t = ob_json_get(part, "text");
+					if (!type || !ob_json_str_eq(type, "text") || !t || t->type != OB_JSON_STRING) {
+						ob_buf_free(&text);
+						ob_jw_free(&w);
+						snprintf(err, n, "only text content parts are supported by orun");
+						return 400;
+					}
+					ob_buf_append(&text, t->str, t->len);
+				}
+				ob_jw_key(&w, "content");
+				ob_jw_stringn(&w, text.p ? text.p : "", text.len);
+				ob_buf_free(&text);
+			} else if (strcmp(k->str, "tool_calls") == 0 && v->type == OB_JSON_ARRAY) {
+				/* OpenAI arguments are a JSON string: the template wants the object */
+				ob_jw_key(&w, "tool_calls");
+				ob_jw_arr(&w);
+				OB_JSON_FOREACH(tc, v)
+				{
+					const struct ob_json *fn = ob_json_get(tc, "function");
+					const struct ob_json *name = fn ? ob_json_get(fn, "name") : NULL;
+					const struct ob_json *args = fn ? ob_json_get(fn, "arguments") : NULL;
+					ob_jw_obj(&w);
+					ob_jw_key(&w, "function");
+					ob_jw_obj(&w);
+					ob_jw_key(&w, "name");
+					ob_jw_string(&w, name && name->type == OB_JSON_STRING ? name->str : "");
+					ob_jw_key(&w, "arguments");
+					struct ob_json_error je;
+					struct ob_json_doc *ad = args && args->type == OB_JSON_STRING
+									 ? ob_json_parse(args->str, args->len, &je)
+									 : NULL;
+					if (ad)
+						ob_jw_value(&w, ob_json_root(ad), false);
+					else if (args && args->type == OB_JSON_OBJECT)
+						ob_jw_value(&w, args, false);
+					else
+						ob_jw_raw(&w, "{}", 2);
+					ob_json_free(ad);
+					ob_jw_obj_end(&w);
+					ob_jw_obj_end(&w);
+				}
+				ob_jw_arr_end(&w);
+			} else if (strcmp(k->str, "name") == 0) {
+				ob_jw_key(&w, "tool_name");
+				ob_jw_value(&w, v, false);
+			} else {
+				ob_jw_keyn(&w, k->str, k->len);
+				ob_jw_value(&w, v, false);
+			}
+		}
+		ob_jw_obj_end(&w);
+	}
+	ob_jw_arr_end(&w);
+	const char *mj = ob_jw_str(&w);
+	struct ob_json_error je;
+	struct ob_json_doc *md = mj ? ob_json_parse(mj, w.len, &je) : NULL;
+	ob_jw_free(&w);
+	if (!md) {
+		snprintf(err, n, "out of memory");
+		return 500;
+	}
+	struct mf_tpl_messages *tm = NULL;
+	struct mf_tpl_error te = {0};
+	if (mf_tpl_messages_from_json(ob_json_root(md), &tm, &te) != MF_TPL_OK) {
+		ob_json_free(md);
+		snprintf(err, n, "%s", te.msg);
+		return 400;
+	}
+	const struct ob_json *tools = ob_json_get(root, "tools");
+	struct mf_tpl_values v = {0};
+	v.messages = tm->items;
+	v.n_messages = tm->n;
+	v.tools = tools && tools->type == OB_JSON_ARRAY ? tools : NULL;
+	/* chat_template_kwargs.enable_thinking (Ollama's think) */
+	const struct ob_json *kw = ob_json_get(root, "chat_template_kwargs");
+	const struct ob_json *et = kw ? ob_json_get(kw, "enable_thinking") : NULL;
+	const struct ob_json *re = kw ? ob_json_get(kw, "reasoning_effort") : NULL;
+	if (et && et->type == OB_JSON_BOOL) {
+		v.is_think_set = true;
+		v.think = et->boolean;
+		v.think_level.p = et->boolean ? (re && re->type == OB_JSON_STRING ? re->str : "medium") : "";
+		v.think_level.n = strlen(v.think_level.p);
+	}
+	int rc = mf_tpl_execute(s->tpl, &v, out, out_len, &te);
+	mf_tpl_messages_free(tm);
+	ob_json_free(md);
+	if (rc != MF_TPL_OK) {
+		snprintf(err, n, "%s", te.msg);
+		return 500;
+	}
+	return 0;
+}
+
+static void h_apply_template(struct rn_http_req *r)
+{
+	if (!ready(r))
+		return;
+	const struct ob_json *root;
+	struct ob_json_doc *doc = parse_body(r, &root);
+	if (!doc)
+		return;
+	char *p = NULL, err[512];
+	size_t pl = 0;
+	int st = render_chat(srv_of(r), root, &p, &pl, err, sizeof err);
+	ob_json_free(doc);
+	if (st) {
+		ls_error(r, st, err);
+		return;
+	}
+	struct ob_jw w;
+	ob_jw_init(&w, 0, OB_JW_NO_HTML_ESCAPE);
+	ob_jw_obj(&w);
+	ob_jw_key(&w, "prompt");
+	ob_jw_stringn(&w, p, pl);
+	ob_jw_obj_end(&w);
+	free(p);
+	ls_send(r, &w);
+}
+
+static void h_chat(struct rn_http_req *r)
+{
+	if (!ready(r))
+		return;
+	struct ls_server *s = srv_of(r);
+	const struct ob_json *root;
+	struct ob_json_doc *doc = parse_body(r, &root);
+	if (!doc)
+		return;
+	struct ls_req *q = new_req(r, LS_CHAT);
+	if (!q) {
+		ob_json_free(doc);
+		ls_error(r, 500, "out of memory");
+		return;
+	}
+	snprintf(q->id, sizeof q->id, "chatcmpl-orun%lx", (unsigned long)rn_http_wall_ns());
+	q->stream = bool_or(root, "stream", false);
+	struct rn_request rq;
+	char err[512];
+	int st = read_params(q, root, &rq, err, sizeof err);
+	char *p = NULL;
+	size_t pl = 0;
+	if (!st)
+		st = render_chat(s, root, &p, &pl, err, sizeof err);
+	ob_json_free(doc);
+	if (st) {
+		ls_req_free(q);
+		ls_error(r, st, err);
+		return;
+	}
+	struct rn_tok_error te;
+	int rc = rn_tok_encode_alloc(rn_runner_tok(s->runner), p, pl, true, true, &q->tokens, &q->n_tokens, &te);
+	free(p);
+	if (rc != RN_TOK_OK || !q->n_tokens) {
+		ls_req_free(q);
+		ls_error(r, 500, rc != RN_TOK_OK ? te.msg : "the rendered prompt is empty");
+		return;
+	}
+	run_generation(q, &rq);
+}
+
+static void h_embeddings(struct rn_http_req *r)
+{
+	if (!ready(r))
+		return;
+	struct ls_server *s = srv_of(r);
+	if (!s->o.embedding) {
+		ls_error(r, 501, "This server does not support embeddings. Start it with `--embeddings`");
+		return;
+	}
+	const struct ob_json *root;
+	struct ob_json_doc *doc = parse_body(r, &root);
+	if (!doc)
+		return;
+	const struct ob_json *in = ob_json_get(root, "input");
+	if (!in)
+		in = ob_json_get(root, "content");
+	double norm = num_or(root, "embd_normalize", 2);
+	size_t n_in = in && in->type == OB_JSON_ARRAY ? in->count : (in && in->type == OB_JSON_STRING ? 1 : 0);
+	if (!n_in) {
+		ob_json_free(doc);
+		ls_error(r, 400, "\"input\" must be a string or an array of strings");
+		return;
+	}
+	struct ob_jw w;
+	ob_jw_init(&w, 0, OB_JW_NO_HTML_ESCAPE);
+	ob_jw_obj(&w);
+	ob_jw_key(&w, "model");
+	ob_jw_string(&w, s->o.alias ? s->o.alias : s->o.model);
+	ob_jw_key(&w, "object");
+	ob_jw_string(&w, "list");
+	ob_jw_key(&w, "data");
+	ob_jw_arr(&w);
+	int64_t total = 0;
+	for (size_t i = 0; i < n_in; i++) {
+		const struct ob_json *t = in->type == OB_JSON_ARRAY ? ob_json_at(in, i) : in;
+		if (!t || t->type != OB_JSON_STRING) {
+			ob_jw_free(&w);
+			ob_json_free(doc);
+			ls_error(r, 400, "\"input\" must be a string or an array of strings");
+			return;
+		}
+		int32_t *ids = NULL;
+		size_t n = 0;
+		struct rn_tok_error te;
+		if (rn_tok_encode_alloc(rn_runner_tok(s->runner), t->str, t->len, true, true, &ids, &n, &te) != RN_TOK_OK) {
+			ob_jw_free(&w);
+			ob_json_free(doc);
+			ls_error(r, 500, te.msg);
+			return;
+		}
+		float *v = NULL;
+		int dim = 0;
+		struct rn_sched_error se = {0};
+		int rc = rn_runner_embed(s->sched, s->runner, ids, n, &v, &dim, ls_gone, r, &se);
+		free(ids);
+		if (rc < 0) {
+			ob_jw_free(&w);
+			ob_json_free(doc);
+			ls_error(r, se.status == 400 ? 400 : 500,
+				 se.status == 400 ? "input is too large to process. increase the physical batch size" : se.msg);
+			return;
+		}
+		if (norm == 2) {
+			double ss = 0;
+			for (int k = 0; k < dim; k++)
+				ss += (double)v[k] * v[k];
+			double f = ss > 0 ? 1.0 / sqrt(ss) : 0;
+			for (int k = 0; k < dim; k++)
+				v[k] = (float)(v[k] * f);
+		}
+		ob_jw_obj(&w);
+		ob_jw_key(&w, "embedding");
+		ob_jw_arr(&w);
+		for (int k = 0; k < dim; k++)
+			ob_jw_float32(&w, v[k]);
+		ob_jw_arr_end(&w);
+		ob_jw_key(&w, "index");
+		ob_jw_int(&w, (int64_t)i);
+		ob_jw_key(&w, "object");
+		ob_jw_string(&w, "embedding");
+		ob_jw_key(&w, "tokens_evaluated");
+		ob_jw_int(&w, (int64_t)n);
+		ob_jw_obj_end(&w);
+		free(v);
+		total += (int64_t)n;
+	}
+	ob_jw_arr_end(&w);
+	ob_jw_key(&w, "usage");
+	ob_jw_obj(&w);
+	ob_jw_key(&w, "prompt_tokens");
+	ob_jw_int(&w, total);
+	ob_jw_key(&w, "total_tokens");
+	ob_jw_int(&w, total);
+	ob_jw_obj_end(&w);
+	ob_jw_obj_end(&w);
+	ob_json_free(doc);
+	ls_send(r, &w);
+}
+
+static const struct rn_http_route ls_routes[] = {
+	{RN_HTTP_GET, "/health", h_health, NULL, NULL, NULL, NULL},
+	{RN_HTTP_GET, "/v1/health", h_health, NULL, NULL, NULL, NULL},
+	{RN_HTTP_POST, "/completion", h_completion, NULL, NULL, NULL, NULL},
+	{RN_HTTP_POST, "/completions", h_completion, NULL, NULL, NULL, NULL},
+	{RN_HTTP_POST, "/v1/chat/completions", h_chat, NULL, NULL, NULL, NULL},
+	{RN_HTTP_POST, "/chat/completions", h_chat, NULL, NULL, NULL, NULL},
+	{RN_HTTP_POST, "/apply-template", h_apply_template, NULL, NULL, NULL, NULL},
+	{RN_HTTP_POST, "/tokenize", h_tokenize, NULL, NULL, NULL, NULL},
+	{RN_HTTP_POST, "/detokenize", h_detokenize, NULL, NULL, NULL, NULL},
+	{RN_HTTP_POST, "/v1/embeddings", h_embeddings, NULL, NULL, NULL, NULL},
+	{RN_HTTP_POST, "/embeddings", h_embeddings, NULL, NULL, NULL, NULL},
+	{RN_HTTP_POST, "/embedding", h_embeddings, NULL, NULL, NULL, NULL},
+	{RN_HTTP_GET, "/v1/models", h_models, NULL, NULL, NULL, NULL},
+	{RN_HTTP_GET, "/models", h_models, NULL, NULL, NULL, NULL},
+	{RN_HTTP_GET, "/props", h_props, NULL, NULL, NULL, NULL},
+	{0, NULL, NULL, NULL, NULL, NULL, NULL},
+};
+
+/* ---------------------------------------------------------------------------------------------------- */
+/* main */
+
+static volatile sig_atomic_t got_signal;
+
+static void on_signal(int sig)
+{
+	got_signal = sig;
+}
+
+/* The Go template for the model's chat: --chat-template NAME of the bundled corpus, else the bundled template
+ * closest to the GGUF's Jinja template (as Ollama's create does). */
+static void pick_template(struct ls_server *s, const struct gguf_file *f)
+{
+	const struct mf_tpl_named *named = NULL;
+	if (s->o.chat_template && strcmp(s->o.chat_template, "chatml") != 0) {
+		for (size_t i = 0; i < mf_tpl_named_count(); i++)
+			if (strcmp(mf_tpl_named_at(i)->name, s->o.chat_template) == 0)
+				named = mf_tpl_named_at(i);
+	}
+	if (!named) {
+		struct gguf_str jinja = gguf_get_str(f, "tokenizer.chat_template", (struct gguf_str){NULL, 0});
+		if (jinja.ptr && jinja.len)
+			named = mf_tpl_named_match(jinja.ptr, (size_t)jinja.len);
+	}
+	if (!named && s->o.chat_template)
+		for (size_t i = 0; i < mf_tpl_named_count(); i++)
+			if (strcmp(mf_tpl_named_at(i)->name, s->o.chat_template) == 0)
+				named = mf_tpl_named_at(i);
+	if (!named)
+		return;
+	struct mf_tpl_error te;
+	if (mf_tpl_parse(named->text, named->text_len, &s->tpl, &te) == MF_TPL_OK)
+		snprintf(s->tpl_name, sizeof s->tpl_name, "%s", named->name);
+	else
+		s->tpl = NULL;
+}
+
+int rn_llama_server_main(int argc, char **argv)
+{
+	struct ls_server s;
+	memset(&s, 0, sizeof s);
+	int prc = parse_flags(argc, argv, &s.o);
+	if (prc != 0) {
+		usage(prc > 0 ? stdout : stderr);
+		return prc > 0 ? 0 : 1;
+	}
+	setvbuf(stdout, NULL, _IOLBF, 0);
+	if (s.o.list_devices) {
+		printf("Available devices:\n");
+		print_devices(stdout, true);
+		return 0;
+	}
+	logf_("build: orun %s (llama-server compatible runner)", PACKAGE_VERSION);
+#ifdef ORUN_WITH_CUDA
+	int ndev = rn_cuda_device_count();
+	if (ndev > 0) {
+		logf_("ggml_cuda_init: found %d CUDA devices:", ndev);
+		print_devices(stderr, false);
+	}
+#endif
+	print_system_info(s.o.threads);
+	if (s.o.n_lora || s.o.mmproj)
+		logf_("warning: orun ignores --lora and --mmproj (adapters and projectors are not supported yet)");
+	s.created = (int64_t)time(NULL);
+
+	signal(SIGPIPE, SIG_IGN);
+	struct sigaction sa;
+	memset(&sa, 0, sizeof sa);
+	sa.sa_handler = on_signal;
+	sigaction(SIGINT, &sa, NULL);
+	sigaction(SIGTERM, &sa, NULL);
+
+	struct rn_srv_host h;
+	char hp[300];
+	snprintf(hp, sizeof hp, "%s:%d", s.o.host, s.o.port);
+	rn_srv_parse_host(hp, &h, NULL, 0);
+	struct rn_http_options ho = {
+		.listen = &h,
+		.routes = ls_routes,
+		.app = &s,
+		.no_host_check = true,
+		.no_cors = true,
+	};
+	char err[512];
+	struct rn_http_server *http = rn_http_start(&ho, err, sizeof err);
+	if (!http) {
+		logf_("error: %s", err);
+		return 1;
+	}
+	logf_("main: HTTP server is listening, hostname: %s, port: %d", s.o.host, rn_http_port(http));
+
+	int rc = 0;
+	if (s.o.model) {
+		enum rn_kv_type kv = RN_KV_F16;
+		struct rn_error ke = {0};
+		if (s.o.cache_type_k && rn_kv_type_parse(s.o.cache_type_k, &kv, &ke) != RN_OK) {
+			logf_("error: %s", ke.msg);
+			rn_http_stop(http);
+			return 1;
+		}
+		struct rn_sched_config sc = {
+			.num_parallel = (unsigned)s.o.parallel,
+			.max_loaded = 1,
+			.max_queue = 512,
+			.keep_alive_ns = INT64_MAX,
+			.kv_type = kv,
+			.backend = -1,
+		};
+		s.sched = rn_sched_new(&sc);
+		int n_ctx = s.o.ctx > 0 ? s.o.ctx / s.o.parallel : 0;
+		struct rn_load_opts lo = {
+			.num_ctx = n_ctx,
+			.num_batch = s.o.batch > 0 ? s.o.batch : 512,
+			.num_gpu = s.o.ngl,
+			.num_thread = s.o.threads,
+			/* as llama-server: mapped unless told (Ollama passes --load-mode none / --no-mmap when it
+			 * wants the weights copied, CPU loads included) */
+			.use_mmap = s.o.no_mmap ? 0 : 1,
+			.main_gpu = -1,
+		};
+		struct rn_sched_model sm = {.model_path = s.o.model, .name = s.o.model, .digest = "",
+					    .embedding = s.o.embedding};
+		struct rn_sched_error se = {0};
+		logf_("llama_model_loader: loading model from %s", s.o.model);
+		s.runner = s.sched ? rn_sched_acquire(s.sched, &sm, &lo, INT64_MAX, NULL, NULL, &se) : NULL;
+		if (!s.runner) {
+			snprintf(s.error, sizeof s.error, "error loading model: %s", s.sched ? se.msg : "out of memory");
+			logf_("%s", s.error);
+			s.state = 2;
+			rc = 1;
+		} else {
+			const struct rn_model *m = rn_runner_model(s.runner);
+			s.n_ctx_slot = rn_runner_n_ctx(s.runner);
+			uint64_t file = gguf_file_size(m->gguf);
+			/* the buffer-size lines Ollama parses for its memory accounting (llm/llama_server.go) */
+			struct rn_sched_info *info = NULL;
+			size_t ni = 0;
+			bool gpu = false;
+			if (rn_sched_list(s.sched, &info, &ni) == 0 && ni == 1)
+				gpu = info[0].size_vram > 0;
+			logf_("load_tensors: %12s model buffer size = %8.2f MiB", gpu ? "CUDA0" : "CPU_Mapped",
+			      (double)file / (1 << 20));
+			if (ni == 1 && (uint64_t)info[0].size > file)
+				logf_("llama_kv_cache: %12s KV buffer size = %8.2f MiB", gpu ? "CUDA0" : "CPU",
+				      (double)((uint64_t)info[0].size - file) / (1 << 20));
+			rn_sched_info_free(info, ni);
+			logf_("llama_context: n_ctx_per_seq = %d, n_seq_max = %d", s.n_ctx_slot, s.o.parallel);
+			pick_template(&s, m->gguf);
+			if (s.tpl)
+				logf_("main: chat template: %s (Go template equivalent of the model's chat template)", s.tpl_name);
+			logf_("main: model loaded");
+			logf_("main: server is listening on http://%s:%d - starting the main loop", s.o.host,
+			      rn_http_port(http));
+			s.state = 1;
+		}
+	} else {
+		logf_("main: no model given: serving device discovery only");
+	}
+	if (rc == 0)
+		while (!got_signal)
+			pause();
+	s.stopping = true;
+	rn_http_stop(http);
+	if (s.runner)
+		rn_sched_release(s.sched, s.runner);
+	rn_sched_free(s.sched);
+	mf_tpl_free(s.tpl);
+	return rc;
+}

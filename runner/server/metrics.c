@@ -1,0 +1,332 @@
+/* runner/server/metrics.c — counters, gauges and histograms behind one mutex, rendered in Prometheus text format.
+ *
+ * Label sets live in small linear tables (a server has a handful of routes and models); beyond
+ * RN_METRICS_MAX_SERIES new label sets share one "other" series so memory stays bounded.
+ */
+#include "config.h"
+
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "base/buf.h"
+#include "runner/server/metrics.h"
+
+#define LABEL_MAX 160
+
+static const double dur_buckets[] = {0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120, 300};
+static const double ttft_buckets[] = {0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30};
+static const double itl_buckets[] = {0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1};
+#define NB(a) (sizeof a / sizeof a[0])
+#define MAX_BUCKETS 16
+
+struct hist {
+	uint64_t counts[MAX_BUCKETS + 1]; /* cumulative computed at render; here per bucket, last = +Inf */
+	uint64_t n;
+	double sum;
+};
+
+struct req_series {
+	char route[LABEL_MAX], method[16];
+	int code;
+	uint64_t count;
+};
+
+struct route_series {
+	char route[LABEL_MAX];
+	struct hist h;
+};
+
+struct model_series {
+	char model[LABEL_MAX];
+	uint64_t prompt, generated;
+	struct hist ttft, itl;
+};
+
+struct rn_metrics {
+	pthread_mutex_t mu;
+	struct req_series req[RN_METRICS_MAX_SERIES];
+	size_t n_req;
+	struct route_series routes[RN_METRICS_MAX_SERIES];
+	size_t n_routes;
+	struct model_series models[RN_METRICS_MAX_SERIES];
+	size_t n_models;
+	int64_t queue, loaded, in_flight;
+	uint64_t backpressure;
+};
+
+struct rn_metrics *rn_metrics_new(void)
+{
+	struct rn_metrics *m = calloc(1, sizeof *m);
+	if (m)
+		pthread_mutex_init(&m->mu, NULL);
+	return m;
+}
+
+void rn_metrics_free(struct rn_metrics *m)
+{
+	if (!m)
+		return;
+	pthread_mutex_destroy(&m->mu);
+	free(m);
+}
+
+static void copy_label(char *dst, const char *src)
+{
+	snprintf(dst, LABEL_MAX, "%s", src ? src : "");
+}
+
+static void hist_add(struct hist *h, const double *b, size_t nb, double v)
+{
+	size_t i = 0;
+	while (i < nb && v > b[i])
+		i++;
+	h->counts[i]++;
+	h->n++;
+	h->sum += v;
+}
+
+static struct route_series *route_get(struct rn_metrics *m, const char *route)
+{
+	for (size_t i = 0; i < m->n_routes; i++)
+		if (strcmp(m->routes[i].route, route) == 0)
+			return &m->routes[i];
+	if (m->n_routes == RN_METRICS_MAX_SERIES)
+		return &m->routes[RN_METRICS_MAX_SERIES - 1];
+	struct route_series *r = &m->routes[m->n_routes++];
+	copy_label(r->route, m->n_routes == RN_METRICS_MAX_SERIES ? "other" : route);
+	return r;
+}
+
+static struct model_series *model_get(struct rn_metrics *m, const char *model)
+{
+	for (size_t i = 0; i < m->n_models; i++)
+		if (strcmp(m->models[i].model, model) == 0)
+			return &m->models[i];
+	if (m->n_models == RN_METRICS_MAX_SERIES)
+		return &m->models[RN_METRICS_MAX_SERIES - 1];
+	struct model_series *s = &m->models[m->n_models++];
+	copy_label(s->model, m->n_models == RN_METRICS_MAX_SERIES ? "other" : model);
+	return s;
+}
+
+void rn_metrics_request(struct rn_metrics *m, const char *route, const char *method, int status, double seconds)
+{
+	if (!m)
+		return;
+	if (!route || !*route)
+		route = "unmatched";
+	pthread_mutex_lock(&m->mu);
+	struct req_series *s = NULL;
+	for (size_t i = 0; i < m->n_req && !s; i++)
+		if (m->req[i].code == status && strcmp(m->req[i].route, route) == 0 && strcmp(m->req[i].method, method) == 0)
+			s = &m->req[i];
+	if (!s) {
+		if (m->n_req < RN_METRICS_MAX_SERIES) {
+			s = &m->req[m->n_req++];
+			copy_label(s->route, m->n_req == RN_METRICS_MAX_SERIES ? "other" : route);
+			snprintf(s->method, sizeof s->method, "%s", method);
+			s->code = status;
+		} else {
+			s = &m->req[RN_METRICS_MAX_SERIES - 1];
+		}
+	}
+	s->count++;
+	hist_add(&route_get(m, route)->h, dur_buckets, NB(dur_buckets), seconds);
+	pthread_mutex_unlock(&m->mu);
+}
+
+void rn_metrics_in_flight(struct rn_metrics *m, int delta)
+{
+	if (!m)
+		return;
+	pthread_mutex_lock(&m->mu);
+	m->in_flight += delta;
+	pthread_mutex_unlock(&m->mu);
+}
+
+void rn_metrics_tokens(struct rn_metrics *m, const char *model, uint64_t prompt, uint64_t generated)
+{
+	if (!m)
+		return;
+	pthread_mutex_lock(&m->mu);
+	struct model_series *s = model_get(m, model);
+	s->prompt += prompt;
+	s->generated += generated;
+	pthread_mutex_unlock(&m->mu);
+}
+
+void rn_metrics_ttft(struct rn_metrics *m, const char *model, double seconds)
+{
+	if (!m)
+		return;
+	pthread_mutex_lock(&m->mu);
+	hist_add(&model_get(m, model)->ttft, ttft_buckets, NB(ttft_buckets), seconds);
+	pthread_mutex_unlock(&m->mu);
+}
+
+void rn_metrics_inter_token(struct rn_metrics *m, const char *model, double seconds)
+{
+	if (!m)
+		return;
+	pthread_mutex_lock(&m->mu);
+	hist_add(&model_get(m, model)->itl, itl_buckets, NB(itl_buckets), seconds);
+	pthread_mutex_unlock(&m->mu);
+}
+
+void rn_metrics_queue(struct rn_metrics *m, int delta)
+{
+	if (!m)
+		return;
+	pthread_mutex_lock(&m->mu);
+	m->queue += delta;
+	pthread_mutex_unlock(&m->mu);
+}
+
+void rn_metrics_backpressure(struct rn_metrics *m)
+{
+	if (!m)
+		return;
+	pthread_mutex_lock(&m->mu);
+	m->backpressure++;
+	pthread_mutex_unlock(&m->mu);
+}
+
+void rn_metrics_model_loaded(struct rn_metrics *m)
+{
+	if (!m)
+		return;
+	pthread_mutex_lock(&m->mu);
+	m->loaded++;
+	pthread_mutex_unlock(&m->mu);
+}
+
+void rn_metrics_model_unloaded(struct rn_metrics *m)
+{
+	if (!m)
+		return;
+	pthread_mutex_lock(&m->mu);
+	if (m->loaded > 0)
+		m->loaded--;
+	pthread_mutex_unlock(&m->mu);
+}
+
+/* Label values escape backslash, double quote and newline. */
+static void put_label(struct ob_buf *b, const char *s)
+{
+	for (; *s; s++) {
+		if (*s == '\\')
+			ob_buf_puts(b, "\\\\");
+		else if (*s == '"')
+			ob_buf_puts(b, "\\\"");
+		else if (*s == '\n')
+			ob_buf_puts(b, "\\n");
+		else
+			ob_buf_putc(b, *s);
+	}
+}
+
+static void put_hist(struct ob_buf *b, const char *name, const char *lname, const char *lval, const struct hist *h,
+		     const double *bk, size_t nb)
+{
+	uint64_t cum = 0;
+	for (size_t i = 0; i <= nb; i++) {
+		cum += h->counts[i];
+		ob_buf_printf(b, "%s_bucket{%s=\"", name, lname);
+		put_label(b, lval);
+		if (i < nb)
+			ob_buf_printf(b, "\",le=\"%g\"} %llu\n", bk[i], (unsigned long long)cum);
+		else
+			ob_buf_printf(b, "\",le=\"+Inf\"} %llu\n", (unsigned long long)cum);
+	}
+	ob_buf_printf(b, "%s_sum{%s=\"", name, lname);
+	put_label(b, lval);
+	ob_buf_printf(b, "\"} %.9g\n", h->sum);
+	ob_buf_printf(b, "%s_count{%s=\"", name, lname);
+	put_label(b, lval);
+	ob_buf_printf(b, "\"} %llu\n", (unsigned long long)h->n);
+}
+
+static void proc_memory(uint64_t *rss, uint64_t *vsz)
+{
+	*rss = *vsz = 0;
+	FILE *f = fopen("/proc/self/statm", "r");
+	if (!f)
+		return;
+	unsigned long long size = 0, res = 0;
+	if (fscanf(f, "%llu %llu", &size, &res) == 2) {
+		long page = sysconf(_SC_PAGESIZE);
+		*vsz = size * (uint64_t)page;
+		*rss = res * (uint64_t)page;
+	}
+	fclose(f);
+}
+
+char *rn_metrics_render(struct rn_metrics *m, size_t *len)
+{
+	struct ob_buf b;
+	ob_buf_init(&b, 64u << 20);
+	pthread_mutex_lock(&m->mu);
+	ob_buf_puts(&b, "# HELP ollama_http_requests_total HTTP requests answered, by route, method and status code.\n"
+			"# TYPE ollama_http_requests_total counter\n");
+	for (size_t i = 0; i < m->n_req; i++) {
+		ob_buf_puts(&b, "ollama_http_requests_total{route=\"");
+		put_label(&b, m->req[i].route);
+		ob_buf_printf(&b, "\",method=\"%s\",code=\"%d\"} %llu\n", m->req[i].method, m->req[i].code,
+			      (unsigned long long)m->req[i].count);
+	}
+	ob_buf_puts(&b, "# HELP ollama_request_duration_seconds Time from request to the end of the response, "
+			"streaming included.\n# TYPE ollama_request_duration_seconds histogram\n");
+	for (size_t i = 0; i < m->n_routes; i++)
+		put_hist(&b, "ollama_request_duration_seconds", "route", m->routes[i].route, &m->routes[i].h, dur_buckets,
+			 NB(dur_buckets));
+	ob_buf_puts(&b, "# HELP ollama_inference_tokens_total Tokens processed, by model and type (prompt or "
+			"generated).\n# TYPE ollama_inference_tokens_total counter\n");
+	for (size_t i = 0; i < m->n_models; i++) {
+		ob_buf_puts(&b, "ollama_inference_tokens_total{model=\"");
+		put_label(&b, m->models[i].model);
+		ob_buf_printf(&b, "\",type=\"prompt\"} %llu\n", (unsigned long long)m->models[i].prompt);
+		ob_buf_puts(&b, "ollama_inference_tokens_total{model=\"");
+		put_label(&b, m->models[i].model);
+		ob_buf_printf(&b, "\",type=\"generated\"} %llu\n", (unsigned long long)m->models[i].generated);
+	}
+	ob_buf_puts(&b, "# HELP ollama_time_to_first_token_seconds Time from request to the first generated token "
+			"sent.\n# TYPE ollama_time_to_first_token_seconds histogram\n");
+	for (size_t i = 0; i < m->n_models; i++)
+		put_hist(&b, "ollama_time_to_first_token_seconds", "model", m->models[i].model, &m->models[i].ttft,
+			 ttft_buckets, NB(ttft_buckets));
+	ob_buf_puts(&b, "# HELP ollama_inter_token_seconds Time between consecutive streamed tokens.\n"
+			"# TYPE ollama_inter_token_seconds histogram\n");
+	for (size_t i = 0; i < m->n_models; i++)
+		put_hist(&b, "ollama_inter_token_seconds", "model", m->models[i].model, &m->models[i].itl, itl_buckets,
+			 NB(itl_buckets));
+	ob_buf_printf(&b,
+		      "# HELP ollama_queue_depth Requests waiting for a model to load or for a free slot.\n"
+		      "# TYPE ollama_queue_depth gauge\nollama_queue_depth %lld\n"
+		      "# HELP ollama_models_loaded Models loaded in memory.\n"
+		      "# TYPE ollama_models_loaded gauge\nollama_models_loaded %lld\n"
+		      "# HELP ollama_requests_in_flight Inference requests being served.\n"
+		      "# TYPE ollama_requests_in_flight gauge\nollama_requests_in_flight %lld\n"
+		      "# HELP orun_stream_backpressure_total Streamed lines a client's socket did not take at once (slow "
+		      "readers).\n"
+		      "# TYPE orun_stream_backpressure_total counter\norun_stream_backpressure_total %llu\n",
+		      (long long)m->queue, (long long)m->loaded, (long long)m->in_flight,
+		      (unsigned long long)m->backpressure);
+	pthread_mutex_unlock(&m->mu);
+	uint64_t rss, vsz;
+	proc_memory(&rss, &vsz);
+	ob_buf_printf(&b,
+		      "# HELP process_resident_memory_bytes Resident memory size in bytes.\n"
+		      "# TYPE process_resident_memory_bytes gauge\nprocess_resident_memory_bytes %llu\n"
+		      "# HELP process_virtual_memory_bytes Virtual memory size in bytes.\n"
+		      "# TYPE process_virtual_memory_bytes gauge\nprocess_virtual_memory_bytes %llu\n",
+		      (unsigned long long)rss, (unsigned long long)vsz);
+	if (b.failed) {
+		ob_buf_free(&b);
+		return NULL;
+	}
+	*len = b.len;
+	return ob_buf_take(&b);
+}
