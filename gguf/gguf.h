@@ -317,8 +317,6 @@ uint64_t gguf_tensor_count(const struct gguf_file *f);
 const struct gguf_tensor *gguf_tensor_at(const struct gguf_file *f, uint64_t i);
 const struct gguf_tensor *gguf_find_tensor(const struct gguf_file *f, const char *name);
 
-/* Ask the kernel to read a tensor's pages ahead (madvise WILLNEED); a no-op for gguf_parse buffers. */
-void gguf_tensor_prefetch(const struct gguf_file *f, const struct gguf_tensor *t);
 /* Let the whole pages of a tensor's data leave this process's memory (madvise DONTNEED on the read-only file
  * mapping: the page cache keeps them, and a later read faults them in again, unchanged); for a caller that has
  * copied the tensor. A no-op for gguf_parse buffers, whose contents DONTNEED would discard. */

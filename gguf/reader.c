@@ -559,13 +559,3 @@ void gguf_tensor_release(const struct gguf_file *f, const struct gguf_tensor *t)
 	if (e > s)
 		(void)madvise((void *)s, e - s, MADV_DONTNEED);
 }
-
-void gguf_tensor_prefetch(const struct gguf_file *f, const struct gguf_tensor *t)
-{
-	if (!f->map || !t->n_bytes)
-		return;
-	long pg = sysconf(_SC_PAGESIZE);
-	uintptr_t s = (uintptr_t)t->data & ~(uintptr_t)(pg - 1);
-	uintptr_t e = (uintptr_t)t->data + t->n_bytes;
-	(void)madvise((void *)s, e - s, MADV_WILLNEED);
-}

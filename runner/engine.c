@@ -233,16 +233,6 @@ int rn_engine_idle_slots(struct rn_engine *e)
 	return n;
 }
 
-int rn_engine_cached_tokens(struct rn_engine *e, int slot)
-{
-	if (slot < 0 || slot >= e->p.n_slots)
-		return 0;
-	pthread_mutex_lock(&e->mu);
-	int n = e->slots[slot].n_cache;
-	pthread_mutex_unlock(&e->mu);
-	return n;
-}
-
 /* ---------------------------------------------------------------------------------------------------- */
 /* submit / cancel */
 

@@ -137,8 +137,7 @@ bool rn_engine_wait(struct rn_engine *e, int timeout_ms);
  * submit error; generation errors arrive as the final event. */
 int rn_engine_run(struct rn_engine *e, const struct rn_request *r, struct rn_error *err) RN_WUR;
 
-/* Idle slots and the token count cached in a slot (for a scheduler's prefix matching). */
+/* Idle slots (for a scheduler). */
 int rn_engine_idle_slots(struct rn_engine *e);
-int rn_engine_cached_tokens(struct rn_engine *e, int slot);
 
 #endif

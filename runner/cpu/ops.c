@@ -1,4 +1,4 @@
-/* runner/cpu/ops.c — RMSNorm, SwiGLU, KV-row conversion and attention dot products for the CPU backend,
+/* runner/cpu/ops.c — RMSNorm, RoPE, SwiGLU, KV-row conversion and attention's f32 steps for the CPU backend,
  * with an AVX2+FMA+F16C path (target attributes, chosen at run time) and a portable scalar path.
  *
  * Deliberately not here: the weight matmuls (runner/cpu/matmul.h, the kernel engineer's) and any threading.
@@ -76,33 +76,6 @@ static void s_load_q8_0(float *dst, const void *src, int n)
 		float d = f16_to_f32(h);
 		for (int i = 0; i < 32; i++)
 			dst[i] = d * (float)(int8_t)p[2 + i];
-	}
-}
-
-static float s_dot_q8_0(const float *q, const void *k, int n)
-{
-	const uint8_t *p = k;
-	float sum = 0;
-	for (int b = 0; b < n / 32; b++, p += 34, q += 32) {
-		uint16_t h;
-		memcpy(&h, p, 2);
-		float s = 0;
-		for (int i = 0; i < 32; i++)
-			s += q[i] * (float)(int8_t)p[2 + i];
-		sum += s * f16_to_f32(h);
-	}
-	return sum;
-}
-
-static void s_axpy_q8_0(float *out, float a, const void *v, int n)
-{
-	const uint8_t *p = v;
-	for (int b = 0; b < n / 32; b++, p += 34, out += 32) {
-		uint16_t h;
-		memcpy(&h, p, 2);
-		float ad = a * f16_to_f32(h);
-		for (int i = 0; i < 32; i++)
-			out[i] += ad * (float)(int8_t)p[2 + i];
 	}
 }
 
@@ -213,65 +186,6 @@ TGT static void v_load_f16(float *dst, const uint16_t *src, int n)
 		dst[i] = f16_to_f32(src[i]);
 }
 
-TGT static float v_dot_f16(const float *q, const uint16_t *k, int n)
-{
-	__m256 a0 = _mm256_setzero_ps(), a1 = _mm256_setzero_ps();
-	int i = 0;
-	for (; i + 16 <= n; i += 16) {
-		a0 = _mm256_fmadd_ps(_mm256_loadu_ps(q + i), _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(k + i))), a0);
-		a1 = _mm256_fmadd_ps(_mm256_loadu_ps(q + i + 8),
-				     _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(k + i + 8))), a1);
-	}
-	float s = hsum256(_mm256_add_ps(a0, a1));
-	for (; i < n; i++)
-		s += q[i] * f16_to_f32(k[i]);
-	return s;
-}
-
-TGT static void v_axpy_f16(float *out, float a, const uint16_t *v, int n)
-{
-	__m256 va = _mm256_set1_ps(a);
-	int i = 0;
-	for (; i + 8 <= n; i += 8)
-		_mm256_storeu_ps(out + i, _mm256_fmadd_ps(va, _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(v + i))),
-							  _mm256_loadu_ps(out + i)));
-	for (; i < n; i++)
-		out[i] += a * f16_to_f32(v[i]);
-}
-
-TGT static inline __m256 load_i8x8(const uint8_t *p)
-{
-	return _mm256_cvtepi32_ps(_mm256_cvtepi8_epi32(_mm_loadl_epi64((const __m128i *)p)));
-}
-
-TGT static float v_dot_q8_0(const float *q, const void *k, int n)
-{
-	const uint8_t *p = k;
-	__m256 acc = _mm256_setzero_ps();
-	for (int b = 0; b < n / 32; b++, p += 34, q += 32) {
-		uint16_t h;
-		memcpy(&h, p, 2);
-		__m256 s = _mm256_mul_ps(_mm256_loadu_ps(q), load_i8x8(p + 2));
-		s = _mm256_fmadd_ps(_mm256_loadu_ps(q + 8), load_i8x8(p + 10), s);
-		s = _mm256_fmadd_ps(_mm256_loadu_ps(q + 16), load_i8x8(p + 18), s);
-		s = _mm256_fmadd_ps(_mm256_loadu_ps(q + 24), load_i8x8(p + 26), s);
-		acc = _mm256_fmadd_ps(s, _mm256_set1_ps(f16_to_f32(h)), acc);
-	}
-	return hsum256(acc);
-}
-
-TGT static void v_axpy_q8_0(float *out, float a, const void *v, int n)
-{
-	const uint8_t *p = v;
-	for (int b = 0; b < n / 32; b++, p += 34, out += 32) {
-		uint16_t h;
-		memcpy(&h, p, 2);
-		__m256 ad = _mm256_set1_ps(a * f16_to_f32(h));
-		for (int j = 0; j < 4; j++)
-			_mm256_storeu_ps(out + 8 * j, _mm256_fmadd_ps(ad, load_i8x8(p + 2 + 8 * j), _mm256_loadu_ps(out + 8 * j)));
-	}
-}
-
 TGT static float v_max(const float *x, int n)
 {
 	int i = 0;
@@ -352,14 +266,6 @@ TGT static void v_scale_round_f16(float *y, const float *x, float s, int n)
 		y[i] = f16_to_f32(f32_to_f16(x[i] * s));
 }
 
-TGT static void v_add(float *y, const float *x, int n)
-{
-	int i = 0;
-	for (; i + 8 <= n; i += 8)
-		_mm256_storeu_ps(y + i, _mm256_add_ps(_mm256_loadu_ps(y + i), _mm256_loadu_ps(x + i)));
-	for (; i < n; i++)
-		y[i] += x[i];
-}
 #endif /* OPS_X86 */
 
 /* ---------------------------------------------------------------------------------------------------- */
@@ -420,30 +326,6 @@ void rn_ops_store_q8_0(void *dst, const float *x, int n) { s_store_q8_0(dst, x, 
 
 void rn_ops_load_q8_0(float *dst, const void *src, int n) { s_load_q8_0(dst, src, n); }
 
-float rn_ops_dot_f16(const float *q, const uint16_t *k, int n)
-{
-	float s = 0;
-	DISPATCH(s = v_dot_f16(q, k, n), for (int i = 0; i < n; i++) s += q[i] * f16_to_f32(k[i]));
-	return s;
-}
-
-float rn_ops_dot_q8_0(const float *q, const void *k, int n)
-{
-	float s = 0;
-	DISPATCH(s = v_dot_q8_0(q, k, n), s = s_dot_q8_0(q, k, n));
-	return s;
-}
-
-void rn_ops_axpy_f16(float *out, float a, const uint16_t *v, int n)
-{
-	DISPATCH(v_axpy_f16(out, a, v, n), for (int i = 0; i < n; i++) out[i] += a * f16_to_f32(v[i]));
-}
-
-void rn_ops_axpy_q8_0(float *out, float a, const void *v, int n)
-{
-	DISPATCH(v_axpy_q8_0(out, a, v, n), s_axpy_q8_0(out, a, v, n));
-}
-
 float rn_ops_max(const float *x, int n)
 {
 	float m = -INFINITY;
@@ -476,9 +358,4 @@ void rn_ops_axpy_f32(float *y, float a, const float *x, int n)
 void rn_ops_scale_round_f16(float *y, const float *x, float s, int n)
 {
 	DISPATCH(v_scale_round_f16(y, x, s, n), for (int i = 0; i < n; i++) y[i] = f16_to_f32(f32_to_f16(x[i] * s)));
-}
-
-void rn_ops_add(float *y, const float *x, int n)
-{
-	DISPATCH(v_add(y, x, n), for (int i = 0; i < n; i++) y[i] += x[i]);
 }

@@ -1,5 +1,5 @@
-/* runner/cpu/ops.h — the CPU backend's small vector operations around the matmuls: RMSNorm, SwiGLU,
- * f16 / q8_0 rows of the KV cache, and the dot products and weighted sums of attention.
+/* runner/cpu/ops.h — the CPU backend's small vector operations around the matmuls: RMSNorm, RoPE, SwiGLU,
+ * f16 / q8_0 rows of the KV cache, and the f32 dot products, weighted sums and softmax steps of attention.
  *
  * Internal to runner/cpu (the forward pass). Each function has an AVX2+FMA+F16C path chosen once at run
  * time and a portable scalar path computing the same thing (up to float summation order).
@@ -29,14 +29,6 @@ void rn_ops_load_f16(float *dst, const uint16_t *src, int n);
 void rn_ops_store_q8_0(void *dst, const float *x, int n);
 void rn_ops_load_q8_0(float *dst, const void *src, int n);
 
-/* sum_i q[i] * k[i] for a cached key row. */
-float rn_ops_dot_f16(const float *q, const uint16_t *k, int n);
-float rn_ops_dot_q8_0(const float *q, const void *k, int n);
-
-/* out[i] += a * v[i] for a cached value row. */
-void rn_ops_axpy_f16(float *out, float a, const uint16_t *v, int n);
-void rn_ops_axpy_q8_0(float *out, float a, const void *v, int n);
-
 /* Largest value of x[0..n). */
 float rn_ops_max(const float *x, int n);
 
@@ -52,8 +44,5 @@ void rn_ops_axpy_f32(float *y, float a, const float *x, int n);
 
 /* y[i] = the f16 value nearest to x[i] * s (round to nearest even), as f32; y may equal x. */
 void rn_ops_scale_round_f16(float *y, const float *x, float s, int n);
-
-/* y[i] += x[i]. */
-void rn_ops_add(float *y, const float *x, int n);
 
 #endif

@@ -999,14 +999,6 @@ void rn_job_event_done(struct rn_job *j, struct rn_job_event *e)
 	rn_job_event_free(e);
 }
 
-bool rn_job_ready(struct rn_job *j)
-{
-	pthread_mutex_lock(&j->mu);
-	bool r = j->head != NULL;
-	pthread_mutex_unlock(&j->mu);
-	return r;
-}
-
 void rn_job_event_free(struct rn_job_event *e)
 {
 	if (!e)

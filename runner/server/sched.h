@@ -142,9 +142,6 @@ void rn_job_set_sink(struct rn_job *j, rn_job_sink_fn fn, void *ctx);
 void rn_job_event_done(struct rn_job *j, struct rn_job_event *e);
 void rn_job_event_free(struct rn_job_event *e);
 
-/* Non-blocking: true when an event is queued. */
-bool rn_job_ready(struct rn_job *j);
-
 /* Outcome of a finished job. */
 void rn_job_result(const struct rn_job *j, enum rn_done_reason *reason, struct rn_engine_stats *stats,
 		   struct rn_error *error);
