@@ -27,6 +27,7 @@
 
 #include "base/json.h"
 #include "runner/backend.h"
+#include "runner/cpu/features.h"
 #include "runner/cpu/pool.h"
 #include "runner/model.h"
 #include "runner/sampler.h"
@@ -91,7 +92,7 @@ static void bw_job(void *ctx, int ith, int nth)
 	const uint8_t *p = J->buf + (size_t)b * 4096;
 	size_t n = (size_t)(e - b) * 4096;
 #ifdef BENCH_X86
-	if (__builtin_cpu_supports("avx2")) {
+	if (rn_cpu_features()->avx2) {
 		J->sink[ith] = read_avx2(p, n);
 		return;
 	}

@@ -16,6 +16,7 @@
 #endif
 
 #include "runner/cpu/attention.h"
+#include "runner/cpu/features.h"
 #include "runner/cpu/ops.h"
 
 #define ATT_BLOCK 32 /* cells converted to f32 at a time (q8_0 and the portable path) */
@@ -24,22 +25,9 @@
 /* f16 keys and values are read in place by AVX2 code that sums in llama.cpp's orders (see dot_decode,
  * dot_prefill, values_f16_dims): orun's attention then equals llama.cpp's standard (non-flash) attention to
  * the bit. */
-static int att_avx2 = -1;
-
 static bool fast_f16(const struct rn_attn_kv *kv, int d)
 {
-	if (att_avx2 < 0) {
-		int ok = 0;
-#ifdef ATT_X86
-		__builtin_cpu_init();
-		ok = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma") && __builtin_cpu_supports("f16c");
-#endif
-		const char *isa = getenv("ORUN_CPU_ISA");
-		if (isa && strcmp(isa, "scalar") == 0)
-			ok = 0;
-		att_avx2 = ok;
-	}
-	return att_avx2 > 0 && kv->type == RN_KV_F16 && d % 8 == 0 && kv->stride % 2 == 0;
+	return rn_cpu_features()->simd_ops && kv->type == RN_KV_F16 && d % 8 == 0 && kv->stride % 2 == 0;
 }
 
 #ifdef ATT_X86

@@ -864,7 +864,6 @@ static int cpu_load(const struct rn_model *m, const struct rn_backend_params *p,
 	memset(c, 0, sizeof *c);
 	atomic_init(&c->mm_ticket, 0);
 	int rc = RN_OK;
-	rn_ops_init();
 	c->m = m;
 	c->p = *p;
 	const char *ref = getenv("ORUN_CPU_REFERENCE");

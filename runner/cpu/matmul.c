@@ -20,11 +20,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#if defined(__x86_64__) || defined(__i386__)
-#include <cpuid.h>
-#endif
-
 #include "gguf/gguf.h"
+#include "runner/cpu/features.h"
 #include "runner/cpu/kernels.h"
 
 /* Activation rows processed against one tile of weight rows before moving to the next tile (keeps the
@@ -207,15 +204,6 @@ int rn_mm_weight_from_tensor(const struct gguf_tensor *t, struct rn_weight *w, s
 
 /* ---------------------------------------------------------------------------------------------- ISA */
 
-#if defined(__x86_64__) || defined(__i386__)
-static uint64_t xgetbv0(void)
-{
-	uint32_t lo, hi;
-	__asm__ __volatile__("xgetbv" : "=a"(lo), "=d"(hi) : "c"(0));
-	return ((uint64_t)hi << 32) | lo;
-}
-#endif
-
 static int isa_supported[4];
 static pthread_once_t isa_once = PTHREAD_ONCE_INIT;
 static _Atomic(const struct rn_kernel_set *) current_set;
@@ -242,32 +230,17 @@ static const struct rn_kernel_set *kernels_for(enum rn_isa isa)
 
 static void isa_init(void)
 {
+	const struct rn_cpu_features *f = rn_cpu_features();
 	isa_supported[RN_ISA_SCALAR] = 1;
-#if defined(__x86_64__) || defined(__i386__)
-	unsigned a, b, c, d;
-	if (__get_cpuid(1, &a, &b, &c, &d)) {
-		int osxsave = (c >> 27) & 1, fma = (c >> 12) & 1, f16c = (c >> 29) & 1;
-		uint64_t xcr0 = osxsave ? xgetbv0() : 0;
-		int ymm_ok = (xcr0 & 0x6) == 0x6, zmm_ok = (xcr0 & 0xe6) == 0xe6;
-		unsigned b7 = 0, c7 = 0, a71 = 0, t;
-		if (__get_cpuid_count(7, 0, &t, &b7, &c7, &d))
-			__get_cpuid_count(7, 1, &a71, &t, &t, &t);
-		int avx2 = (b7 >> 5) & 1;
-		int avx512 = ((b7 >> 16) & 1) && ((b7 >> 30) & 1) && ((b7 >> 31) & 1) && ((c7 >> 11) & 1);
-		int avxvnni = (a71 >> 4) & 1;
-		(void)avx512;
-		(void)avxvnni;
-		(void)zmm_ok;
 #ifdef RN_HAVE_AVX2_KERNELS
-		isa_supported[RN_ISA_AVX2] = ymm_ok && avx2 && fma && f16c;
+	isa_supported[RN_ISA_AVX2] = f->avx2 && f->fma && f->f16c;
 #endif
 #ifdef RN_HAVE_AVXVNNI_KERNELS
-		isa_supported[RN_ISA_AVXVNNI] = isa_supported[RN_ISA_AVX2] && avxvnni;
+	isa_supported[RN_ISA_AVXVNNI] = isa_supported[RN_ISA_AVX2] && f->avxvnni;
 #endif
 #ifdef RN_HAVE_AVX512_KERNELS
-		isa_supported[RN_ISA_AVX512] = isa_supported[RN_ISA_AVX2] && zmm_ok && avx512;
-#endif
-	}
+	isa_supported[RN_ISA_AVX512] = isa_supported[RN_ISA_AVX2] && f->avx512f && f->avx512bw && f->avx512vl &&
+				       f->avx512vnni;
 #endif
 	enum rn_isa best = RN_ISA_SCALAR;
 	for (int i = RN_ISA_AVX512; i > RN_ISA_SCALAR; i--) {
@@ -276,10 +249,9 @@ static void isa_init(void)
 			break;
 		}
 	}
-	const char *env = getenv("ORUN_CPU_ISA");
-	if (env && *env) {
+	if (f->isa_env[0]) {
 		for (int i = RN_ISA_SCALAR; i <= RN_ISA_AVX512; i++)
-			if (strcmp(env, rn_isa_name((enum rn_isa)i)) == 0 && isa_supported[i])
+			if (strcmp(f->isa_env, rn_isa_name((enum rn_isa)i)) == 0 && isa_supported[i])
 				best = (enum rn_isa)i;
 	}
 	atomic_store(&current_set, kernels_for(best));

@@ -1,5 +1,6 @@
 /* runner/cpu/ops.c — RMSNorm, RoPE, SwiGLU, KV-row conversion and attention's f32 steps for the CPU backend,
- * with an AVX2+FMA+F16C path (target attributes, chosen at run time) and a portable scalar path.
+ * with an AVX2+FMA+F16C path (target attributes, chosen at run time: runner/cpu/features.h) and a portable
+ * scalar path.
  *
  * Deliberately not here: the weight matmuls (runner/cpu/matmul.h, the kernel engineer's) and any threading.
  */
@@ -15,26 +16,11 @@
 #endif
 
 #include "gguf/gguf.h"
+#include "runner/cpu/features.h"
 #include "runner/cpu/ops.h"
 
-static int use_avx2 = -1;
-
-void rn_ops_init(void)
-{
-	if (use_avx2 >= 0)
-		return;
-	int ok = 0;
-#ifdef OPS_X86
-	__builtin_cpu_init();
-	ok = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma") && __builtin_cpu_supports("f16c");
-#endif
-	const char *isa = getenv("ORUN_CPU_ISA");
-	if (isa && strcmp(isa, "scalar") == 0)
-		ok = 0;
-	use_avx2 = ok;
-}
-
-#define AVX2 (use_avx2 > 0)
+/* The AVX2 paths run where runner/cpu/features.h allows them (ORUN_CPU_ISA=scalar forces the portable ones). */
+#define AVX2 (rn_cpu_features()->simd_ops)
 
 /* ---------------------------------------------------------------------------------------------------- */
 /* scalar */

@@ -1,17 +1,14 @@
 /* runner/cpu/ops.h — the CPU backend's small vector operations around the matmuls: RMSNorm, RoPE, SwiGLU,
  * f16 / q8_0 rows of the KV cache, and the f32 dot products, weighted sums and softmax steps of attention.
  *
- * Internal to runner/cpu (the forward pass). Each function has an AVX2+FMA+F16C path chosen once at run
- * time and a portable scalar path computing the same thing (up to float summation order).
+ * Internal to runner/cpu (the forward pass). Each function has an AVX2+FMA+F16C path, used where
+ * runner/cpu/features.h allows it (ORUN_CPU_ISA=scalar forces the other), and a portable scalar path
+ * computing the same thing (up to float summation order).
  */
 #ifndef ORUN_RUNNER_CPU_OPS_H
 #define ORUN_RUNNER_CPU_OPS_H
 
 #include <stdint.h>
-
-/* Choose the SIMD paths (ORUN_CPU_ISA=scalar forces the portable ones). Idempotent; thread-safe after the
- * first call returns. */
-void rn_ops_init(void);
 
 /* y = x / sqrt(mean(x^2) + eps) * w, n values (y may equal x). */
 void rn_ops_rmsnorm(float *y, const float *x, const float *w, int n, float eps);
