@@ -26,6 +26,7 @@
 #include "modelfile/template.h"
 #include "runner/api/llamaserver.h"
 #include "runner/backend.h"
+#include "runner/cpu/features.h"
 #include "runner/server/http.h"
 #include "runner/api/decode.h"
 #include "runner/kvcache.h"
@@ -263,9 +264,9 @@ static void print_system_info(int threads)
 		threads = (int)(n > 0 ? n : 1);
 	char cpu[256] = "";
 #if defined(__x86_64__)
+	const struct rn_cpu_features *cf = rn_cpu_features();
 	snprintf(cpu, sizeof cpu, "CPU : SSE3 = %d | AVX = %d | AVX2 = %d | F16C = %d | FMA = %d | AVX512 = %d |",
-		 !!__builtin_cpu_supports("sse3"), !!__builtin_cpu_supports("avx"), !!__builtin_cpu_supports("avx2"),
-		 !!__builtin_cpu_supports("f16c"), !!__builtin_cpu_supports("fma"), !!__builtin_cpu_supports("avx512f"));
+		 cf->sse3, cf->avx, cf->avx2, cf->f16c, cf->fma, cf->avx512f);
 #else
 	snprintf(cpu, sizeof cpu, "CPU : |");
 #endif
