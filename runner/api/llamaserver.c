@@ -14,6 +14,7 @@
 #include <pthread.h>
 #include <signal.h>
 #include <stdarg.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -58,10 +59,10 @@ struct ls_server {
 	struct rn_runner *runner;
 	struct mf_tpl *tpl;       /* chat template (Go) for /apply-template and /v1/chat/completions */
 	char tpl_name[64];
-	volatile int state;       /* 0 loading, 1 ready, 2 failed */
+	atomic_int state;         /* 0 loading, 1 ready, 2 failed (error is written before 2 is stored) */
 	char error[600];
 	int n_ctx_slot;
-	volatile bool stopping;
+	atomic_bool stopping;
 	int64_t created;
 };
 
@@ -289,7 +290,7 @@ static struct ls_server *srv_of(struct rn_http_req *r)
 static bool ls_gone(void *req)
 {
 	struct ls_server *s = srv_of(req);
-	return s->stopping || rn_http_req_client_gone(req);
+	return atomic_load(&s->stopping) || rn_http_req_client_gone(req);
 }
 
 /* upstream error body: {"error":{"code":N,"message":"...","type":"..."}} */
@@ -329,9 +330,10 @@ static void ls_send(struct rn_http_req *r, struct ob_jw *w)
 static bool ready(struct rn_http_req *r)
 {
 	struct ls_server *s = srv_of(r);
-	if (s->state == 1)
+	const int state = atomic_load(&s->state);
+	if (state == 1)
 		return true;
-	ls_error(r, 503, s->state == 0 ? "Loading model" : s->error);
+	ls_error(r, 503, state == 0 ? "Loading model" : s->error);
 	return false;
 }
 
@@ -370,11 +372,12 @@ static bool bool_or(const struct ob_json *o, const char *k, bool d)
 static void h_health(struct rn_http_req *r)
 {
 	struct ls_server *s = srv_of(r);
-	if (s->state == 1) {
+	const int state = atomic_load(&s->state);
+	if (state == 1) {
 		rn_http_respond(r, 200, "application/json; charset=utf-8", "{\"status\":\"ok\"}", 15);
 		return;
 	}
-	ls_error(r, 503, s->state == 0 ? (s->runner || s->o.model ? "Loading model" : "no model loaded") : s->error);
+	ls_error(r, 503, state == 0 ? (s->runner || s->o.model ? "Loading model" : "no model loaded") : s->error);
 }
 
 static void h_tokenize(struct rn_http_req *r)
@@ -1450,7 +1453,7 @@ int rn_llama_server_main(int argc, char **argv)
 		if (!s.runner) {
 			snprintf(s.error, sizeof s.error, "error loading model: %s", s.sched ? se.msg : "out of memory");
 			logf_("%s", s.error);
-			s.state = 2;
+			atomic_store(&s.state, 2);
 			rc = 1;
 		} else {
 			const struct rn_model *m = rn_runner_model(s.runner);
@@ -1475,7 +1478,7 @@ int rn_llama_server_main(int argc, char **argv)
 			logf_("main: model loaded");
 			logf_("main: server is listening on http://%s:%d - starting the main loop", s.o.host,
 			      rn_http_port(http));
-			s.state = 1;
+			atomic_store(&s.state, 1);
 		}
 	} else {
 		logf_("main: no model given: serving device discovery only");
@@ -1483,7 +1486,7 @@ int rn_llama_server_main(int argc, char **argv)
 	if (rc == 0)
 		while (!got_signal)
 			pause();
-	s.stopping = true;
+	atomic_store(&s.stopping, true);
 	rn_http_stop(http);
 	if (s.runner)
 		rn_sched_release(s.sched, s.runner);

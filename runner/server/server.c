@@ -94,7 +94,7 @@ struct rn_server *rn_api_server(struct rn_http_req *r)
 bool rn_api_req_gone(void *req)
 {
 	const struct rn_server *s = rn_http_req_app(req);
-	return s->stopping || rn_http_req_client_gone(req);
+	return atomic_load(&s->stopping) || rn_http_req_client_gone(req);
 }
 
 void rn_api_send_jw(struct rn_http_req *r, int status, struct ob_jw *w)
@@ -533,7 +533,7 @@ void rn_server_stop(struct rn_server *s)
 {
 	if (!s)
 		return;
-	s->stopping = true;
+	atomic_store(&s->stopping, true);
 	/* waiting requests give up (gone() sees stopping), streams end, then the engines stop */
 	rn_http_stop(s->http);
 	rn_sched_free(s->sched);

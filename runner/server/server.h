@@ -8,6 +8,7 @@
 #ifndef ORUN_RUNNER_SERVER_SERVER_H
 #define ORUN_RUNNER_SERVER_SERVER_H
 
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -34,7 +35,7 @@ struct rn_server {
 	int default_num_ctx; /* num_ctx when neither request, model nor OLLAMA_CONTEXT_LENGTH set it */
 	int backend;         /* backend index for models (-1 = best) */
 	bool is_gpu;         /* the best backend is a GPU with a device */
-	volatile bool stopping; /* shutting down: waiting requests give up */
+	atomic_bool stopping;   /* shutting down: waiting requests give up (set by the main thread, read by all) */
 	bool quiet;             /* no log lines (in-process use, e.g. orun bench --api) */
 	/* Optional tap for measurements: called on the connection thread for every streamed token line with the
 	 * monotonic time the engine delivered the token and the time the line was handed to the socket layer. */
