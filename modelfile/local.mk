@@ -6,16 +6,20 @@ libmodelfile_a_SOURCES += modelfile/error.c modelfile/error.h modelfile/parser.c
 	modelfile/store.c modelfile/store.h modelfile/model.c modelfile/model.h \
 	modelfile/request.c modelfile/request.h modelfile/create.c modelfile/create.h
 # Go text/template engine with Ollama's data model, and the bundled template corpus (issue 7, item 6).
-libmodelfile_a_SOURCES += modelfile/template.h modelfile/template_internal.h modelfile/template_util.c \
-	modelfile/template_parse.c modelfile/template_value.c modelfile/template_exec.c \
-	modelfile/template_ollama.c modelfile/template_named.c modelfile/template_corpus.h
+# template.c includes the template_*.c files and the generated corpus: one translation unit, so that the
+# engine's internals (template_internal.h, all static) stay out of the library's global symbols.
+libmodelfile_a_SOURCES += modelfile/template.h modelfile/template.c modelfile/template_internal.h \
+	modelfile/template_corpus.h
+TEMPLATE_PARTS = modelfile/template_util.c modelfile/template_parse.c modelfile/template_value.c \
+	modelfile/template_exec.c modelfile/template_ollama.c modelfile/template_named.c
+EXTRA_DIST += $(TEMPLATE_PARTS)
 TEMPLATE_CORPUS_NAMES = alfred alpaca chatml chatqa codellama-70b-instruct command-r falcon-instruct \
 	gemma-instruct gemma3-instruct granite-instruct llama2-chat llama3-instruct magicoder mistral-instruct \
 	openchat phi-3 solar-instruct starcoder2-instruct vicuna zephyr
 TEMPLATE_CORPUS_FILES = modelfile/templates/index.json \
 	$(TEMPLATE_CORPUS_NAMES:%=modelfile/templates/%.gotmpl) $(TEMPLATE_CORPUS_NAMES:%=modelfile/templates/%.json)
-nodist_libmodelfile_a_SOURCES = modelfile/template_corpus.c
 CLEANFILES += modelfile/template_corpus.c
+modelfile/libmodelfile_a-template.$(OBJEXT): modelfile/template_corpus.c
 EXTRA_DIST += modelfile/templates/embed.sh modelfile/templates/README.md $(TEMPLATE_CORPUS_FILES)
 # libFuzzer coverage of the whole library for the modelfile fuzz targets (only with --enable-fuzzing).
 libmodelfile_a_CFLAGS = $(AM_CFLAGS)

@@ -150,6 +150,14 @@ struct mf_tpl_values {
 int mf_tpl_execute(const struct mf_tpl *t, const struct mf_tpl_values *v, char **out, size_t *out_len,
 		   struct mf_tpl_error *err) MF_TPL_WUR;
 
+/* A plain Go template (Ollama's functions, missingkey=zero, no {{ .Response }} appended) executed with data
+ * decoded from JSON as Go's json.Unmarshal into interface{} would (map[string]any, []any, float64 …), data
+ * NULL meaning nil; `now` is the time currentDate sees (seconds since the epoch; 0 = now). For the engine's
+ * tests and fuzz target. On success *out is malloc'd, NUL-terminated, of *out_len bytes (out_len may be
+ * NULL). */
+int mf_tpl_render_generic(const char *src, size_t len, const struct ob_json *data, int64_t now, char **out,
+			  size_t *out_len, struct mf_tpl_error *err) MF_TPL_WUR;
+
 /* Messages decoded from a parsed /api/chat "messages" array with Go's rules (role lower-cased, keys matched
  * case-insensitively, images base64-decoded, tool call arguments kept as JSON nodes of `arr`'s document).
  * The server may edit items[i] (e.g. content with image tags) before rendering; strings point into the

@@ -1,5 +1,9 @@
 /* modelfile/template_internal.h — shared internals of the Go text/template engine (not a public API).
  *
+ * Everything declared here is static: modelfile/template.c compiles the template_*.c files as one translation
+ * unit, so these names never leave libmodelfile.a (only template.h's mf_tpl_ functions are global). Include
+ * this header from those files only.
+ *
  * The parse tree mirrors Go's text/template/parse node types closely, because Ollama's extras (the legacy
  * cut after .Response, thinking-tag and tool-tag inference, identifier collection) are defined as walks
  * over that tree. Values model the Go types Ollama hands to templates (see template_value.c).
@@ -23,12 +27,12 @@ struct tpl_arena {
 	size_t limit;      /* ceiling on used_total; 0 = none */
 };
 
-void tpl_arena_init(struct tpl_arena *a, size_t limit);
-void tpl_arena_free(struct tpl_arena *a);
+static void tpl_arena_init(struct tpl_arena *a, size_t limit);
+static void tpl_arena_free(struct tpl_arena *a);
 /* Zeroed memory, 8-byte aligned, or NULL (out of memory or over the ceiling). */
-void *tpl_arena_alloc(struct tpl_arena *a, size_t n);
+static void *tpl_arena_alloc(struct tpl_arena *a, size_t n);
 /* Copies s[0..n) and appends a NUL. */
-char *tpl_arena_strdup(struct tpl_arena *a, const char *s, size_t n);
+static char *tpl_arena_strdup(struct tpl_arena *a, const char *s, size_t n);
 
 /* ------------------------------------------------------------------------------------------ buffer */
 
@@ -40,13 +44,13 @@ struct tpl_buf {
 	int err; /* 0, or MF_TPL_ERR_NOMEM / MF_TPL_ERR_LIMIT */
 };
 
-void tpl_buf_init(struct tpl_buf *b, size_t max);
-void tpl_buf_free(struct tpl_buf *b);
-bool tpl_buf_put(struct tpl_buf *b, const char *s, size_t n);
-bool tpl_buf_puts(struct tpl_buf *b, const char *s);
-bool tpl_buf_putc(struct tpl_buf *b, char c);
-bool tpl_buf_printf(struct tpl_buf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-bool tpl_buf_pad(struct tpl_buf *b, char c, size_t n);
+static void tpl_buf_init(struct tpl_buf *b, size_t max);
+static void tpl_buf_free(struct tpl_buf *b);
+static bool tpl_buf_put(struct tpl_buf *b, const char *s, size_t n);
+static bool tpl_buf_puts(struct tpl_buf *b, const char *s);
+static bool tpl_buf_putc(struct tpl_buf *b, char c);
+static bool tpl_buf_printf(struct tpl_buf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static bool tpl_buf_pad(struct tpl_buf *b, char c, size_t n);
 
 /* ------------------------------------------------------------------------------------------ nodes */
 
@@ -140,17 +144,17 @@ struct mf_tpl {
 /* Parses src into t->trees (Go's parse.Parse with Ollama's function names). Returns 0 or an MF_TPL_ERR_*
  * code with *err filled. `funcs_ollama` adds json/currentDate/yesterdayDate/toTypeScriptType to the names
  * the parser accepts. */
-int tpl_parse(struct mf_tpl *t, bool funcs_ollama, struct mf_tpl_error *err);
+static int tpl_parse(struct mf_tpl *t, bool funcs_ollama, struct mf_tpl_error *err);
 
 /* Go's Node.String() for error messages ("<.Foo>", "<len .X>"). */
-void tpl_node_string(struct tpl_buf *b, const struct tn *n);
+static void tpl_node_string(struct tpl_buf *b, const struct tn *n);
 
 /* Line and column (0-based byte in the line, as Go's ErrorContext) of a byte offset in src. */
-void tpl_location(const char *src, size_t pos, int *line, int *col);
+static void tpl_location(const char *src, size_t pos, int *line, int *col);
 
 /* Allocation helpers for the tree (used by the parser and by Ollama's tree surgery). */
-struct tn *tpl_node_new(struct tpl_arena *a, enum tn_type type, uint32_t pos, uint32_t line);
-bool tpl_node_add(struct tpl_arena *a, struct tn *parent, struct tn *kid);
+static struct tn *tpl_node_new(struct tpl_arena *a, enum tn_type type, uint32_t pos, uint32_t line);
+static bool tpl_node_add(struct tpl_arena *a, struct tn *parent, struct tn *kid);
 
 /* ------------------------------------------------------------------------------------------ values */
 
@@ -255,49 +259,49 @@ struct tv_type_desc {
 	size_t nfields;
 };
 
-extern const struct tv_type_desc tv_types[TT__COUNT];
+static const struct tv_type_desc tv_types[TT__COUNT];
 
 /* Constructors (values live in an arena). */
-struct tv tv_invalid(void);
-struct tv tv_nil(void);
-struct tv tv_bool(bool b);
-struct tv tv_int(int64_t i);
-struct tv tv_float(double f);
-struct tv tv_string(const char *p, size_t n);
+static struct tv tv_invalid(void);
+static struct tv tv_nil(void);
+static struct tv tv_bool(bool b);
+static struct tv tv_int(int64_t i);
+static struct tv tv_float(double f);
+static struct tv tv_string(const char *p, size_t n);
 /* A zero value of type `type` (a struct gets zeroed fields); NULL-safe on allocation failure: returns
  * false. */
-bool tv_zero(struct tpl_arena *a, uint8_t type, struct tv *out);
+static bool tv_zero(struct tpl_arena *a, uint8_t type, struct tv *out);
 
 /* Field look-up on a struct type: index or -1. */
-int tv_field_index(uint8_t type, const char *name, size_t n);
+static int tv_field_index(uint8_t type, const char *name, size_t n);
 
 /* Type name as Go prints it ("interface {}" for TT_NONE with iface, "<nil>"…) */
-const char *tv_type_name(const struct tv *v);
+static const char *tv_type_name(const struct tv *v);
 
 /* Go's fmt: append v as %v would (depth 0 = top-level operand). */
-bool tv_fmt_value(struct tpl_buf *b, const struct tv *v, int depth);
+static bool tv_fmt_value(struct tpl_buf *b, const struct tv *v, int depth);
 /* fmt of what a pointer points to (text/template's printableValue follows a pointer before printing). */
-bool tv_fmt_deref(struct tpl_buf *b, const struct tv *v);
+static bool tv_fmt_deref(struct tpl_buf *b, const struct tv *v);
 /* The String() output of a stringer value. */
-bool tv_stringer(struct tpl_buf *b, const struct tv *v);
+static bool tv_stringer(struct tpl_buf *b, const struct tv *v);
 
 /* Go's encoding/json Marshal of v into the writer's buffer (HTML-escaped). */
 struct ob_jw;
-void tv_json(struct ob_jw *w, const struct tv *v);
+static void tv_json(struct ob_jw *w, const struct tv *v);
 
 /* Truthiness (text/template's isTrue after indirecting interfaces). */
-bool tv_truth(const struct tv *v);
+static bool tv_truth(const struct tv *v);
 
 /* Builders from Ollama's request types: see template_value.c. */
-int tv_build_tools(struct tpl_arena *a, const struct ob_json *tools, struct tv *out, struct mf_tpl_error *err);
-int tv_build_args(struct tpl_arena *a, const struct ob_json *args, struct tv *out, struct mf_tpl_error *err);
-int tv_from_json_any(struct tpl_arena *a, const struct ob_json *j, struct tv *out);
+static int tv_build_tools(struct tpl_arena *a, const struct ob_json *tools, struct tv *out, struct mf_tpl_error *err);
+static int tv_build_args(struct tpl_arena *a, const struct ob_json *args, struct tv *out, struct mf_tpl_error *err);
+static int tv_from_json_any(struct tpl_arena *a, const struct ob_json *j, struct tv *out);
 
 /* Go's ToolProperty.ToTypeScriptType on a TT_PROP value. */
-bool tv_prop_typescript(struct tpl_buf *b, const struct tv *prop);
+static bool tv_prop_typescript(struct tpl_buf *b, const struct tv *prop);
 
 /* Sorts map entries by key (bytewise, as Go's fmtsort and encoding/json do). */
-void tv_sort_entries(struct tv_entry *e, size_t n);
+static void tv_sort_entries(struct tv_entry *e, size_t n);
 
 /* ------------------------------------------------------------------------------------------ execution */
 
@@ -310,13 +314,7 @@ struct tpl_exec_opts {
 
 /* Executes tree `root_tree` (an index into t->trees, or a detached tree when `root` is not NULL) with dot =
  * data, appending to out. Returns 0 or an MF_TPL_ERR_* code with *err filled (Go-like message). */
-int tpl_exec(const struct mf_tpl *t, const struct tn *root, const struct tv *data, const struct tpl_exec_opts *o,
+static int tpl_exec(const struct mf_tpl *t, const struct tn *root, const struct tv *data, const struct tpl_exec_opts *o,
 	     struct tpl_arena *arena, struct tpl_buf *out, struct mf_tpl_error *err);
-
-/* A plain Go template (Ollama's functions, missingkey=zero, no {{ .Response }} appended) executed with data
- * decoded from JSON as Go's json.Unmarshal into interface{} would (map[string]any, []any, float64 …). For
- * the engine's tests and fuzz target. *out is malloc'd. */
-int tpl_render_generic(const char *src, size_t len, const struct ob_json *data, int64_t now, char **out,
-		       size_t *out_len, struct mf_tpl_error *err);
 
 #endif

@@ -594,7 +594,7 @@ struct cut {
 	bool nomem;
 };
 
-static struct tn *clone(struct cut *c, const struct tn *n)
+static struct tn *cut_clone(struct cut *c, const struct tn *n)
 {
 	struct tn *m = tpl_arena_alloc(c->a, sizeof *m);
 	if (!m) {
@@ -630,7 +630,7 @@ static const struct tn *cut_walk(struct cut *c, const struct tn *n)
 		return NULL;
 	switch (n->type) {
 	case TN_LIST: {
-		struct tn *m = clone(c, n);
+		struct tn *m = cut_clone(c, n);
 		if (!m)
 			return NULL;
 		for (size_t i = 0; i < n->nkids; i++) {
@@ -646,7 +646,7 @@ static const struct tn *cut_walk(struct cut *c, const struct tn *n)
 	case TN_WITH:
 	case TN_RANGE: {
 		/* the branch's pipeline is not walked; its lists are */
-		struct tn *m = clone(c, n);
+		struct tn *m = cut_clone(c, n);
 		if (!m)
 			return NULL;
 		m->list = (struct tn *)cut_walk(c, n->list);
@@ -667,18 +667,18 @@ static const struct tn *cut_walk(struct cut *c, const struct tn *n)
 		const struct tn *p = cut_walk(c, n->pipe);
 		if (!p)
 			return NULL;
-		struct tn *m = clone(c, n);
+		struct tn *m = cut_clone(c, n);
 		if (m)
 			m->pipe = (struct tn *)p;
 		return m;
 	}
 	case TN_PIPE: {
-		struct tn *m = clone(c, n);
+		struct tn *m = cut_clone(c, n);
 		if (!m)
 			return NULL;
 		for (size_t i = 0; i < n->nkids; i++) {
 			const struct tn *cmd = n->kids[i];
-			struct tn *mc = clone(c, cmd);
+			struct tn *mc = cut_clone(c, cmd);
 			if (!mc)
 				return NULL;
 			for (size_t k = 0; k < cmd->nkids; k++) {
@@ -993,8 +993,8 @@ done:
 	return MF_TPL_OK;
 }
 
-int tpl_render_generic(const char *src, size_t len, const struct ob_json *data, int64_t now, char **out,
-		       size_t *out_len, struct mf_tpl_error *err)
+int mf_tpl_render_generic(const char *src, size_t len, const struct ob_json *data, int64_t now, char **out,
+			  size_t *out_len, struct mf_tpl_error *err)
 {
 	*out = NULL;
 	if (len > MF_TPL_MAX_SOURCE) {

@@ -73,7 +73,7 @@ static const struct tv_field_desc prop_fields[] = {
 
 #define FIELDS(f) f, sizeof f / sizeof f[0]
 
-const struct tv_type_desc tv_types[TT__COUNT] = {
+static const struct tv_type_desc tv_types[TT__COUNT] = {
 	[TT_NONE] = {"interface {}", TV_NIL, 0, false, false, false, NULL, 0},
 	[TT_BOOL] = {"bool", TV_BOOL, 0, false, false, false, NULL, 0},
 	[TT_INT] = {"int", TV_INT, 0, false, false, false, NULL, 0},

@@ -2,6 +2,7 @@
 # modelfile/templates/embed.sh DIR NAME... — writes (to stdout) the C source that embeds the bundled
 # template corpus: DIR/index.json and, for each NAME, DIR/NAME.gotmpl and DIR/NAME.json (optional).
 # Every byte is written as a \x escape, so the files are embedded exactly (trailing newlines included).
+# Everything it defines is static: the output is compiled only as part of modelfile/template.c.
 set -e
 dir=$1
 shift
@@ -18,10 +19,10 @@ echo '#include "config.h"'
 echo '#include <stddef.h>'
 echo '#include "modelfile/template_corpus.h"'
 echo
-echo "const char tpl_corpus_index[] ="
+echo "static const char tpl_corpus_index[] ="
 hex "$dir/index.json"
 echo ";"
-echo "const size_t tpl_corpus_index_len = $(size "$dir/index.json");"
+echo "static const size_t tpl_corpus_index_len = $(size "$dir/index.json");"
 echo
 for name in "$@"; do
 	echo "static const char gotmpl_$(echo "$name" | tr -c 'a-zA-Z0-9\n' '_')[] ="
@@ -34,7 +35,7 @@ for name in "$@"; do
 	fi
 done
 echo
-echo "const struct tpl_corpus_file tpl_corpus_files[] = {"
+echo "static const struct tpl_corpus_file tpl_corpus_files[] = {"
 for name in "$@"; do
 	id=$(echo "$name" | tr -c 'a-zA-Z0-9\n' '_')
 	if [ -f "$dir/$name.json" ]; then
@@ -44,4 +45,4 @@ for name in "$@"; do
 	fi
 done
 echo "};"
-echo "const size_t tpl_corpus_nfiles = sizeof tpl_corpus_files / sizeof tpl_corpus_files[0];"
+echo "static const size_t tpl_corpus_nfiles = sizeof tpl_corpus_files / sizeof tpl_corpus_files[0];"

@@ -15,7 +15,6 @@
 
 #include "base/json.h"
 #include "modelfile/template.h"
-#include "modelfile/template_internal.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
@@ -128,7 +127,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	/* the plain Go template with the JSON as its data */
 	char *out = NULL;
 	size_t n = 0;
-	if (tpl_render_generic(text, tlen, doc ? ob_json_root(doc) : NULL, 1768478400, &out, &n, &err) == 0)
+	if (mf_tpl_render_generic(text, tlen, doc ? ob_json_root(doc) : NULL, 1768478400, &out, &n, &err) == 0)
 		sink += n;
 	free(out);
 	ob_json_free(doc);

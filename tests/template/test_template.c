@@ -20,7 +20,6 @@
 
 #include "base/json.h"
 #include "modelfile/template.h"
-#include "modelfile/template_internal.h"
 #include "tests/check.h"
 #include "tests/testmodel.h"
 
@@ -417,7 +416,7 @@ static int test_engine_cases(void)
 		size_t on = 0;
 		struct mf_tpl_error err;
 		memset(&err, 0, sizeof err);
-		int rc = tpl_render_generic(tmpl->str, tmpl->len, data, FIXED_NOW, &out, &on, &err);
+		int rc = mf_tpl_render_generic(tmpl->str, tmpl->len, data, FIXED_NOW, &out, &on, &err);
 		bool ok;
 		if (want_out)
 			ok = rc == 0 && on == want_out->len && memcmp(out, want_out->str, on) == 0;
@@ -553,7 +552,7 @@ static void hostile(const char *name, const char *tmpl, size_t len, const char *
 	struct mf_tpl_error err;
 	memset(&err, 0, sizeof err);
 	double t0 = now_s();
-	int rc = tpl_render_generic(tmpl, len, doc ? ob_json_root(doc) : NULL, FIXED_NOW, &out, &on, &err);
+	int rc = mf_tpl_render_generic(tmpl, len, doc ? ob_json_root(doc) : NULL, FIXED_NOW, &out, &on, &err);
 	double dt = now_s() - t0;
 	CHECKF(rc == code, "%s: code %d (%s), want %d", name, rc, err.msg, code);
 	if (msg_part)
@@ -789,7 +788,7 @@ static int test_api(void)
 	struct ob_json_doc *data = J("{\"E\":\"\",\"S\":\"s\"}");
 	for (size_t i = 0; i < sizeof newer / sizeof newer[0]; i++) {
 		char *o = NULL;
-		int rc = tpl_render_generic(newer[i].tmpl, strlen(newer[i].tmpl), ob_json_root(data), 0, &o, NULL, &err);
+		int rc = mf_tpl_render_generic(newer[i].tmpl, strlen(newer[i].tmpl), ob_json_root(data), 0, &o, NULL, &err);
 		CHECKF(rc == 0 && strcmp(o, newer[i].want) == 0, "%s: %s", newer[i].tmpl, rc ? err.msg : o);
 		free(o);
 	}
