@@ -1,5 +1,5 @@
-/* tools/argnum.c — numeric command-line values for the engine commands: whole-string strtol/strtoll/strtof
- * with range checks and one shared wording of the error. */
+/* tools/argnum.c — command-line flags for the engine commands: getopt_long with one wording of its errors,
+ * and numeric values (whole-string strtol/strtoll/strtof with range checks). */
 #include "config.h"
 
 #include "tools/argnum.h"
@@ -7,6 +7,37 @@
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
+
+int argopt_next(const char *cmd, int argc, char **argv, const char *shortopts, const struct option *longopts,
+		char *flag, size_t flag_size)
+{
+	char opts[64];
+	snprintf(opts, sizeof opts, ":%s", shortopts); /* ':' first: a missing value is told apart */
+	int li = -1;
+	opterr = 0;
+	int c = getopt_long(argc, argv, opts, longopts, &li);
+	if (c == -1)
+		return -1;
+	if (c == ':') { /* only the last argument can lack its value */
+		fprintf(stderr, "%s: %s needs a value\n", cmd, argv[optind - 1]);
+		return '?';
+	}
+	if (c == '?') {
+		/* an unknown letter (getopt leaves optind on its group, -xv, until the group's last letter); otherwise
+		 * an unknown long option, or one given a value it does not take, and optind has passed it */
+		if (optopt > 0 && optopt < 128 && !strchr(shortopts, optopt))
+			fprintf(stderr, "%s: unknown option '-%c' (see %s --help)\n", cmd, optopt, cmd);
+		else
+			fprintf(stderr, "%s: unknown option '%s' (see %s --help)\n", cmd, argv[optind - 1], cmd);
+		return '?';
+	}
+	if (li >= 0)
+		snprintf(flag, flag_size, "--%s", longopts[li].name);
+	else
+		snprintf(flag, flag_size, "-%c", c);
+	return c;
+}
 
 int argnum_int(const char *cmd, const char *flag, const char *s, long lo, long hi, int *out)
 {

@@ -35,11 +35,13 @@
 #include "base/json.h"
 #include "modelfile/model.h"
 #include "modelfile/store.h"
+#include "runner/cpu/pool.h"
 #include "runner/engine.h"
 #include "runner/server/http.h"
 #include "runner/server/server.h"
 #include "runner/server/envconfig.h"
 #include "runner/tokenizer/tokenizer.h"
+#include "tools/argnum.h"
 #include "tools/bench_api.h"
 
 #define BENCH_MAX_TOKENS 65536
@@ -494,33 +496,57 @@ int bench_api(int argc, char **argv)
 	const char *prompt = "Explain, in a long and detailed answer, how a transformer language model turns a prompt "
 			     "into text, step by step.";
 	int n_predict = 128, runs = 3, ctx = 4096, threads = 0;
-	for (int i = 1; i < argc; i++) {
-		const char *a = argv[i];
-		const char *v = i + 1 < argc ? argv[i + 1] : NULL;
-		if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
+	enum { O_API = 256, O_MODEL, O_RUNS, O_PROMPT, O_CTX };
+	static const struct option longopts[] = {
+		{"help", no_argument, NULL, 'h'},
+		{"api", no_argument, NULL, O_API},
+		{"model", required_argument, NULL, O_MODEL}, /* a store name; -m is a file */
+		{"runs", required_argument, NULL, O_RUNS},
+		{"prompt", required_argument, NULL, O_PROMPT},
+		{"ctx", required_argument, NULL, O_CTX},
+		{NULL, 0, NULL, 0},
+	};
+	const char *cmd = "orun bench --api";
+	char a[64];
+	int c, bad = 0;
+	optind = 1;
+	while (!bad && (c = argopt_next(cmd, argc, argv, "hm:n:t:", longopts, a, sizeof a)) != -1) {
+		switch (c) {
+		case 'h':
 			usage(stdout);
 			return 0;
-		} else if (!strcmp(a, "--api")) {
-			continue;
-		} else if (!strcmp(a, "-m") && v) {
-			file = v, i++;
-		} else if (!strcmp(a, "--model") && v) {
-			name = v, i++;
-		} else if (!strcmp(a, "-n") && v) {
-			n_predict = atoi(v), i++;
-		} else if (!strcmp(a, "--runs") && v) {
-			runs = atoi(v), i++;
-		} else if (!strcmp(a, "--prompt") && v) {
-			prompt = v, i++;
-		} else if (!strcmp(a, "--ctx") && v) {
-			ctx = atoi(v), i++;
-		} else if (!strcmp(a, "-t") && v) {
-			threads = atoi(v), i++;
-		} else {
-			fprintf(stderr, "orun bench --api: unknown or incomplete flag %s\n", a);
-			usage(stderr);
-			return 2;
+		case O_API:
+			break;
+		case 'm':
+			file = optarg;
+			break;
+		case O_MODEL:
+			name = optarg;
+			break;
+		case 'n':
+			bad = argnum_int(cmd, a, optarg, 2, BENCH_MAX_TOKENS, &n_predict);
+			break;
+		case O_RUNS:
+			bad = argnum_int(cmd, a, optarg, 1, 1000, &runs);
+			break;
+		case O_PROMPT:
+			prompt = optarg;
+			break;
+		case O_CTX:
+			bad = argnum_int(cmd, a, optarg, 64, RN_MAX_CTX, &ctx);
+			break;
+		case 't':
+			bad = argnum_int(cmd, a, optarg, 0, RN_POOL_MAX_THREADS, &threads);
+			break;
+		default: /* '?': argopt_next said why */
+			bad = 1;
 		}
+	}
+	if (bad || optind < argc) {
+		if (!bad)
+			fprintf(stderr, "%s: unknown option '%s' (see %s --help)\n", cmd, argv[optind], cmd);
+		usage(stderr);
+		return 2;
 	}
 	if ((!file) == (!name) || n_predict < 2 || n_predict > BENCH_MAX_TOKENS || runs < 1 || runs > 1000 || ctx < 64) {
 		usage(stderr);

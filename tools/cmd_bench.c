@@ -211,60 +211,74 @@ int cmd_bench(int argc, char **argv)
 	const char *model = NULL, *kv = getenv("OLLAMA_KV_CACHE_TYPE");
 	int n_prompt = 512, n_gen = 128, reps = 3, threads = 0, batch = 512, depth = 0;
 	bool json = false, bandwidth = true, no_mmap = false;
-	for (int i = 1; i < argc; i++) {
-		const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
-#define NEED()                                                                                   \
-	do {                                                                                     \
-		if (!v) {                                                                        \
-			fprintf(stderr, "orun bench: %s needs a value\n", a);                    \
-			return 2;                                                                \
-		}                                                                                \
-		i++;                                                                             \
-	} while (0)
-		if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
+	enum { O_KV_TYPE = 256, O_NO_BANDWIDTH, O_NO_MMAP, O_JSON };
+	static const struct option longopts[] = {
+		{"help", no_argument, NULL, 'h'},
+		{"model", required_argument, NULL, 'm'},
+		{"prompt", required_argument, NULL, 'p'},
+		{"gen", required_argument, NULL, 'n'},
+		{"reps", required_argument, NULL, 'r'},
+		{"threads", required_argument, NULL, 't'},
+		{"batch", required_argument, NULL, 'b'},
+		{"depth", required_argument, NULL, 'd'},
+		{"kv-type", required_argument, NULL, O_KV_TYPE},
+		{"no-bandwidth", no_argument, NULL, O_NO_BANDWIDTH},
+		{"no-mmap", no_argument, NULL, O_NO_MMAP},
+		{"json", no_argument, NULL, O_JSON},
+		{NULL, 0, NULL, 0},
+	};
+	const char *cmd = "orun bench";
+	char a[64];
+	int c, bad = 0;
+	optind = 1;
+	while (!bad && (c = argopt_next(cmd, argc, argv, "hm:p:n:r:t:b:d:", longopts, a, sizeof a)) != -1) {
+		const char *v = optarg;
+		switch (c) {
+		case 'h':
 			usage(stdout);
 			return 0;
-		} else if (!strcmp(a, "-m") || !strcmp(a, "--model")) {
-			NEED();
+		case 'm':
 			model = v;
-		} else if (!strcmp(a, "-p") || !strcmp(a, "--prompt")) {
-			NEED();
-			if (argnum_int("orun bench", a, v, 1, 1 << 20, &n_prompt))
-				return 2;
-		} else if (!strcmp(a, "-n") || !strcmp(a, "--gen")) {
-			NEED();
-			if (argnum_int("orun bench", a, v, 0, 1 << 20, &n_gen))
-				return 2;
-		} else if (!strcmp(a, "-r") || !strcmp(a, "--reps")) {
-			NEED();
-			if (argnum_int("orun bench", a, v, 1, MAX_REPS, &reps))
-				return 2;
-		} else if (!strcmp(a, "-t") || !strcmp(a, "--threads")) {
-			NEED();
-			if (argnum_int("orun bench", a, v, 1, RN_POOL_MAX_THREADS, &threads))
-				return 2;
-		} else if (!strcmp(a, "-b") || !strcmp(a, "--batch")) {
-			NEED();
-			if (argnum_int("orun bench", a, v, 1, RN_MAX_BATCH, &batch))
-				return 2;
-		} else if (!strcmp(a, "-d") || !strcmp(a, "--depth")) {
-			NEED();
-			if (argnum_int("orun bench", a, v, 0, 1 << 20, &depth))
-				return 2;
-		} else if (!strcmp(a, "--kv-type")) {
-			NEED();
+			break;
+		case 'p':
+			bad = argnum_int(cmd, a, v, 1, 1 << 20, &n_prompt);
+			break;
+		case 'n':
+			bad = argnum_int(cmd, a, v, 0, 1 << 20, &n_gen);
+			break;
+		case 'r':
+			bad = argnum_int(cmd, a, v, 1, MAX_REPS, &reps);
+			break;
+		case 't':
+			bad = argnum_int(cmd, a, v, 1, RN_POOL_MAX_THREADS, &threads);
+			break;
+		case 'b':
+			bad = argnum_int(cmd, a, v, 1, RN_MAX_BATCH, &batch);
+			break;
+		case 'd':
+			bad = argnum_int(cmd, a, v, 0, 1 << 20, &depth);
+			break;
+		case O_KV_TYPE:
 			kv = v;
-		} else if (!strcmp(a, "--no-bandwidth")) {
+			break;
+		case O_NO_BANDWIDTH:
 			bandwidth = false;
-		} else if (!strcmp(a, "--no-mmap")) {
+			break;
+		case O_NO_MMAP:
 			no_mmap = true;
-		} else if (!strcmp(a, "--json")) {
+			break;
+		case O_JSON:
 			json = true;
-		} else {
-			fprintf(stderr, "orun bench: unknown option '%s' (see orun bench --help)\n", a);
-			return 2;
+			break;
+		default: /* '?': argopt_next said why */
+			bad = 1;
 		}
-#undef NEED
+	}
+	if (bad)
+		return 2;
+	if (optind < argc) {
+		fprintf(stderr, "orun bench: unknown option '%s' (see orun bench --help)\n", argv[optind]);
+		return 2;
 	}
 	if (!model) {
 		fprintf(stderr, "orun bench: -m FILE is required\n\n");

@@ -149,108 +149,124 @@ int cmd_generate(int argc, char **argv)
 	rn_request_default(&req);
 	struct rn_engine_params ep = {.backend = -1};
 	bool json = false;
-	for (int i = 1; i < argc; i++) {
-		const char *a = argv[i];
-		const char *v = i + 1 < argc ? argv[i + 1] : NULL;
-#define NEED()                                                                                   \
-	do {                                                                                     \
-		if (!v) {                                                                        \
-			fprintf(stderr, "orun generate: %s needs a value\n", a);                 \
-			return 2;                                                                \
-		}                                                                                \
-		i++;                                                                             \
-	} while (0)
-		if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
+	enum { O_TEMP = 256, O_TOP_K, O_TOP_P, O_MIN_P, O_TYPICAL_P, O_REPEAT_PENALTY, O_REPEAT_LAST_N,
+	       O_PRESENCE_PENALTY, O_FREQUENCY_PENALTY, O_SEED, O_STOP, O_KEEP, O_KV_TYPE, O_NO_SHIFT, O_JSON };
+	static const struct option longopts[] = {
+		{"help", no_argument, NULL, 'h'},
+		{"model", required_argument, NULL, 'm'},
+		{"prompt", required_argument, NULL, 'p'},
+		{"file", required_argument, NULL, 'f'},
+		{"num-predict", required_argument, NULL, 'n'},
+		{"temperature", required_argument, NULL, O_TEMP},
+		{"temp", required_argument, NULL, O_TEMP},
+		{"top-k", required_argument, NULL, O_TOP_K},
+		{"top-p", required_argument, NULL, O_TOP_P},
+		{"min-p", required_argument, NULL, O_MIN_P},
+		{"typical-p", required_argument, NULL, O_TYPICAL_P},
+		{"repeat-penalty", required_argument, NULL, O_REPEAT_PENALTY},
+		{"repeat-last-n", required_argument, NULL, O_REPEAT_LAST_N},
+		{"presence-penalty", required_argument, NULL, O_PRESENCE_PENALTY},
+		{"frequency-penalty", required_argument, NULL, O_FREQUENCY_PENALTY},
+		{"seed", required_argument, NULL, O_SEED},
+		{"stop", required_argument, NULL, O_STOP},
+		{"ctx", required_argument, NULL, 'c'},
+		{"batch", required_argument, NULL, 'b'},
+		{"keep", required_argument, NULL, O_KEEP},
+		{"kv-type", required_argument, NULL, O_KV_TYPE},
+		{"threads", required_argument, NULL, 't'},
+		{"no-shift", no_argument, NULL, O_NO_SHIFT},
+		{"json", no_argument, NULL, O_JSON},
+		{NULL, 0, NULL, 0},
+	};
+	const char *cmd = "orun generate";
+	char a[64];
+	int c, bad = 0;
+	optind = 1;
+	while (!bad && (c = argopt_next(cmd, argc, argv, "hm:p:f:n:c:b:t:", longopts, a, sizeof a)) != -1) {
+		const char *v = optarg;
+		switch (c) {
+		case 'h':
 			usage(stdout);
 			return 0;
-		} else if (!strcmp(a, "-m") || !strcmp(a, "--model")) {
-			NEED();
+		case 'm':
 			model = v;
-		} else if (!strcmp(a, "-p") || !strcmp(a, "--prompt")) {
-			NEED();
+			break;
+		case 'p':
 			prompt = v;
-		} else if (!strcmp(a, "-f") || !strcmp(a, "--file")) {
-			NEED();
+			break;
+		case 'f':
 			prompt_file = v;
-		} else if (!strcmp(a, "-n") || !strcmp(a, "--num-predict")) {
-			NEED();
-			if (argnum_int("orun generate", a, v, -2, INT_MAX, &req.num_predict))
-				return 2;
-		} else if (!strcmp(a, "--temperature") || !strcmp(a, "--temp")) {
-			NEED();
-			if (argnum_float("orun generate", a, v, false, &req.sampling.temperature))
-				return 2;
-		} else if (!strcmp(a, "--top-k")) {
-			NEED();
-			if (argnum_int("orun generate", a, v, INT_MIN, INT_MAX, &req.sampling.top_k))
-				return 2;
-		} else if (!strcmp(a, "--top-p")) {
-			NEED();
-			if (argnum_float("orun generate", a, v, false, &req.sampling.top_p))
-				return 2;
-		} else if (!strcmp(a, "--min-p")) {
-			NEED();
-			if (argnum_float("orun generate", a, v, false, &req.sampling.min_p))
-				return 2;
-		} else if (!strcmp(a, "--typical-p")) {
-			NEED();
-			if (argnum_float("orun generate", a, v, false, &req.sampling.typical_p))
-				return 2;
-		} else if (!strcmp(a, "--repeat-penalty")) {
-			NEED();
-			if (argnum_float("orun generate", a, v, false, &req.sampling.repeat_penalty))
-				return 2;
-		} else if (!strcmp(a, "--repeat-last-n")) {
-			NEED();
-			if (argnum_int("orun generate", a, v, -1, INT_MAX, &req.sampling.repeat_last_n))
-				return 2;
-		} else if (!strcmp(a, "--presence-penalty")) {
-			NEED();
-			if (argnum_float("orun generate", a, v, false, &req.sampling.presence_penalty))
-				return 2;
-		} else if (!strcmp(a, "--frequency-penalty")) {
-			NEED();
-			if (argnum_float("orun generate", a, v, false, &req.sampling.frequency_penalty))
-				return 2;
-		} else if (!strcmp(a, "--seed")) {
-			NEED();
-			if (argnum_i64("orun generate", a, v, &req.sampling.seed))
-				return 2;
-		} else if (!strcmp(a, "--stop")) {
-			NEED();
+			break;
+		case 'n':
+			bad = argnum_int(cmd, a, v, -2, INT_MAX, &req.num_predict);
+			break;
+		case O_TEMP:
+			bad = argnum_float(cmd, a, v, false, &req.sampling.temperature);
+			break;
+		case O_TOP_K:
+			bad = argnum_int(cmd, a, v, INT_MIN, INT_MAX, &req.sampling.top_k);
+			break;
+		case O_TOP_P:
+			bad = argnum_float(cmd, a, v, false, &req.sampling.top_p);
+			break;
+		case O_MIN_P:
+			bad = argnum_float(cmd, a, v, false, &req.sampling.min_p);
+			break;
+		case O_TYPICAL_P:
+			bad = argnum_float(cmd, a, v, false, &req.sampling.typical_p);
+			break;
+		case O_REPEAT_PENALTY:
+			bad = argnum_float(cmd, a, v, false, &req.sampling.repeat_penalty);
+			break;
+		case O_REPEAT_LAST_N:
+			bad = argnum_int(cmd, a, v, -1, INT_MAX, &req.sampling.repeat_last_n);
+			break;
+		case O_PRESENCE_PENALTY:
+			bad = argnum_float(cmd, a, v, false, &req.sampling.presence_penalty);
+			break;
+		case O_FREQUENCY_PENALTY:
+			bad = argnum_float(cmd, a, v, false, &req.sampling.frequency_penalty);
+			break;
+		case O_SEED:
+			bad = argnum_i64(cmd, a, v, &req.sampling.seed);
+			break;
+		case O_STOP:
 			if (n_stop == GEN_MAX_STOP) {
 				fprintf(stderr, "orun generate: at most %d stop strings\n", GEN_MAX_STOP);
 				return 2;
 			}
 			stops[n_stop++] = v;
-		} else if (!strcmp(a, "--ctx") || !strcmp(a, "-c")) {
-			NEED();
-			if (argnum_int("orun generate", a, v, 1, RN_MAX_CTX, &ep.n_ctx))
-				return 2;
-		} else if (!strcmp(a, "--batch") || !strcmp(a, "-b")) {
-			NEED();
-			if (argnum_int("orun generate", a, v, 1, RN_MAX_BATCH, &ep.n_batch))
-				return 2;
-		} else if (!strcmp(a, "--keep")) {
-			NEED();
-			if (argnum_int("orun generate", a, v, -1, INT_MAX, &req.num_keep))
-				return 2;
-		} else if (!strcmp(a, "--kv-type")) {
-			NEED();
+			break;
+		case 'c':
+			bad = argnum_int(cmd, a, v, 1, RN_MAX_CTX, &ep.n_ctx);
+			break;
+		case 'b':
+			bad = argnum_int(cmd, a, v, 1, RN_MAX_BATCH, &ep.n_batch);
+			break;
+		case O_KEEP:
+			bad = argnum_int(cmd, a, v, -1, INT_MAX, &req.num_keep);
+			break;
+		case O_KV_TYPE:
 			kv = v;
-		} else if (!strcmp(a, "--threads") || !strcmp(a, "-t")) {
-			NEED();
-			if (argnum_int("orun generate", a, v, 1, 256, &ep.n_threads))
-				return 2;
-		} else if (!strcmp(a, "--no-shift")) {
+			break;
+		case 't':
+			bad = argnum_int(cmd, a, v, 1, 256, &ep.n_threads);
+			break;
+		case O_NO_SHIFT:
 			req.shift = false;
-		} else if (!strcmp(a, "--json")) {
+			break;
+		case O_JSON:
 			json = true;
-		} else {
-			fprintf(stderr, "orun generate: unknown option '%s' (see orun generate --help)\n", a);
-			return 2;
+			break;
+		default: /* '?': argopt_next said why */
+			bad = 1;
 		}
-#undef NEED
+	}
+	if (bad)
+		return 2;
+	if (optind < argc) {
+		fprintf(stderr, "orun generate: unknown option '%s' (see orun generate --help)\n", argv[optind]);
+		return 2;
 	}
 	if (!model || (!prompt && !prompt_file)) {
 		fprintf(stderr, "orun generate: -m FILE and -p PROMPT (or -f FILE) are required\n\n");

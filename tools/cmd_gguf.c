@@ -12,6 +12,7 @@
 
 #include "gguf/gguf.h"
 #include "gguf/model.h"
+#include "tools/argnum.h"
 #include "tools/commands.h"
 
 #define SHOW_ELEMS 8     /* array elements shown without --full */
@@ -279,24 +280,34 @@ int cmd_gguf(int argc, char **argv)
 {
 	struct opts op = {0};
 	const char *path = NULL;
-	for (int i = 1; i < argc; i++) {
-		if (strcmp(argv[i], "-h") == 0 || strcmp(argv[i], "--help") == 0) {
+	static const struct option longopts[] = {
+		{"help", no_argument, NULL, 'h'},
+		{"json", no_argument, NULL, 'j'},
+		{"full", no_argument, NULL, 'f'},
+		{NULL, 0, NULL, 0},
+	};
+	char flag[64];
+	int c;
+	optind = 1;
+	while ((c = argopt_next("orun gguf", argc, argv, "h", longopts, flag, sizeof flag)) != -1) {
+		if (c == 'h') {
 			usage(stdout);
 			return 0;
-		} else if (strcmp(argv[i], "--json") == 0) {
+		} else if (c == 'j') {
 			op.json = true;
-		} else if (strcmp(argv[i], "--full") == 0) {
+		} else if (c == 'f') {
 			op.full = true;
-		} else if (argv[i][0] == '-' && argv[i][1]) {
-			fprintf(stderr, "orun gguf: unknown flag '%s'\n\n", argv[i]);
+		} else { /* '?': argopt_next said why */
+			fputc('\n', stderr);
 			usage(stderr);
 			return 2;
-		} else if (path) {
-			fprintf(stderr, "orun gguf: one FILE only ('%s' and '%s' given)\n", path, argv[i]);
-			return 2;
-		} else {
-			path = argv[i];
 		}
+	}
+	if (optind < argc)
+		path = argv[optind];
+	if (optind + 1 < argc) {
+		fprintf(stderr, "orun gguf: one FILE only ('%s' and '%s' given)\n", path, argv[optind + 1]);
+		return 2;
 	}
 	if (!path) {
 		usage(stderr);

@@ -282,98 +282,112 @@ int cmd_mkmodel(int argc, char **argv)
 	const char *out = NULL, *tokfile = NULL, *type_name = "F16";
 	int seed = 1, threads = 0;
 	float rope_base = 0;
-	for (int i = 1; i < argc; i++) {
-		const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
-#define NEED()                                                                                   \
-	do {                                                                                     \
-		if (!v) {                                                                        \
-			fprintf(stderr, "orun mkmodel: %s needs a value\n", a);                  \
-			return 2;                                                                \
-		}                                                                                \
-		i++;                                                                             \
-	} while (0)
-		if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
+	enum { O_TOKENIZER = 256, O_ARCH, O_PRESET, O_LAYERS, O_DIM, O_HEADS, O_KV_HEADS, O_HEAD_DIM, O_FF, O_CTX, O_TYPE,
+	       O_SEED, O_THREADS, O_TIED, O_ROPE_BASE, O_YARN, O_YARN_ORIG };
+	static const struct option longopts[] = {
+		{"help", no_argument, NULL, 'h'},
+		{"output", required_argument, NULL, 'o'},
+		{"tokenizer", required_argument, NULL, O_TOKENIZER},
+		{"arch", required_argument, NULL, O_ARCH},
+		{"preset", required_argument, NULL, O_PRESET},
+		{"layers", required_argument, NULL, O_LAYERS},
+		{"dim", required_argument, NULL, O_DIM},
+		{"heads", required_argument, NULL, O_HEADS},
+		{"kv-heads", required_argument, NULL, O_KV_HEADS},
+		{"head-dim", required_argument, NULL, O_HEAD_DIM},
+		{"ff", required_argument, NULL, O_FF},
+		{"ctx", required_argument, NULL, O_CTX},
+		{"type", required_argument, NULL, O_TYPE},
+		{"seed", required_argument, NULL, O_SEED},
+		{"threads", required_argument, NULL, O_THREADS},
+		{"tied", no_argument, NULL, O_TIED},
+		{"rope-base", required_argument, NULL, O_ROPE_BASE},
+		{"yarn", required_argument, NULL, O_YARN},
+		{"yarn-orig", required_argument, NULL, O_YARN_ORIG},
+		{NULL, 0, NULL, 0},
+	};
+	const char *cmd = "orun mkmodel";
+	char a[64];
+	int c, bad = 0;
+	optind = 1;
+	while (!bad && (c = argopt_next(cmd, argc, argv, "ho:", longopts, a, sizeof a)) != -1) {
+		const char *v = optarg;
+		switch (c) {
+		case 'h':
 			usage(stdout);
 			return 0;
-		} else if (!strcmp(a, "-o") || !strcmp(a, "--output")) {
-			NEED();
+		case 'o':
 			out = v;
-		} else if (!strcmp(a, "--tokenizer")) {
-			NEED();
+			break;
+		case O_TOKENIZER:
 			tokfile = v;
-		} else if (!strcmp(a, "--arch")) {
-			NEED();
+			break;
+		case O_ARCH:
 			if (strcmp(v, "llama") && strcmp(v, "qwen2") && strcmp(v, "qwen3")) {
 				fprintf(stderr, "orun mkmodel: --arch must be llama, qwen2 or qwen3, got '%s'\n", v);
 				return 2;
 			}
 			sh.arch = v;
-		} else if (!strcmp(a, "--preset")) {
-			NEED();
+			break;
+		case O_PRESET: /* replaces the whole shape: flags after it adjust the preset */
 			if (strcmp(v, "qwen3-14b") != 0) {
 				fprintf(stderr, "orun mkmodel: unknown preset '%s' (known: qwen3-14b)\n", v);
 				return 2;
 			}
 			sh = (struct mk_shape){.arch = "qwen3", .layers = 40, .dim = 5120, .heads = 40, .kv_heads = 8,
 					       .head_dim = 128, .ff = 17408, .ctx = 40960};
-		} else if (!strcmp(a, "--layers")) {
-			NEED();
-			if (argnum_int("orun mkmodel", a, v, 1, MK_MAX_LAYERS, &sh.layers))
-				return 2;
-		} else if (!strcmp(a, "--dim")) {
-			NEED();
-			if (argnum_int("orun mkmodel", a, v, 32, MK_MAX_DIM, &sh.dim))
-				return 2;
-		} else if (!strcmp(a, "--heads")) {
-			NEED();
-			if (argnum_int("orun mkmodel", a, v, 1, 1024, &sh.heads))
-				return 2;
-		} else if (!strcmp(a, "--kv-heads")) {
-			NEED();
-			if (argnum_int("orun mkmodel", a, v, 1, 1024, &sh.kv_heads))
-				return 2;
-		} else if (!strcmp(a, "--head-dim")) {
-			NEED();
-			if (argnum_int("orun mkmodel", a, v, 2, 4096, &sh.head_dim))
-				return 2;
-		} else if (!strcmp(a, "--ff")) {
-			NEED();
-			if (argnum_int("orun mkmodel", a, v, 32, MK_MAX_FF, &sh.ff))
-				return 2;
-		} else if (!strcmp(a, "--ctx")) {
-			NEED();
-			if (argnum_int("orun mkmodel", a, v, 1, 1 << 22, &sh.ctx))
-				return 2;
-		} else if (!strcmp(a, "--type")) {
-			NEED();
+			break;
+		case O_LAYERS:
+			bad = argnum_int(cmd, a, v, 1, MK_MAX_LAYERS, &sh.layers);
+			break;
+		case O_DIM:
+			bad = argnum_int(cmd, a, v, 32, MK_MAX_DIM, &sh.dim);
+			break;
+		case O_HEADS:
+			bad = argnum_int(cmd, a, v, 1, 1024, &sh.heads);
+			break;
+		case O_KV_HEADS:
+			bad = argnum_int(cmd, a, v, 1, 1024, &sh.kv_heads);
+			break;
+		case O_HEAD_DIM:
+			bad = argnum_int(cmd, a, v, 2, 4096, &sh.head_dim);
+			break;
+		case O_FF:
+			bad = argnum_int(cmd, a, v, 32, MK_MAX_FF, &sh.ff);
+			break;
+		case O_CTX:
+			bad = argnum_int(cmd, a, v, 1, 1 << 22, &sh.ctx);
+			break;
+		case O_TYPE:
 			type_name = v;
-		} else if (!strcmp(a, "--seed")) {
-			NEED();
-			if (argnum_int("orun mkmodel", a, v, 0, INT_MAX, &seed))
-				return 2;
-		} else if (!strcmp(a, "--threads")) {
-			NEED();
-			if (argnum_int("orun mkmodel", a, v, 1, RN_POOL_MAX_THREADS, &threads))
-				return 2;
-		} else if (!strcmp(a, "--tied")) {
+			break;
+		case O_SEED:
+			bad = argnum_int(cmd, a, v, 0, INT_MAX, &seed);
+			break;
+		case O_THREADS:
+			bad = argnum_int(cmd, a, v, 1, RN_POOL_MAX_THREADS, &threads);
+			break;
+		case O_TIED:
 			sh.tied = true;
-		} else if (!strcmp(a, "--rope-base")) {
-			NEED();
-			if (argnum_float("orun mkmodel", a, v, true, &rope_base))
-				return 2;
-		} else if (!strcmp(a, "--yarn")) {
-			NEED();
-			if (argnum_float("orun mkmodel", a, v, true, &sh.yarn_factor))
-				return 2;
-		} else if (!strcmp(a, "--yarn-orig")) {
-			NEED();
-			if (argnum_int("orun mkmodel", a, v, 1, 1 << 22, &sh.yarn_orig))
-				return 2;
-		} else {
-			fprintf(stderr, "orun mkmodel: unknown option '%s' (see orun mkmodel --help)\n", a);
-			return 2;
+			break;
+		case O_ROPE_BASE:
+			bad = argnum_float(cmd, a, v, true, &rope_base);
+			break;
+		case O_YARN:
+			bad = argnum_float(cmd, a, v, true, &sh.yarn_factor);
+			break;
+		case O_YARN_ORIG:
+			bad = argnum_int(cmd, a, v, 1, 1 << 22, &sh.yarn_orig);
+			break;
+		default: /* '?': argopt_next said why */
+			bad = 1;
 		}
-#undef NEED
+	}
+	if (bad)
+		return 2;
+	if (optind < argc) {
+		fprintf(stderr, "orun mkmodel: unknown option '%s' (see orun mkmodel --help)\n", argv[optind]);
+		return 2;
 	}
 	if (!out || !tokfile) {
 		fprintf(stderr, "orun mkmodel: -o OUT.gguf and --tokenizer REAL.gguf are required\n\n");
