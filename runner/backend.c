@@ -1,8 +1,9 @@
 /* runner/backend.c — the one place that knows which backends exist in this build, and the checks and
  * KV-cell bookkeeping every backend instance shares.
  *
- * The CUDA backend is registered behind the single ORUN_WITH_CUDA #ifdef the style guide allows. Backends
- * receive only validated calls expressed in cells (runner/kvcache.h); positions never reach them.
+ * The CUDA backend is registered behind the single ORUN_WITH_CUDA #ifdef the style guide allows; everything
+ * else (servers, tools) asks about devices here. Backends receive only validated calls expressed in cells
+ * (runner/kvcache.h); positions never reach them.
  */
 #include "config.h"
 
@@ -17,43 +18,89 @@
 #include "runner/cuda/cuda.h"
 #endif
 
-struct backend_entry {
-	const char *name;
-	int (*device_count)(void);
-	const struct rn_backend_ops *ops; /* NULL while a backend has no forward pass yet */
-};
-
-static int cpu_device_count(void) { return 1; }
-
-static const struct backend_entry backends[] = {
-	{"cpu", cpu_device_count, &rn_cpu_backend_ops},
+static const struct rn_backend_ops *const backends[] = {
+	&rn_cpu_backend_ops,
 #ifdef ORUN_WITH_CUDA
-	{"cuda", rn_cuda_device_count, &rn_cuda_backend_ops},
+	&rn_cuda_backend_ops,
 #endif
 };
 
 int rn_backend_count(void) { return (int)(sizeof backends / sizeof backends[0]); }
 
+static const struct rn_backend_ops *ops_of(int i)
+{
+	return i >= 0 && i < rn_backend_count() ? backends[i] : NULL;
+}
+
 const char *rn_backend_name(int i)
 {
-	if (i < 0 || i >= rn_backend_count())
-		return "?";
-	return backends[i].name;
+	const struct rn_backend_ops *o = ops_of(i);
+	return o ? o->name : "?";
 }
 
 int rn_backend_device_count(int i)
 {
-	if (i < 0 || i >= rn_backend_count())
-		return 0;
-	return backends[i].device_count();
+	const struct rn_backend_ops *o = ops_of(i);
+	return o ? o->device_count() : 0;
 }
 
 int rn_backend_find(const char *name)
 {
 	for (int i = 0; name && i < rn_backend_count(); i++)
-		if (strcmp(backends[i].name, name) == 0)
+		if (strcmp(backends[i]->name, name) == 0)
 			return i;
 	return -1;
+}
+
+bool rn_backend_is_gpu(int i)
+{
+	const struct rn_backend_ops *o = ops_of(i);
+	return o && o->gpu;
+}
+
+const char *rn_backend_device_prefix(int i)
+{
+	const struct rn_backend_ops *o = ops_of(i);
+	return o ? o->device_prefix : "?";
+}
+
+int rn_backend_device_info(int i, int dev, struct rn_device_info *out)
+{
+	const struct rn_backend_ops *o = ops_of(i);
+	memset(out, 0, sizeof *out);
+	if (!o || !o->device_info || dev < 0 || dev >= o->device_count())
+		return -1;
+	return o->device_info(dev, out);
+}
+
+int rn_backend_device_memory(int i, int dev, uint64_t *free_bytes, uint64_t *total_bytes)
+{
+	const struct rn_backend_ops *o = ops_of(i);
+	*free_bytes = *total_bytes = 0;
+	if (!o || !o->device_memory || dev < 0 || dev >= o->device_count())
+		return -1;
+	return o->device_memory(dev, free_bytes, total_bytes);
+}
+
+uint64_t rn_backend_gpu_memory(void)
+{
+	uint64_t sum = 0;
+	for (int i = 0; i < rn_backend_count(); i++) {
+		if (!backends[i]->gpu)
+			continue;
+		for (int d = 0; d < backends[i]->device_count(); d++) {
+			uint64_t fr = 0, tot = 0;
+			if (rn_backend_device_memory(i, d, &fr, &tot) == 0)
+				sum += tot;
+		}
+	}
+	return sum;
+}
+
+const char *rn_backend_archs(int i)
+{
+	const struct rn_backend_ops *o = ops_of(i);
+	return o && o->archs ? o->archs() : "";
 }
 
 /* ---------------------------------------------------------------------------------------------------- */
@@ -104,7 +151,7 @@ int rn_backend_resolve(int index)
 	if (index >= 0)
 		return index;
 	for (int i = rn_backend_count() - 1; i >= 0; i--)
-		if (backends[i].ops && backends[i].device_count() > 0)
+		if (backends[i]->device_count() > 0)
 			return i;
 	return -1;
 }
@@ -117,11 +164,7 @@ struct rn_backend *rn_backend_load(int index, const struct rn_model *m, const st
 		rn_error_set(err, RN_ERR_BACKEND, "no backend with index %d", index);
 		return NULL;
 	}
-	const struct backend_entry *e = &backends[index];
-	if (!e->ops) {
-		rn_error_set(err, RN_ERR_BACKEND, "the %s backend has no forward pass in this build", e->name);
-		return NULL;
-	}
+	const struct rn_backend_ops *e = backends[index];
 	if (e->device_count() < 1) {
 		rn_error_set(err, RN_ERR_BACKEND, "the %s backend found no device", e->name);
 		return NULL;
@@ -131,7 +174,7 @@ struct rn_backend *rn_backend_load(int index, const struct rn_model *m, const st
 		rn_error_set(err, RN_ERR_NOMEM, "out of memory");
 		return NULL;
 	}
-	b->ops = e->ops;
+	b->ops = e;
 	b->model = m;
 	if (resolve_params(m, p, &b->params, err) != RN_OK)
 		goto fail;

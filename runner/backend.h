@@ -31,6 +31,37 @@ int rn_backend_device_count(int i);
 /* Index of the backend with this name, or -1. */
 int rn_backend_find(const char *name);
 
+/* Whether backend i computes on devices with memory of their own (GPUs); false for the CPU and bad indexes. */
+bool rn_backend_is_gpu(int i);
+
+/* The name llama.cpp gives backend i's devices before their index ("CUDA": CUDA0, CUDA1 ...; "CPU"), as
+ * llama-server prints it; "?" for a bad index. Static storage. */
+const char *rn_backend_device_prefix(int i);
+
+/* What a device is, from its properties (no context is created). */
+struct rn_device_info {
+	char name[256];         /* "NVIDIA H200" */
+	uint64_t total_bytes;   /* device memory, bytes */
+	int cc_major, cc_minor; /* CUDA compute capability */
+};
+
+/* Describes device dev of backend i into *out. Returns 0, or -1 when there is no such device, it cannot be
+ * queried, or the backend does not describe its devices (the CPU). */
+int rn_backend_device_info(int i, int dev, struct rn_device_info *out);
+
+/* Free and total memory of device dev of backend i now, bytes (CUDA: cudaMemGetInfo, which creates the
+ * device's context). Returns 0, or -1 as rn_backend_device_info. */
+int rn_backend_device_memory(int i, int dev, uint64_t *free_bytes, uint64_t *total_bytes);
+
+/* Total memory of every device of every GPU backend (rn_backend_device_memory), bytes; 0 without any: what
+ * Ollama's default context length is chosen by. */
+uint64_t rn_backend_gpu_memory(void);
+
+/* The device architectures backend i's kernels were compiled for, as llama.cpp's system_info lists them:
+ * "800,890,900" for configure's default CUDA_ARCHS=80;89;90a. "" for a backend without any (the CPU) and for
+ * bad indexes. Static storage. */
+const char *rn_backend_archs(int i);
+
 #define RN_MAX_SEQ 256      /* sequences (slots) one instance may hold */
 #define RN_MAX_BATCH 65536  /* tokens one forward call may carry */
 
@@ -84,7 +115,13 @@ struct rn_batch_cells {
  * handle, e.g. a model type it has no kernel for, reported at load). */
 struct rn_backend_ops {
 	const char *name;
+	const char *device_prefix; /* see rn_backend_device_prefix */
+	bool gpu;                  /* see rn_backend_is_gpu */
 	int (*device_count)(void);
+	/* Device queries (see the rn_backend_ functions of the same names); NULL when the backend has none. */
+	int (*device_info)(int dev, struct rn_device_info *out);
+	int (*device_memory)(int dev, uint64_t *free_bytes, uint64_t *total_bytes);
+	const char *(*archs)(void);
 	/* Build an instance. The model (weights) must outlive it; p has its defaults resolved. */
 	int (*load)(const struct rn_model *m, const struct rn_backend_params *p, void **state, struct rn_error *err);
 	void (*free)(void *state);

@@ -1025,6 +1025,7 @@ static int cpu_device_count(void) { return 1; }
 
 const struct rn_backend_ops rn_cpu_backend_ops = {
 	.name = "cpu",
+	.device_prefix = "CPU",
 	.device_count = cpu_device_count,
 	.load = cpu_load,
 	.free = cpu_free,

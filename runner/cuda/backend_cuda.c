@@ -10,7 +10,12 @@
 
 const struct rn_backend_ops rn_cuda_backend_ops = {
 	.name = "cuda",
+	.device_prefix = "CUDA",
+	.gpu = true,
 	.device_count = rn_cuda_device_count,
+	.device_info = rn_cuda_device_info,
+	.device_memory = rn_cuda_mem_info,
+	.archs = rn_cuda_archs,
 	.load = rn_cuda_load,
 	.free = rn_cuda_free,
 	.forward = rn_cuda_forward,

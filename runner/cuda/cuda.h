@@ -21,6 +21,7 @@ struct rn_batch_cells;
 struct rn_outputs;
 struct rn_error;
 struct rn_backend_ops;
+struct rn_device_info;
 
 /* ---------------------------------------------------------------------------------------------- devices */
 
@@ -31,8 +32,16 @@ int rn_cuda_device_count(void);
  * device cannot be queried. */
 int rn_cuda_device_describe(int dev, char *buf, int size);
 
+/* Name, memory and compute capability of device dev (cudaGetDeviceProperties: no context is created). Returns
+ * 0, or -1 when the device cannot be queried. */
+int rn_cuda_device_info(int dev, struct rn_device_info *out);
+
 /* Free and total memory of device dev in bytes (cudaMemGetInfo). Returns 0, or -1 when it cannot be queried. */
 int rn_cuda_mem_info(int dev, uint64_t *free_bytes, uint64_t *total_bytes);
+
+/* The architectures the kernels were compiled for, as nvcc's __CUDA_ARCH_LIST__ gives them from the -gencode
+ * flags (configure's CUDA_ARCHS): "800,890,900" for 80;89;90a. Static storage. */
+const char *rn_cuda_archs(void);
 
 /* ---------------------------------------------------------------------------------------------- backend */
 
