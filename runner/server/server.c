@@ -19,9 +19,6 @@
 #include "runner/backend.h"
 #include "runner/kvcache.h"
 #include "runner/server/server.h"
-#ifdef ORUN_WITH_CUDA
-#include "runner/cuda/cuda.h"
-#endif
 
 /* ---------------------------------------------------------------------------------------------------- */
 /* logging */
@@ -468,14 +465,7 @@ struct rn_server *rn_server_start(const struct rn_srv_config *cfg, bool quiet)
 			s->is_gpu = true;
 	/* Ollama's default context (HEAD): OLLAMA_CONTEXT_LENGTH, else by total VRAM: >= 47 GiB 262144,
 	 * >= 23 GiB 32768, else 4096 (so 4096 without a GPU). Always capped at the model's own context later. */
-	uint64_t vram = 0;
-#ifdef ORUN_WITH_CUDA
-	for (int d = 0; d < rn_cuda_device_count(); d++) {
-		uint64_t fr = 0, tot = 0;
-		if (rn_cuda_mem_info(d, &fr, &tot) == 0)
-			vram += tot;
-	}
-#endif
+	const uint64_t vram = rn_backend_gpu_memory();
 	s->default_num_ctx = cfg->context_length ? (int)cfg->context_length
 			     : vram >= (47ULL << 30)  ? 262144
 			     : vram >= (23ULL << 30)  ? 32768
