@@ -34,9 +34,6 @@
 #include "runner/server/sched.h"
 #include "runner/server/envconfig.h"
 #include "runner/tokenizer/tokenizer.h"
-#ifdef ORUN_WITH_CUDA
-#include "runner/cuda/cuda.h"
-#endif
 
 struct ls_opts {
 	const char *model, *host, *alias, *chat_template;
@@ -225,37 +222,22 @@ static void usage(FILE *f)
 /* ---------------------------------------------------------------------------------------------------- */
 /* devices and the log lines Ollama parses */
 
-static void print_devices(FILE *f, bool list_form)
+/* The devices of GPU backend b, as llama.cpp lists them (list_form: --list-devices) or logs them at start. */
+static void print_devices(FILE *f, int b, bool list_form)
 {
-#ifdef ORUN_WITH_CUDA
-	int n = rn_cuda_device_count();
-	for (int i = 0; i < n; i++) {
-		char d[256];
-		if (rn_cuda_device_describe(i, d, sizeof d) != 0)
+	for (int i = 0; i < rn_backend_device_count(b); i++) {
+		struct rn_device_info d;
+		if (rn_backend_device_info(b, i, &d) != 0)
 			continue;
-		/* "NAME, N MiB, sm_XY" */
-		char name[200] = "";
-		long mib = 0;
-		int sm = 0;
-		const char *c1 = strstr(d, ", ");
-		if (c1) {
-			snprintf(name, sizeof name, "%.*s", (int)(c1 - d), d);
-			sscanf(c1 + 2, "%ld MiB, sm_%d", &mib, &sm);
-		}
+		const long mib = (long)(d.total_bytes >> 20);
 		uint64_t free_b = 0, total_b = 0;
-		long free_mib = mib;
-		if (rn_cuda_mem_info(i, &free_b, &total_b) == 0)
-			free_mib = (long)(free_b >> 20);
 		if (list_form)
-			fprintf(f, "  CUDA%d: %s (%ld MiB, %ld MiB free)\n", i, name, mib, free_mib);
+			fprintf(f, "  %s%d: %s (%ld MiB, %ld MiB free)\n", rn_backend_device_prefix(b), i, d.name, mib,
+				rn_backend_device_memory(b, i, &free_b, &total_b) == 0 ? (long)(free_b >> 20) : mib);
 		else
-			fprintf(f, "  Device %d: %s, compute capability %d.%d, VMM: yes, VRAM: %ld MiB\n", i, name, sm / 10,
-				sm % 10, mib);
+			fprintf(f, "  Device %d: %s, compute capability %d.%d, VMM: yes, VRAM: %ld MiB\n", i, d.name,
+				d.cc_major, d.cc_minor, mib);
 	}
-#else
-	(void)f;
-	(void)list_form;
-#endif
 }
 
 static void print_system_info(int threads)
@@ -271,12 +253,13 @@ static void print_system_info(int threads)
 #else
 	snprintf(cpu, sizeof cpu, "CPU : |");
 #endif
-	char cuda[128] = "";
-#ifdef ORUN_WITH_CUDA
-	if (rn_cuda_device_count() > 0)
-		snprintf(cuda, sizeof cuda, " CUDA : ARCHS = 800,890,900 |");
-#endif
-	logf_("system_info: n_threads = %d (n_threads_batch = %d) / %ld |%s %s", threads, threads, n, cuda, cpu);
+	char gpu[128] = "";
+	for (int b = 0; b < rn_backend_count(); b++)
+		if (rn_backend_is_gpu(b) && rn_backend_device_count(b) > 0) {
+			size_t l = strlen(gpu);
+			snprintf(gpu + l, sizeof gpu - l, " %s : ARCHS = %s |", rn_backend_device_prefix(b), rn_backend_archs(b));
+		}
+	logf_("system_info: n_threads = %d (n_threads_batch = %d) / %ld |%s %s", threads, threads, n, gpu, cpu);
 }
 
 /* ---------------------------------------------------------------------------------------------------- */
@@ -1374,17 +1357,19 @@ int rn_llama_server_main(int argc, char **argv)
 	setvbuf(stdout, NULL, _IOLBF, 0);
 	if (s.o.list_devices) {
 		printf("Available devices:\n");
-		print_devices(stdout, true);
+		for (int b = 0; b < rn_backend_count(); b++)
+			if (rn_backend_is_gpu(b))
+				print_devices(stdout, b, true);
 		return 0;
 	}
 	logf_("build: orun %s (llama-server compatible runner)", PACKAGE_VERSION);
-#ifdef ORUN_WITH_CUDA
-	int ndev = rn_cuda_device_count();
-	if (ndev > 0) {
-		logf_("ggml_cuda_init: found %d CUDA devices:", ndev);
-		print_devices(stderr, false);
+	for (int b = 0; b < rn_backend_count(); b++) {
+		int ndev = rn_backend_is_gpu(b) ? rn_backend_device_count(b) : 0;
+		if (ndev > 0) {
+			logf_("ggml_%s_init: found %d %s devices:", rn_backend_name(b), ndev, rn_backend_device_prefix(b));
+			print_devices(stderr, b, false);
+		}
 	}
-#endif
 	print_system_info(s.o.threads);
 	if (s.o.n_lora || s.o.mmproj)
 		logf_("warning: orun ignores --lora and --mmproj (adapters and projectors are not supported yet)");
