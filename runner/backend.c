@@ -109,7 +109,7 @@ struct rn_backend {
 	const struct rn_backend_ops *ops;
 	void *state;
 	const struct rn_model *model;
-	struct rn_backend_params params;
+	struct rn_load_params params;
 	struct rn_kv_cells cells;
 	int32_t *cell;      /* [n_batch] scratch: destination cell per row */
 	int32_t *out_row;   /* [n_batch] scratch: flagged rows */
@@ -117,16 +117,9 @@ struct rn_backend {
 	int32_t *last_pos;  /* [n_seq] scratch */
 };
 
-static int resolve_params(const struct rn_model *m, const struct rn_backend_params *in, struct rn_backend_params *p,
-			  struct rn_error *err)
+/* The checks that keep a bad value from reaching a backend; the defaults were applied by rn_load_params_resolve. */
+static int check_params(const struct rn_model *m, const struct rn_load_params *p, struct rn_error *err)
 {
-	*p = in ? *in : (struct rn_backend_params){0};
-	if (p->n_seq == 0)
-		p->n_seq = 1;
-	if (p->n_ctx == 0)
-		p->n_ctx = m->hp.n_ctx_train < 4096 ? m->hp.n_ctx_train : 4096;
-	if (p->n_batch == 0)
-		p->n_batch = 512;
 	if (p->n_seq < 1 || p->n_seq > RN_MAX_SEQ)
 		return rn_error_set(err, RN_ERR_INVALID_ARG, "%d sequences requested (allowed 1..%d)", p->n_seq, RN_MAX_SEQ);
 	if (p->n_ctx < 1 || p->n_ctx > RN_MAX_CTX)
@@ -140,6 +133,8 @@ static int resolve_params(const struct rn_model *m, const struct rn_backend_para
 	if (p->rope_freq_base < 0 || p->rope_freq_scale < 0)
 		return rn_error_set(err, RN_ERR_INVALID_ARG, "rope_freq_base %g / rope_freq_scale %g must be >= 0",
 				    (double)p->rope_freq_base, (double)p->rope_freq_scale);
+	if (p->device < 0)
+		return rn_error_set(err, RN_ERR_INVALID_ARG, "device %d requested", p->device);
 	if (p->kv_type == RN_KV_Q8_0 && m->hp.head_dim % 32 != 0)
 		return rn_error_set(err, RN_ERR_INVALID_ARG, "a q8_0 KV cache needs a head size that is a multiple of 32 "
 				    "(this model's is %d)", m->hp.head_dim);
@@ -156,10 +151,9 @@ int rn_backend_resolve(int index)
 	return -1;
 }
 
-struct rn_backend *rn_backend_load(int index, const struct rn_model *m, const struct rn_backend_params *p,
-				   struct rn_error *err)
+struct rn_backend *rn_backend_load(const struct rn_model *m, const struct rn_load_params *p, struct rn_error *err)
 {
-	index = rn_backend_resolve(index);
+	const int index = rn_backend_resolve(p->backend);
 	if (index < 0 || index >= rn_backend_count()) {
 		rn_error_set(err, RN_ERR_BACKEND, "no backend with index %d", index);
 		return NULL;
@@ -176,9 +170,11 @@ struct rn_backend *rn_backend_load(int index, const struct rn_model *m, const st
 	}
 	b->ops = e;
 	b->model = m;
-	if (resolve_params(m, p, &b->params, err) != RN_OK)
+	b->params = *p;
+	b->params.backend = index;
+	if (check_params(m, &b->params, err) != RN_OK)
 		goto fail;
-	const struct rn_backend_params *q = &b->params;
+	const struct rn_load_params *q = &b->params;
 	if (rn_kv_cells_init(&b->cells, q->n_seq, q->n_ctx, err) != RN_OK)
 		goto fail;
 	b->cell = malloc((size_t)q->n_batch * sizeof *b->cell);
@@ -211,7 +207,7 @@ void rn_backend_free(struct rn_backend *b)
 	free(b);
 }
 
-const struct rn_backend_params *rn_backend_params(const struct rn_backend *b) { return &b->params; }
+const struct rn_load_params *rn_backend_params(const struct rn_backend *b) { return &b->params; }
 const char *rn_backend_instance_name(const struct rn_backend *b) { return b->ops->name; }
 const struct rn_model *rn_backend_model(const struct rn_backend *b) { return b->model; }
 
@@ -225,7 +221,7 @@ static int check_seq(const struct rn_backend *b, int seq, struct rn_error *err)
 int rn_backend_forward(struct rn_backend *b, const struct rn_batch *batch, const struct rn_outputs *out,
 		       struct rn_error *err)
 {
-	const struct rn_backend_params *p = &b->params;
+	const struct rn_load_params *p = &b->params;
 	const int n = batch->n_tokens;
 	if (n < 1 || n > p->n_batch)
 		return rn_error_set(err, RN_ERR_INVALID_ARG, "batch of %d tokens (allowed 1..%d)", n, p->n_batch);

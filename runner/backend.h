@@ -16,6 +16,7 @@
 
 #include "runner/error.h"
 #include "runner/kvcache.h"
+#include "runner/load.h"
 #include "runner/model.h"
 
 /* Number of compiled-in backends (>= 1). */
@@ -65,20 +66,6 @@ const char *rn_backend_archs(int i);
 #define RN_MAX_SEQ 256      /* sequences (slots) one instance may hold */
 #define RN_MAX_BATCH 65536  /* tokens one forward call may carry */
 
-/* Load-time parameters of one instance. Zero-initialise, then set what differs from the defaults. */
-struct rn_backend_params {
-	int n_seq;              /* sequences (slots) in the KV cache; 0 = 1 */
-	int n_ctx;              /* KV cells per sequence, tokens (num_ctx); 0 = min(model's context, 4096) */
-	int n_batch;            /* most tokens per forward call (num_batch); 0 = 512 */
-	int n_threads;          /* CPU threads incl. the caller; 0 = physical cores */
-	enum rn_kv_type kv_type;/* RN_KV_F16 (default) or RN_KV_Q8_0 */
-	float rope_freq_base;   /* 0 = the file's value */
-	float rope_freq_scale;  /* 0 = the file's value */
-	int device;             /* device index for GPU backends */
-	bool no_mmap;           /* CPU: weights copied into the process's memory (huge pages where the kernel gives
-				 * them) instead of read in place from the file mapping: Ollama's use_mmap false */
-};
-
 /* One forward call's input: n_tokens rows, each a token of some sequence at some position.
  * Within one sequence the rows must come in increasing position order and every position must be larger
  * than the last position cached for that sequence (tokens are appended to the sequence's cells). Rows of
@@ -122,8 +109,8 @@ struct rn_backend_ops {
 	int (*device_info)(int dev, struct rn_device_info *out);
 	int (*device_memory)(int dev, uint64_t *free_bytes, uint64_t *total_bytes);
 	const char *(*archs)(void);
-	/* Build an instance. The model (weights) must outlive it; p has its defaults resolved. */
-	int (*load)(const struct rn_model *m, const struct rn_backend_params *p, void **state, struct rn_error *err);
+	/* Build an instance. The model (weights) must outlive it; p is resolved (runner/load.h) and checked. */
+	int (*load)(const struct rn_model *m, const struct rn_load_params *p, void **state, struct rn_error *err);
 	void (*free)(void *state);
 	/* Compute the batch: write K/V of every row into its cell, then the outputs of the flagged rows. */
 	int (*forward)(void *state, const struct rn_batch_cells *b, const struct rn_outputs *out, struct rn_error *err);
@@ -147,16 +134,18 @@ struct rn_backend;
  * with a device, else the CPU); -1 when there is none. */
 int rn_backend_resolve(int index);
 
-/* Load an instance of backend `index` (see rn_backend_find; -1 = the best available: a GPU backend with a
- * device, else the CPU). Returns NULL with *err filled. */
-struct rn_backend *rn_backend_load(int index, const struct rn_model *m, const struct rn_backend_params *p,
+/* Load an instance of backend p->backend (see rn_backend_resolve) with the parameters p, which
+ * rn_load_params_resolve has completed: nothing is defaulted here. Values out of range (n_seq, n_ctx, n_batch,
+ * n_threads, rope_*, a q8_0 cache on heads that are not multiples of 32) fail with RN_ERR_INVALID_ARG naming
+ * the value. Returns NULL with *err filled. */
+struct rn_backend *rn_backend_load(const struct rn_model *m, const struct rn_load_params *p,
 				   struct rn_error *err) RN_WUR;
 
 /* Free an instance. Accepts NULL. */
 void rn_backend_free(struct rn_backend *b);
 
-/* The parameters in effect (defaults resolved); borrowed. */
-const struct rn_backend_params *rn_backend_params(const struct rn_backend *b);
+/* The parameters the instance was built with (backend resolved to an index); borrowed. */
+const struct rn_load_params *rn_backend_params(const struct rn_backend *b);
 const char *rn_backend_instance_name(const struct rn_backend *b);
 const struct rn_model *rn_backend_model(const struct rn_backend *b);
 

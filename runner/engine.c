@@ -54,14 +54,14 @@ struct slot {
 struct rn_engine {
 	const struct rn_model *m;
 	const struct rn_tok *tok;
-	struct rn_engine_params p;
+	struct rn_load_params p; /* as the backend has them */
 	struct rn_backend *b;
 	struct slot *slots;
 	int n_vocab;
 	/* batch buffers */
 	int32_t *bt_tok, *bt_pos, *bt_seq;
 	uint8_t *bt_want;
-	float *logits; /* [n_slots][n_vocab] */
+	float *logits; /* [n_seq][n_vocab] */
 	pthread_mutex_t mu;
 	pthread_cond_t cv;
 	int n_queued;
@@ -111,7 +111,7 @@ static void slot_release_request(struct slot *s)
 	s->pend_len = 0;
 }
 
-struct rn_engine *rn_engine_new(const struct rn_model *m, const struct rn_tok *tok, const struct rn_engine_params *p,
+struct rn_engine *rn_engine_new(const struct rn_model *m, const struct rn_tok *tok, const struct rn_load_params *p,
 				struct rn_error *err)
 {
 	struct rn_engine *e = calloc(1, sizeof *e);
@@ -121,17 +121,8 @@ struct rn_engine *rn_engine_new(const struct rn_model *m, const struct rn_tok *t
 	}
 	e->m = m;
 	e->tok = tok;
-	e->p = p ? *p : (struct rn_engine_params){.backend = -1};
-	if (e->p.n_slots == 0)
-		e->p.n_slots = 1;
-	if (e->p.n_ctx == 0)
-		e->p.n_ctx = m->hp.n_ctx_train < 4096 ? m->hp.n_ctx_train : 4096;
-	if (e->p.n_ctx > m->hp.n_ctx_train)
-		e->p.n_ctx = m->hp.n_ctx_train; /* as Ollama: num_ctx is capped at the model's context length */
-	if (e->p.n_batch == 0)
-		e->p.n_batch = 512;
-	if (e->p.n_slots < 1 || e->p.n_slots > RN_MAX_SEQ) {
-		rn_error_set(err, RN_ERR_INVALID_ARG, "%d parallel slots requested (allowed 1..%d)", e->p.n_slots, RN_MAX_SEQ);
+	if (p->n_seq < 1 || p->n_seq > RN_MAX_SEQ) {
+		rn_error_set(err, RN_ERR_INVALID_ARG, "%d parallel slots requested (allowed 1..%d)", p->n_seq, RN_MAX_SEQ);
 		goto fail;
 	}
 	if (tok && rn_tok_n_vocab(tok) > (uint32_t)m->hp.n_vocab) {
@@ -140,23 +131,11 @@ struct rn_engine *rn_engine_new(const struct rn_model *m, const struct rn_tok *t
 		goto fail;
 	}
 	e->n_vocab = m->hp.n_vocab;
-	struct rn_backend_params bp = {
-		.n_seq = e->p.n_slots,
-		.n_ctx = e->p.n_ctx,
-		.n_batch = e->p.n_batch,
-		.n_threads = e->p.n_threads,
-		.kv_type = e->p.kv_type,
-		.rope_freq_base = e->p.rope_freq_base,
-		.rope_freq_scale = e->p.rope_freq_scale,
-		.no_mmap = e->p.no_mmap,
-	};
-	e->b = rn_backend_load(e->p.backend, m, &bp, err);
+	e->b = rn_backend_load(m, p, err);
 	if (!e->b)
 		goto fail;
-	const struct rn_backend_params *rp = rn_backend_params(e->b);
-	e->p.n_ctx = rp->n_ctx;
-	e->p.n_batch = rp->n_batch;
-	const int S = e->p.n_slots, B = e->p.n_batch;
+	e->p = *rn_backend_params(e->b);
+	const int S = e->p.n_seq, B = e->p.n_batch;
 	e->slots = calloc((size_t)S, sizeof *e->slots);
 	e->bt_tok = malloc((size_t)B * sizeof(int32_t));
 	e->bt_pos = malloc((size_t)B * sizeof(int32_t));
@@ -180,7 +159,7 @@ struct rn_engine *rn_engine_new(const struct rn_model *m, const struct rn_tok *t
 	return e;
 fail:
 	if (e->slots)
-		for (int i = 0; i < e->p.n_slots; i++)
+		for (int i = 0; i < e->p.n_seq; i++)
 			free(e->slots[i].cache);
 	free(e->slots);
 	e->slots = NULL;
@@ -193,7 +172,7 @@ void rn_engine_free(struct rn_engine *e)
 	if (!e)
 		return;
 	if (e->slots) {
-		for (int i = 0; i < e->p.n_slots; i++) {
+		for (int i = 0; i < e->p.n_seq; i++) {
 			slot_release_request(&e->slots[i]);
 			free(e->slots[i].cache);
 			free(e->slots[i].prompt);
@@ -212,7 +191,7 @@ void rn_engine_free(struct rn_engine *e)
 	free(e);
 }
 
-const struct rn_engine_params *rn_engine_params(const struct rn_engine *e) { return &e->p; }
+const struct rn_load_params *rn_engine_params(const struct rn_engine *e) { return &e->p; }
 struct rn_backend *rn_engine_backend(struct rn_engine *e) { return e->b; }
 
 static size_t common_prefix(const int32_t *a, size_t na, const int32_t *b, size_t nb)
@@ -227,7 +206,7 @@ int rn_engine_idle_slots(struct rn_engine *e)
 {
 	pthread_mutex_lock(&e->mu);
 	int n = 0;
-	for (int i = 0; i < e->p.n_slots; i++)
+	for (int i = 0; i < e->p.n_seq; i++)
 		n += e->slots[i].state == SLOT_IDLE;
 	pthread_mutex_unlock(&e->mu);
 	return n;
@@ -262,8 +241,8 @@ int rn_engine_submit(struct rn_engine *e, const struct rn_request *r, struct rn_
 		rn_error_set(err, RN_ERR_INVALID_ARG, "num_predict = %d (allowed: -2, -1 or >= 0)", r->num_predict);
 		return -1;
 	}
-	if (r->slot >= e->p.n_slots) {
-		rn_error_set(err, RN_ERR_INVALID_ARG, "slot %d out of range [0, %d)", r->slot, e->p.n_slots);
+	if (r->slot >= e->p.n_seq) {
+		rn_error_set(err, RN_ERR_INVALID_ARG, "slot %d out of range [0, %d)", r->slot, e->p.n_seq);
 		return -1;
 	}
 	struct rn_sampler *smp = rn_sampler_new(&r->sampling, e->n_vocab, e->p.n_ctx, err);
@@ -283,7 +262,7 @@ int rn_engine_submit(struct rn_engine *e, const struct rn_request *r, struct rn_
 			chosen = r->slot;
 	} else {
 		size_t best = 0;
-		for (int i = 0; i < e->p.n_slots; i++) {
+		for (int i = 0; i < e->p.n_seq; i++) {
 			struct slot *s = &e->slots[i];
 			if (s->state != SLOT_IDLE)
 				continue;
@@ -301,7 +280,7 @@ int rn_engine_submit(struct rn_engine *e, const struct rn_request *r, struct rn_
 		if (r->slot >= 0)
 			rn_error_set(err, RN_ERR_BUSY, "slot %d is busy", r->slot);
 		else
-			rn_error_set(err, RN_ERR_BUSY, "all %d slots are busy", e->p.n_slots);
+			rn_error_set(err, RN_ERR_BUSY, "all %d slots are busy", e->p.n_seq);
 		return -1;
 	}
 	struct slot *s = &e->slots[chosen];
@@ -351,7 +330,7 @@ int rn_engine_submit(struct rn_engine *e, const struct rn_request *r, struct rn_
 
 void rn_engine_cancel(struct rn_engine *e, int slot)
 {
-	if (slot >= 0 && slot < e->p.n_slots)
+	if (slot >= 0 && slot < e->p.n_seq)
 		atomic_store(&e->slots[slot].cancel, true);
 }
 
@@ -624,7 +603,7 @@ static bool context_shift(struct rn_engine *e, struct slot *s)
 
 int rn_engine_step(struct rn_engine *e)
 {
-	const int S = e->p.n_slots;
+	const int S = e->p.n_seq;
 	/* activate queued requests */
 	for (int i = 0; i < S; i++) {
 		struct slot *s = &e->slots[i];

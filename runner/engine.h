@@ -27,18 +27,6 @@
 #define RN_ENGINE_MAX_STOP_LEN 1024  /* bytes per stop string */
 #define RN_ENGINE_PREDICT_CAP 10     /* num_predict is capped at this many times num_ctx */
 
-struct rn_engine_params {
-	int n_slots;             /* sequences decoded together (OLLAMA_NUM_PARALLEL); 0 = 1 */
-	int n_ctx;               /* context per slot, tokens (num_ctx); 0 = min(model's context, 4096) */
-	int n_batch;             /* most tokens per forward call (num_batch); 0 = 512 */
-	int n_threads;           /* CPU threads (num_thread); 0 = physical cores */
-	enum rn_kv_type kv_type; /* RN_KV_F16 (default) or RN_KV_Q8_0 (OLLAMA_KV_CACHE_TYPE) */
-	float rope_freq_base;    /* 0 = the file's */
-	float rope_freq_scale;   /* 0 = the file's */
-	int backend;             /* backend index (rn_backend_find); -1 = the best available */
-	bool no_mmap;            /* use_mmap false: see rn_backend_params.no_mmap */
-};
-
 enum rn_done_reason {
 	RN_DONE_NONE = 0,  /* not finished */
 	RN_DONE_STOP,      /* end-of-generation token or a stop string ("stop") */
@@ -103,15 +91,16 @@ struct rn_engine;
 
 /* Create an engine for model m (borrowed; must outlive the engine) and tokenizer tok (borrowed; may be NULL:
  * then events carry no text, stop strings never match and no token ends the generation by itself). Loads a
- * backend instance with n_slots sequences of n_ctx cells. Returns NULL with *err filled. */
-struct rn_engine *rn_engine_new(const struct rn_model *m, const struct rn_tok *tok, const struct rn_engine_params *p,
+ * backend instance (rn_backend_load) with p->n_seq slots of p->n_ctx cells; p is resolved
+ * (rn_load_params_resolve) and placed, nothing is defaulted here. Returns NULL with *err filled. */
+struct rn_engine *rn_engine_new(const struct rn_model *m, const struct rn_tok *tok, const struct rn_load_params *p,
 				struct rn_error *err) RN_WUR;
 
 /* Free the engine; active requests are dropped without events. Accepts NULL. */
 void rn_engine_free(struct rn_engine *e);
 
-/* The parameters in effect (defaults resolved), the backend, and the model. Borrowed. */
-const struct rn_engine_params *rn_engine_params(const struct rn_engine *e);
+/* The parameters the backend was built with, and the backend. Borrowed. */
+const struct rn_load_params *rn_engine_params(const struct rn_engine *e);
 struct rn_backend *rn_engine_backend(struct rn_engine *e);
 
 /* Queue a request (any thread). Returns the slot it will run in (>= 0), or -1 with *err: RN_ERR_BUSY when no

@@ -538,6 +538,23 @@ struct rn_model *rn_model_open(const char *path, struct rn_error *err)
 	return m;
 }
 
+int rn_model_context_length(const char *path)
+{
+	struct gguf_error ge = {0};
+	struct gguf_file *f = gguf_open(path, &ge);
+	if (!f)
+		return 0;
+	struct rn_error e = {0};
+	struct loader L = {.f = f, .err = &e};
+	struct rn_hparams hp;
+	memset(&hp, 0, sizeof hp);
+	int n = 0;
+	if (read_arch(&L, &hp) != RN_OK || get_dim(&L, "context_length", false, 4096, 1, RN_MAX_CTX, &n) != RN_OK)
+		n = 0;
+	gguf_close(f);
+	return n;
+}
+
 void rn_model_free(struct rn_model *m)
 {
 	if (!m)

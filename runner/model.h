@@ -125,6 +125,12 @@ struct rn_model *rn_model_open(const char *path, struct rn_error *err) RN_WUR;
 /* Load from an already-open GGUF file that the caller keeps open until rn_model_free (not owned). */
 struct rn_model *rn_model_load(struct gguf_file *f, struct rn_error *err) RN_WUR;
 
+/* The model's own context length, tokens, as rn_model_open reads it into hp.n_ctx_train (<arch>.context_length,
+ * 4096 when absent), from the file's metadata alone (no weights are read): what num_ctx is capped at before
+ * the model is loaded. 0 when the file cannot be read or its architecture or value is not supported (the load
+ * will then fail with the reason). */
+int rn_model_context_length(const char *path);
+
 /* Free the model (and the mapping when owned). Accepts NULL. */
 void rn_model_free(struct rn_model *m);
 

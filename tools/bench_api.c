@@ -660,9 +660,14 @@ int bench_api(int argc, char **argv)
 	}
 	/* both paths with the weights copied into memory (use_mmap false), what `orun serve` does by itself for a
 	 * CPU load, so that the two read the same memory */
-	struct rn_engine_params ep = {
-		.n_slots = 1, .n_ctx = ctx, .n_batch = 512, .n_threads = threads, .backend = -1, .no_mmap = true};
-	struct rn_engine *eng = rn_engine_new(model, tok, &ep, &re);
+	struct rn_load_params lp;
+	rn_load_params_init(&lp);
+	lp.n_ctx = ctx;
+	lp.n_threads = threads;
+	lp.use_mmap = 0;
+	rn_load_params_resolve(&lp, &(struct rn_load_defaults){.n_ctx_max = model->hp.n_ctx_train, .n_seq = 1});
+	lp.no_mmap = true;
+	struct rn_engine *eng = rn_engine_new(model, tok, &lp, &re);
 	int32_t *ids = NULL;
 	size_t n_ids = 0;
 	if (!eng || rn_tok_encode_alloc(tok, rendered, strlen(rendered), true, true, &ids, &n_ids, &te) != RN_TOK_OK) {

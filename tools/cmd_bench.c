@@ -310,9 +310,16 @@ int cmd_bench(int argc, char **argv)
 		tok = NULL;
 	int n_ctx = (n_prompt > depth ? n_prompt : depth) + n_gen + 1;
 	const int n_big = n_prompt > depth ? n_prompt : depth;
-	struct rn_backend_params bp = {.n_seq = 1, .n_ctx = n_ctx, .n_batch = batch < n_big ? batch : n_big,
-				       .n_threads = threads, .kv_type = kvt, .no_mmap = no_mmap};
-	b = rn_backend_load(-1, m, &bp, &err);
+	struct rn_load_params bp;
+	rn_load_params_init(&bp);
+	bp.n_ctx = n_ctx;
+	bp.n_batch = batch < n_big ? batch : n_big;
+	bp.n_threads = threads;
+	bp.use_mmap = no_mmap ? 0 : 1;
+	/* no cap at the model's context: the speed at any depth is what is measured */
+	rn_load_params_resolve(&bp, &(struct rn_load_defaults){.n_ctx_max = 0, .n_seq = 1, .kv_type = kvt});
+	bp.no_mmap = no_mmap;
+	b = rn_backend_load(m, &bp, &err);
 	if (!b) {
 		fprintf(stderr, "orun bench: %s\n", err.msg);
 		goto out;
@@ -390,7 +397,7 @@ int cmd_bench(int argc, char **argv)
 			tg[r] = n_gen > 0 ? n_gen / (t3 - t2) : 0;
 		}
 	}
-	const struct rn_backend_params *rp = rn_backend_params(b);
+	const struct rn_load_params *rp = rn_backend_params(b);
 	/* bytes read per decoded token: the weights, plus the KV cache the token attends to (keys and values of
 	 * every layer at each cached position; on average depth + (n_gen + 1) / 2 positions over the run) */
 	const double kv_elem = rp->kv_type == RN_KV_Q8_0 ? 34.0 / 32.0 : 2.0;

@@ -147,7 +147,9 @@ int cmd_generate(int argc, char **argv)
 	int n_stop = 0;
 	struct rn_request req;
 	rn_request_default(&req);
-	struct rn_engine_params ep = {.backend = -1};
+	struct rn_load_params ep; /* what the flags ask; rn_load_params_resolve completes it */
+	rn_load_params_init(&ep);
+	enum rn_kv_type kvt;
 	bool json = false;
 	enum { O_TEMP = 256, O_TOP_K, O_TOP_P, O_MIN_P, O_TYPICAL_P, O_REPEAT_PENALTY, O_REPEAT_LAST_N,
 	       O_PRESENCE_PENALTY, O_FREQUENCY_PENALTY, O_SEED, O_STOP, O_KEEP, O_KV_TYPE, O_NO_SHIFT, O_JSON };
@@ -274,7 +276,7 @@ int cmd_generate(int argc, char **argv)
 		return 2;
 	}
 	struct rn_error err = {0};
-	if (rn_kv_type_parse(kv, &ep.kv_type, &err) != RN_OK) {
+	if (rn_kv_type_parse(kv, &kvt, &err) != RN_OK) {
 		fprintf(stderr, "orun generate: %s\n", err.msg);
 		return 2;
 	}
@@ -317,6 +319,8 @@ int cmd_generate(int argc, char **argv)
 		fprintf(stderr, "orun generate: the prompt is empty after tokenization\n");
 		goto out;
 	}
+	rn_load_params_resolve(&ep, &(struct rn_load_defaults){.n_ctx = RN_LOAD_DEFAULT_CTX,
+								 .n_ctx_max = m->hp.n_ctx_train, .n_seq = 1, .kv_type = kvt});
 	e = rn_engine_new(m, tok, &ep, &err);
 	if (!e) {
 		fprintf(stderr, "orun generate: %s\n", err.msg);

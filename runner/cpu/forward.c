@@ -43,7 +43,7 @@ struct acts {
 
 struct cpu {
 	const struct rn_model *m;
-	struct rn_backend_params p;
+	struct rn_load_params p;
 	struct rn_rope rope;
 	struct rn_pool *pool;
 	int nth;
@@ -855,7 +855,7 @@ static void *xalloc(struct cpu *c, size_t n, size_t size)
 	return aligned_alloc(64, (bytes + 63) & ~(size_t)63);
 }
 
-static int cpu_load(const struct rn_model *m, const struct rn_backend_params *p, void **state, struct rn_error *err)
+static int cpu_load(const struct rn_model *m, const struct rn_load_params *p, void **state, struct rn_error *err)
 {
 	const struct rn_hparams *hp = &m->hp;
 	struct cpu *c = aligned_alloc(64, (sizeof *c + 63) & ~(size_t)63); /* mm_ticket has a cache line of its own */

@@ -16,7 +16,7 @@ extern "C" {
 #endif
 
 struct rn_model;
-struct rn_backend_params;
+struct rn_load_params;
 struct rn_batch_cells;
 struct rn_outputs;
 struct rn_error;
@@ -51,7 +51,7 @@ extern const struct rn_backend_ops rn_cuda_backend_ops;
 /* The functions behind the ops table; see struct rn_backend_ops in runner/backend.h for the contracts.
  * rn_cuda_load checks first that weights + KV cache + scratch fit in the device's free memory and fails with
  * RN_ERR_NOMEM and a message giving each part otherwise; types without a CUDA kernel fail with RN_ERR_TYPE. */
-int rn_cuda_load(const struct rn_model *m, const struct rn_backend_params *p, void **state, struct rn_error *err);
+int rn_cuda_load(const struct rn_model *m, const struct rn_load_params *p, void **state, struct rn_error *err);
 void rn_cuda_free(void *state);
 int rn_cuda_forward(void *state, const struct rn_batch_cells *b, const struct rn_outputs *out, struct rn_error *err);
 void rn_cuda_kv_move(void *state, int seq, int src, int dst, int n);
@@ -72,7 +72,7 @@ struct rn_cuda_estimate {
 	uint64_t device_free;  /* cudaMemGetInfo at the time of the call */
 	uint64_t device_total;
 };
-int rn_cuda_estimate(const struct rn_model *m, const struct rn_backend_params *p, struct rn_cuda_estimate *e,
+int rn_cuda_estimate(const struct rn_model *m, const struct rn_load_params *p, struct rn_cuda_estimate *e,
 		     struct rn_error *err);
 
 /* What a loaded instance did; for `orun bench` and the logs. */

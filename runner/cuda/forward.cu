@@ -22,7 +22,7 @@ struct cu_sizes {
 
 static bool use_mmv(int n) { return n <= RN_CU_DECODE_MAX; }
 
-static uint64_t kv_bytes_for(const struct rn_model *m, const struct rn_backend_params *p)
+static uint64_t kv_bytes_for(const struct rn_model *m, const struct rn_load_params *p)
 {
 	const uint64_t kv_dim = (uint64_t)m->hp.n_head_kv * (uint64_t)m->hp.head_dim;
 	const uint64_t cells = 2ull * (uint64_t)m->hp.n_layer * (uint64_t)p->n_seq * (uint64_t)p->n_ctx;
@@ -40,13 +40,13 @@ static int max_cols_of(const struct rn_model *m)
 	return (mc + 255) / 256 * 256;
 }
 
-static int rope_tab_positions(const struct rn_backend_params *p)
+static int rope_tab_positions(const struct rn_load_params *p)
 {
 	int n = p->n_ctx > 4096 ? p->n_ctx : 4096;
 	return n < RN_CU_ROPE_TAB_MAX ? n : RN_CU_ROPE_TAB_MAX;
 }
 
-static uint64_t scratch_bytes_for(const struct rn_model *m, const struct rn_backend_params *p)
+static uint64_t scratch_bytes_for(const struct rn_model *m, const struct rn_load_params *p)
 {
 	const uint64_t B = (uint64_t)p->n_batch, E = (uint64_t)m->hp.n_embd, Q = (uint64_t)m->hp.n_head * m->hp.head_dim;
 	const uint64_t KV = (uint64_t)m->hp.n_head_kv * m->hp.head_dim, F = (uint64_t)m->hp.n_ff;
@@ -86,7 +86,7 @@ static bool prefill_cache_wanted(void)
 }
 
 /* Checks every tensor the backend will upload and sums the device bytes. */
-static int sizes_for(const struct rn_model *m, const struct rn_backend_params *p, struct cu_sizes *sz,
+static int sizes_for(const struct rn_model *m, const struct rn_load_params *p, struct cu_sizes *sz,
 		     struct rn_error *err)
 {
 	memset(sz, 0, sizeof *sz);
@@ -122,7 +122,7 @@ static int sizes_for(const struct rn_model *m, const struct rn_backend_params *p
 	return RN_OK;
 }
 
-extern "C" int rn_cuda_estimate(const struct rn_model *m, const struct rn_backend_params *p,
+extern "C" int rn_cuda_estimate(const struct rn_model *m, const struct rn_load_params *p,
 				struct rn_cuda_estimate *e, struct rn_error *err)
 {
 	memset(e, 0, sizeof *e);
@@ -259,7 +259,7 @@ static int pick_hpb(int g)
 	return 1;
 }
 
-extern "C" int rn_cuda_load(const struct rn_model *m, const struct rn_backend_params *p, void **state,
+extern "C" int rn_cuda_load(const struct rn_model *m, const struct rn_load_params *p, void **state,
 			    struct rn_error *err)
 {
 	const struct rn_hparams *hp = &m->hp;

@@ -113,7 +113,7 @@ struct rn_cu {
 	cublasLtHandle_t lt;
 	void *blas_ws;
 	const struct rn_model *m;
-	struct rn_backend_params p;
+	struct rn_load_params p;
 	struct rn_rope rope;
 	int n_layer, n_embd, n_head, n_head_kv, head_dim, q_dim, kv_dim, n_ff, n_vocab, n_rot, max_cols;
 	float eps, kq_scale;

@@ -38,7 +38,7 @@ enum runner_state { R_LOADING, R_READY, R_FAILED };
 struct rn_runner {
 	struct rn_sched *s;
 	char *path, *name, *digest, *details_json;
-	struct rn_load_opts opts;
+	struct rn_load_params params; /* resolved (rn_sched_acquire), then placed (runner_load) */
 	bool embedding;
 	enum runner_state state;
 	char error[512];
@@ -55,7 +55,6 @@ struct rn_runner {
 	struct rn_tok *tok;
 	struct rn_engine *engine;
 	struct rn_backend *emb;
-	int n_ctx, n_batch;
 	uint64_t size, size_vram;
 	pthread_t thread;
 	bool thread_started;
@@ -177,7 +176,7 @@ static void runner_free(struct rn_runner *r)
 	free(r);
 }
 
-static struct rn_runner *runner_new(struct rn_sched *s, const struct rn_sched_model *m, const struct rn_load_opts *o)
+static struct rn_runner *runner_new(struct rn_sched *s, const struct rn_sched_model *m, const struct rn_load_params *p)
 {
 	struct rn_runner *r = calloc(1, sizeof *r);
 	if (!r)
@@ -192,18 +191,11 @@ static struct rn_runner *runner_new(struct rn_sched *s, const struct rn_sched_mo
 		runner_free(r);
 		return NULL;
 	}
-	r->opts = *o;
+	r->params = *p;
 	r->embedding = m->embedding;
 	r->state = R_LOADING;
 	r->expires_mono = INT64_MAX;
 	return r;
-}
-
-static bool opts_equal(const struct rn_load_opts *a, const struct rn_load_opts *b)
-{
-	return a->num_ctx == b->num_ctx && a->num_batch == b->num_batch && a->num_gpu == b->num_gpu &&
-	       a->num_thread == b->num_thread && a->use_mmap == b->use_mmap && a->main_gpu == b->main_gpu &&
-	       a->rope_freq_base == b->rope_freq_base && a->rope_freq_scale == b->rope_freq_scale;
 }
 
 /* Removes r from the table and hands it to the janitor. Caller holds s->mu; r->refs must be 0. */
@@ -309,56 +301,27 @@ static int runner_load(struct rn_runner *r, struct rn_sched_error *err)
 		set_err(err, 500, "%s", te.msg);
 		return -1;
 	}
-	int backend = s->c.backend;
-	if (r->opts.num_gpu == 0)
-		backend = rn_backend_find("cpu");
-	const bool no_mmap = use_no_mmap(r->opts.use_mmap, backend, gguf_file_size(r->model->gguf));
+	/* placement (on a copy: other threads compare r->params meanwhile): num_gpu 0 keeps the model on the CPU;
+	 * use_mmap as use_no_mmap says */
+	struct rn_load_params p = r->params;
+	p.backend = p.num_gpu == 0 ? rn_backend_find("cpu") : s->c.backend;
+	p.no_mmap = use_no_mmap(p.use_mmap, p.backend, gguf_file_size(r->model->gguf));
+	struct rn_backend *b;
 	if (r->embedding) {
-		struct rn_backend_params bp = {
-			.n_seq = 1,
-			.n_ctx = r->opts.num_ctx,
-			.n_batch = r->opts.num_batch,
-			.n_threads = r->opts.num_thread,
-			.kv_type = s->c.kv_type,
-			.rope_freq_base = r->opts.rope_freq_base,
-			.rope_freq_scale = r->opts.rope_freq_scale,
-			.device = r->opts.main_gpu > 0 ? r->opts.main_gpu : 0,
-			.no_mmap = no_mmap,
-		};
-		r->emb = rn_backend_load(backend, r->model, &bp, &e);
-		if (!r->emb) {
-			set_err(err, 500, "%s", e.msg);
-			return -1;
-		}
-		r->n_ctx = rn_backend_params(r->emb)->n_ctx;
-		r->n_batch = rn_backend_params(r->emb)->n_batch;
-		r->size = gguf_file_size(r->model->gguf) + rn_backend_memory(r->emb) - rn_backend_copied(r->emb);
-		if (strcmp(rn_backend_instance_name(r->emb), "cpu") != 0)
-			r->size_vram = r->size;
-		return 0;
+		r->emb = b = rn_backend_load(r->model, &p, &e);
+	} else {
+		r->engine = rn_engine_new(r->model, r->tok, &p, &e);
+		b = r->engine ? rn_engine_backend(r->engine) : NULL;
 	}
-	struct rn_engine_params ep = {
-		.n_slots = (int)(s->c.num_parallel ? s->c.num_parallel : 1),
-		.n_ctx = r->opts.num_ctx,
-		.n_batch = r->opts.num_batch,
-		.n_threads = r->opts.num_thread,
-		.kv_type = s->c.kv_type,
-		.rope_freq_base = r->opts.rope_freq_base,
-		.rope_freq_scale = r->opts.rope_freq_scale,
-		.backend = backend,
-		.no_mmap = no_mmap,
-	};
-	r->engine = rn_engine_new(r->model, r->tok, &ep, &e);
-	if (!r->engine) {
+	if (!b) {
 		set_err(err, 500, "%s", e.msg);
 		return -1;
 	}
-	r->n_ctx = rn_engine_params(r->engine)->n_ctx;
-	r->n_batch = rn_engine_params(r->engine)->n_batch;
-	struct rn_backend *b = rn_engine_backend(r->engine);
 	r->size = gguf_file_size(r->model->gguf) + rn_backend_memory(b) - rn_backend_copied(b);
-	if (strcmp(rn_backend_instance_name(b), "cpu") != 0)
+	if (rn_backend_is_gpu(rn_backend_params(b)->backend))
 		r->size_vram = r->size;
+	if (r->embedding)
+		return 0;
 	if (pthread_create(&r->thread, NULL, engine_main, r) != 0) {
 		set_err(err, 500, "cannot start the engine thread");
 		return -1;
@@ -466,10 +429,32 @@ static void set_session(struct rn_sched *s, struct rn_runner *r, int64_t keep_al
 		r->keep_alive_ns = INT64_MAX;
 }
 
-struct rn_runner *rn_sched_acquire(struct rn_sched *s, const struct rn_sched_model *m, const struct rn_load_opts *o,
-				   int64_t keep_alive_ns, bool (*gone)(void *), void *gone_ctx,
-				   struct rn_sched_error *err)
+/* The model's own context length, which num_ctx is capped at: from a loaded runner of the same file, else read
+ * from the file's metadata (a few milliseconds, and only before the model's first load). */
+static int model_context_length(struct rn_sched *s, const char *path)
 {
+	int n = 0;
+	pthread_mutex_lock(&s->mu);
+	for (int i = 0; i < s->n && !n; i++)
+		if (s->runners[i]->state == R_READY && strcmp(s->runners[i]->path, path) == 0)
+			n = s->runners[i]->model->hp.n_ctx_train;
+	pthread_mutex_unlock(&s->mu);
+	return n ? n : rn_model_context_length(path);
+}
+
+struct rn_runner *rn_sched_acquire(struct rn_sched *s, const struct rn_sched_model *m,
+				   const struct rn_load_params *asked, int64_t keep_alive_ns, bool (*gone)(void *),
+				   void *gone_ctx, struct rn_sched_error *err)
+{
+	struct rn_load_params p = *asked;
+	const struct rn_load_defaults d = {
+		.n_ctx = s->c.default_num_ctx,
+		.n_ctx_max = model_context_length(s, m->model_path),
+		.n_seq = (int)s->c.num_parallel,
+		.kv_type = s->c.kv_type,
+		.embedding = m->embedding,
+	};
+	rn_load_params_resolve(&p, &d);
 	pthread_mutex_lock(&s->mu);
 	if (queue_full(s)) {
 		pthread_mutex_unlock(&s->mu);
@@ -492,7 +477,8 @@ struct rn_runner *rn_sched_acquire(struct rn_sched *s, const struct rn_sched_mod
 			if (strcmp(r->path, m->model_path) != 0)
 				continue;
 			n_path++;
-			if (r->embedding == m->embedding && opts_equal(&r->opts, o) && !r->needs_reload && !r->expire_now)
+			if (r->embedding == m->embedding && rn_load_params_equal(&r->params, &p) && !r->needs_reload &&
+			    !r->expire_now)
 				same = r;
 		}
 		if (same) {
@@ -553,7 +539,7 @@ struct rn_runner *rn_sched_acquire(struct rn_sched *s, const struct rn_sched_mod
 			continue;
 		}
 		/* load it here */
-		struct rn_runner *r = runner_new(s, m, o);
+		struct rn_runner *r = runner_new(s, m, &p);
 		if (!r) {
 			set_err(err, 500, "out of memory");
 			break;
@@ -643,11 +629,11 @@ const struct rn_tok *rn_runner_tok(const struct rn_runner *r)
 }
 int rn_runner_n_ctx(const struct rn_runner *r)
 {
-	return r->n_ctx;
+	return r->params.n_ctx;
 }
 int rn_runner_n_batch(const struct rn_runner *r)
 {
-	return r->n_batch;
+	return r->params.n_batch;
 }
 
 /* ---------------------------------------------------------------------------------------------------- */
@@ -1071,7 +1057,7 @@ int rn_runner_embed(struct rn_sched *s, struct rn_runner *r, const int32_t *toke
 		set_err(err, 400, "the input is empty");
 		return -1;
 	}
-	if (n > (size_t)r->n_ctx) {
+	if (n > (size_t)r->params.n_ctx) {
 		set_err(err, 400, "the input length exceeds the context length");
 		return -1;
 	}
@@ -1083,7 +1069,7 @@ int rn_runner_embed(struct rn_sched *s, struct rn_runner *r, const int32_t *toke
 		return -1;
 	}
 	int n_embd = r->model->hp.n_embd;
-	int n_batch = r->n_batch > 0 ? r->n_batch : 512;
+	const int n_batch = r->params.n_batch;
 	float *acc = calloc((size_t)n_embd, sizeof *acc);
 	float *hid = malloc((size_t)n_batch * (size_t)n_embd * sizeof *hid);
 	int32_t *pos = malloc((size_t)n_batch * sizeof *pos);
@@ -1189,7 +1175,7 @@ int rn_sched_list(struct rn_sched *s, struct rn_sched_info **out, size_t *n)
 		}
 		x->size = (int64_t)r->size;
 		x->size_vram = (int64_t)r->size_vram;
-		x->context_length = r->n_ctx ? r->n_ctx : r->opts.num_ctx;
+		x->context_length = r->params.n_ctx;
 		int64_t ka = r->keep_alive_ns;
 		if (r->refs > 0 || r->state == R_LOADING)
 			x->expires_unix_ns = ka == INT64_MAX ? INT64_MAX : wall_ns() + ka;

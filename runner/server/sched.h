@@ -28,24 +28,14 @@ struct rn_metrics;
 
 struct rn_sched_config {
 	unsigned num_parallel;   /* slots per chat model (0 = 1) */
+	int default_num_ctx;     /* num_ctx of a request that asks none: OLLAMA_CONTEXT_LENGTH, else by VRAM (orun
+				  * serve); 0 = RN_LOAD_DEFAULT_CTX */
 	unsigned max_loaded;     /* 0 = automatic: 3 */
 	unsigned max_queue;      /* requests waiting for a runner or a slot; 0 = unlimited */
 	int64_t keep_alive_ns;   /* default keep_alive */
 	enum rn_kv_type kv_type; /* OLLAMA_KV_CACHE_TYPE */
 	int backend;             /* backend index, -1 = best available */
 	struct rn_metrics *metrics; /* may be NULL */
-};
-
-/* Load-time options: a loaded runner is reused only when these are equal. */
-struct rn_load_opts {
-	int num_ctx;          /* per slot, after defaults and the model's cap */
-	int num_batch;
-	int num_gpu;          /* -1 automatic */
-	int num_thread;       /* 0 automatic */
-	int use_mmap;         /* -1 automatic, 0, 1 */
-	int main_gpu;         /* -1 unset */
-	float rope_freq_base; /* 0 = the file's */
-	float rope_freq_scale;
 };
 
 /* What to load and how to describe it in /api/ps. Strings are copied. */
@@ -69,13 +59,17 @@ struct rn_sched *rn_sched_new(const struct rn_sched_config *c);
 /* Unloads everything (waits for engine threads); NULL is fine. */
 void rn_sched_free(struct rn_sched *s);
 
-/* Returns a loaded runner for m with options o, loading it if needed (blocking), with a reference held.
- * keep_alive_ns: the request's keep_alive, or RN_KEEP_ALIVE_UNSET. gone(gone_ctx) is polled while waiting:
- * when it returns true the call gives up with 499 "request canceled". Errors: 503 "server busy, please try
- * again.  maximum pending requests exceeded", 500 with the load failure, 499. */
-struct rn_runner *rn_sched_acquire(struct rn_sched *s, const struct rn_sched_model *m, const struct rn_load_opts *o,
-				   int64_t keep_alive_ns, bool (*gone)(void *), void *gone_ctx,
-				   struct rn_sched_error *err);
+/* Returns a loaded runner for m with the load-time parameters `asked` (runner/load.h: what the request asks,
+ * from rn_load_params_from_options or a command line), loading it if needed (blocking), with a reference held.
+ * The defaults are applied here, once: rn_load_params_resolve with this scheduler's configuration
+ * (default_num_ctx, num_parallel, kv_type) and the model's own context length; a loaded runner is reused only
+ * when the result is rn_load_params_equal to its own (else it is reloaded once idle). keep_alive_ns: the
+ * request's keep_alive, or RN_KEEP_ALIVE_UNSET. gone(gone_ctx) is polled while waiting: when it returns true
+ * the call gives up with 499 "request canceled". Errors: 503 "server busy, please try again.  maximum pending
+ * requests exceeded", 500 with the load failure, 499. */
+struct rn_runner *rn_sched_acquire(struct rn_sched *s, const struct rn_sched_model *m,
+				   const struct rn_load_params *asked, int64_t keep_alive_ns, bool (*gone)(void *),
+				   void *gone_ctx, struct rn_sched_error *err);
 
 /* Drops the reference taken by acquire; when the last one goes the keep_alive timer starts (0 = unload now). */
 void rn_sched_release(struct rn_sched *s, struct rn_runner *r);
@@ -83,7 +77,7 @@ void rn_sched_release(struct rn_sched *s, struct rn_runner *r);
 /* keep_alive 0 with an empty request: unload the runners of this model path as soon as they are idle. */
 void rn_sched_expire(struct rn_sched *s, const char *model_path);
 
-/* Runner accessors (valid while a reference is held). */
+/* Runner accessors (valid while a reference is held); n_ctx and n_batch as resolved. */
 const struct rn_model *rn_runner_model(const struct rn_runner *r);
 const struct rn_tok *rn_runner_tok(const struct rn_runner *r);
 int rn_runner_n_ctx(const struct rn_runner *r);

@@ -184,7 +184,7 @@ int main(int argc, char **argv)
 	int max_depth = 0;
 	for (int i = 0; i < n_depths; i++)
 		max_depth = depths[i] > max_depth ? depths[i] : max_depth;
-	struct rn_backend_params p = {0};
+	struct rn_load_params p = {0};
 	p.n_seq = 1;
 	p.n_ctx = (max_depth > prompt ? max_depth : prompt) + gen + 16;
 	p.n_batch = prompt > 512 ? prompt : 512;

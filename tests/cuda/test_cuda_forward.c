@@ -110,7 +110,7 @@ static bool load_pair(struct pair *P, const struct rn_model *m, enum rn_kv_type 
 {
 	memset(P, 0, sizeof *P);
 	P->m = m;
-	struct rn_backend_params p = {0};
+	struct rn_load_params p = {0};
 	p.n_seq = NSEQ;
 	p.n_ctx = NCTX;
 	p.n_batch = NBATCH;
@@ -339,7 +339,7 @@ static void run_case(const struct mcase *mc)
 	/* F: graphs off must give the same bits */
 	{
 		setenv("ORUN_CUDA_GRAPHS", "0", 1);
-		struct rn_backend_params p = {.n_seq = 1, .n_ctx = 64, .n_batch = 16};
+		struct rn_load_params p = {.n_seq = 1, .n_ctx = 64, .n_batch = 16};
 		void *g2 = NULL, *g1 = NULL;
 		struct rn_error e = {0};
 		int rc = rn_cuda_backend_ops.load(m, &p, &g2, &e);
@@ -373,7 +373,7 @@ static void run_case(const struct mcase *mc)
 	}
 	/* H: pipelined greedy decode (the next step's token read on the GPU) = one step at a time */
 	{
-		struct rn_backend_params p = {.n_seq = 1, .n_ctx = 64, .n_batch = 16};
+		struct rn_load_params p = {.n_seq = 1, .n_ctx = 64, .n_batch = 16};
 		void *ga = NULL, *gb = NULL;
 		struct rn_error e = {0};
 		int rc = rn_cuda_backend_ops.load(m, &p, &ga, &e);

@@ -44,7 +44,7 @@ static int32_t argmax(const float *l, int n, float *top, float *second)
 static int generate(const struct rn_backend_ops *ops, const struct rn_model *m, const int32_t *prompt, int np,
 		    int32_t *out, float *margin, struct rn_error *err)
 {
-	struct rn_backend_params p = {.n_seq = 1, .n_ctx = 512, .n_batch = 256, .n_threads = 2};
+	struct rn_load_params p = {.n_seq = 1, .n_ctx = 512, .n_batch = 256, .n_threads = 2};
 	void *st = NULL;
 	int rc = ops->load(m, &p, &st, err);
 	if (rc)

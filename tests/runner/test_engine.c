@@ -162,7 +162,11 @@ static void test_golden(const char *id)
 	CHECKF(n >= 5, "%s: only %d golden prompts", gp, n);
 	for (int i = 0; i < n; i++)
 		CHECKF(g[i].n_gap == g[i].n_cont, "%s line %d: %d margins for %d tokens", gp, i, g[i].n_gap, g[i].n_cont);
-	struct rn_engine_params ep = {.n_slots = n, .n_ctx = 256, .n_threads = 2, .backend = -1};
+	struct rn_load_params ep;
+	rn_load_params_init(&ep);
+	ep.n_ctx = 256;
+	ep.n_threads = 2;
+	rn_load_params_resolve(&ep, &(struct rn_load_defaults){.n_ctx_max = m ? m->hp.n_ctx_train : 0, .n_seq = n});
 	struct rn_engine *e = m && tok ? rn_engine_new(m, tok, &ep, &err) : NULL;
 	CHECKF(e != NULL, "%s", err.msg);
 	static struct run runs[MAX_PROMPTS];
@@ -252,7 +256,12 @@ static void test_behaviour(void)
 		rn_model_free(m);
 		return;
 	}
-	struct rn_engine_params ep = {.n_slots = 2, .n_ctx = 64, .n_batch = 16, .n_threads = 2, .backend = -1};
+	struct rn_load_params ep;
+	rn_load_params_init(&ep);
+	ep.n_ctx = 64;
+	ep.n_batch = 16;
+	ep.n_threads = 2;
+	rn_load_params_resolve(&ep, &(struct rn_load_defaults){.n_ctx_max = m->hp.n_ctx_train, .n_seq = 2});
 	struct rn_engine *e = rn_engine_new(m, tok, &ep, &err);
 	CHECKF(e != NULL, "%s", err.msg);
 	if (!e)

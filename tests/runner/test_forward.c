@@ -197,9 +197,16 @@ static float max_abs(const float *a, size_t n)
 
 static struct rn_backend *open_backend(const struct rn_model *m, int n_seq, int n_ctx, int n_batch, enum rn_kv_type kv)
 {
-	struct rn_backend_params p = {.n_seq = n_seq, .n_ctx = n_ctx, .n_batch = n_batch, .n_threads = 2, .kv_type = kv};
+	struct rn_load_params p;
+	rn_load_params_init(&p);
+	p.n_seq = n_seq;
+	p.n_ctx = n_ctx;
+	p.n_batch = n_batch;
+	p.n_threads = 2;
+	p.kv_type = kv;
+	p.backend = rn_backend_find("cpu");
 	struct rn_error err = {0};
-	struct rn_backend *b = rn_backend_load(rn_backend_find("cpu"), m, &p, &err);
+	struct rn_backend *b = rn_backend_load(m, &p, &err);
 	CHECKF(b != NULL, "%s", err.msg);
 	return b;
 }
@@ -299,18 +306,24 @@ static void test_no_mmap(const char *arch, uint32_t type)
 	const int V = m->hp.n_vocab, n = 12;
 	float *a = malloc((size_t)n * V * sizeof *a), *b = malloc((size_t)n * V * sizeof *b),
 	      *c = malloc((size_t)n * V * sizeof *c);
-	struct rn_backend_params p = {.n_seq = 1, .n_ctx = 64, .n_batch = 32, .n_threads = 2};
-	struct rn_backend *mapped = rn_backend_load(rn_backend_find("cpu"), m, &p, &err);
+	struct rn_load_params p;
+	rn_load_params_init(&p);
+	p.n_seq = 1;
+	p.n_ctx = 64;
+	p.n_batch = 32;
+	p.n_threads = 2;
+	p.backend = rn_backend_find("cpu");
+	struct rn_backend *mapped = rn_backend_load(m, &p, &err);
 	CHECKF(mapped != NULL, "%s", err.msg);
 	p.no_mmap = true;
-	struct rn_backend *copied = rn_backend_load(rn_backend_find("cpu"), m, &p, &err);
+	struct rn_backend *copied = rn_backend_load(m, &p, &err);
 	CHECKF(copied != NULL, "%s", err.msg);
 	CHECK(copied && mapped && rn_backend_memory(copied) > rn_backend_memory(mapped));
 	/* the copy is reported, and it is all the difference: the model occupies the same either way */
 	CHECK(copied && mapped && rn_backend_copied(copied) > 0 && rn_backend_copied(mapped) == 0 &&
 	      rn_backend_memory(copied) - rn_backend_copied(copied) == rn_backend_memory(mapped));
 	p.no_mmap = false;
-	struct rn_backend *after = rn_backend_load(rn_backend_find("cpu"), m, &p, &err);
+	struct rn_backend *after = rn_backend_load(m, &p, &err);
 	CHECKF(after != NULL, "%s", err.msg);
 	if (a && b && c && mapped && copied && after && feed(mapped, 0, toks, n, 0, a, true) == RN_OK &&
 	    feed(copied, 0, toks, n, 0, b, true) == RN_OK && feed(after, 0, toks, n, 0, c, true) == RN_OK) {

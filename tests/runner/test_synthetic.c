@@ -99,8 +99,13 @@ static float run_case(const char *orun, const char *tok, const char *dir, const 
 	struct rn_error err = {0};
 	struct rn_model *m = rn_model_open(mpath, &err);
 	CHECKF(m != NULL, "%s", err.msg);
-	struct rn_backend_params bp = {.n_ctx = 64, .n_batch = N_TOK, .n_threads = 2};
-	struct rn_backend *b = m ? rn_backend_load(-1, m, &bp, &err) : NULL;
+	struct rn_load_params bp;
+	rn_load_params_init(&bp);
+	bp.n_seq = 1;
+	bp.n_ctx = 64;
+	bp.n_batch = N_TOK;
+	bp.n_threads = 2;
+	struct rn_backend *b = m ? rn_backend_load(m, &bp, &err) : NULL;
 	CHECKF(b != NULL, "%s", err.msg);
 	float md = -1;
 	if (b) {

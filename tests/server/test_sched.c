@@ -85,7 +85,10 @@ int main(void)
 				    .keep_alive_ns = 300LL * 1000000000LL, .backend = -1};
 	struct rn_sched *s = rn_sched_new(&c);
 	CHECK(s != NULL);
-	struct rn_load_opts o = {.num_ctx = 256, .num_batch = 64, .num_gpu = -1, .use_mmap = -1, .main_gpu = -1};
+	struct rn_load_params o;
+	rn_load_params_init(&o);
+	o.n_ctx = 256;
+	o.n_batch = 64;
 	struct rn_sched_model m = {.model_path = path, .name = "smol:latest", .digest = "abc", .details_json = "{}"};
 	struct rn_sched_error e = {0};
 
@@ -152,8 +155,8 @@ int main(void)
 	/* another num_ctx reloads */
 	r1 = rn_sched_acquire(s, &m, &o, RN_KEEP_ALIVE_UNSET, NULL, NULL, &e);
 	rn_sched_release(s, r1);
-	struct rn_load_opts o2 = o;
-	o2.num_ctx = 512;
+	struct rn_load_params o2 = o;
+	o2.n_ctx = 512;
 	r2 = rn_sched_acquire(s, &m, &o2, RN_KEEP_ALIVE_UNSET, NULL, NULL, &e);
 	CHECKF(r2 != NULL, "%s", e.msg);
 	CHECK_EQ_INT(n_loaded(s, &ctx), 1);
