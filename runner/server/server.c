@@ -473,6 +473,7 @@ struct rn_server *rn_server_start(const struct rn_srv_config *cfg, bool quiet)
 	s->metrics = rn_metrics_new();
 	struct rn_sched_config sc = {
 		.num_parallel = cfg->num_parallel ? cfg->num_parallel : 1,
+		.default_num_ctx = s->default_num_ctx,
 		.max_loaded = cfg->max_loaded,
 		.max_queue = cfg->max_queue,
 		.keep_alive_ns = cfg->keep_alive_ns,
