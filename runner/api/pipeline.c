@@ -1168,22 +1168,8 @@ void rn_infer_run(struct rn_http_req *r, enum rn_infer_kind kind, const char *bo
 	}
 
 	/* ---- schedule */
-	int num_ctx = I->opts.num_ctx > 0 ? (int)(I->opts.num_ctx > INT32_MAX ? INT32_MAX : I->opts.num_ctx)
-					  : s->default_num_ctx;
-	if (sm->context_length > 0 && num_ctx > sm->context_length)
-		num_ctx = (int)sm->context_length;
-	if (num_ctx < 4)
-		num_ctx = 4;
-	struct rn_load_opts lo = {
-		.num_ctx = num_ctx,
-		.num_batch = (int)(I->opts.num_batch > 0 ? I->opts.num_batch : 512),
-		.num_gpu = (int)I->opts.num_gpu,
-		.num_thread = (int)(I->opts.num_thread > 0 ? I->opts.num_thread : 0),
-		.use_mmap = (I->opts.set & (1ULL << MF_OPT_USE_MMAP)) ? I->opts.use_mmap : -1,
-		.main_gpu = (I->opts.set & (1ULL << MF_OPT_MAIN_GPU)) ? (int)I->opts.main_gpu : -1,
-		.rope_freq_base = I->opts.rope_freq_base,
-		.rope_freq_scale = I->opts.rope_freq_scale,
-	};
+	struct rn_load_params lo; /* what the options ask; the scheduler applies the defaults */
+	rn_load_params_from_options(&lo, &I->opts);
 	char *details = NULL;
 	write_details_json(sm, &details);
 	struct rn_sched_model smod = {
