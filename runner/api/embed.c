@@ -111,21 +111,10 @@ static int embed_inputs(struct rn_http_req *r, enum embed_api api, const char *m
 		return -1;
 	}
 	mf_warnings_free(&warns);
-	int num_ctx = o.num_ctx > 0 ? (int)(o.num_ctx > INT32_MAX ? INT32_MAX : o.num_ctx) : s->default_num_ctx;
-	if (sm->context_length > 0 && num_ctx > sm->context_length)
-		num_ctx = (int)sm->context_length;
-	/* embedding models default num_batch to min(2048, num_ctx) and evaluate a whole input at once */
-	int num_batch = (o.set & (1ULL << MF_OPT_NUM_BATCH)) ? (int)o.num_batch : (num_ctx < 2048 ? num_ctx : 2048);
-	struct rn_load_opts lo = {
-		.num_ctx = num_ctx,
-		.num_batch = num_batch,
-		.num_gpu = (int)o.num_gpu,
-		.num_thread = (int)(o.num_thread > 0 ? o.num_thread : 0),
-		.use_mmap = (o.set & (1ULL << MF_OPT_USE_MMAP)) ? o.use_mmap : -1,
-		.main_gpu = (o.set & (1ULL << MF_OPT_MAIN_GPU)) ? (int)o.main_gpu : -1,
-		.rope_freq_base = o.rope_freq_base,
-		.rope_freq_scale = o.rope_freq_scale,
-	};
+	/* what the options ask; the scheduler applies the defaults (for embedding models num_batch is min(2048, num_ctx):
+	 * a whole input is evaluated at once) */
+	struct rn_load_params lo;
+	rn_load_params_from_options(&lo, &o);
 	mf_options_free(&o);
 	struct ob_jw dw;
 	ob_jw_init(&dw, 0, 0);
