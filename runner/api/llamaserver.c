@@ -1419,17 +1419,15 @@ int rn_llama_server_main(int argc, char **argv)
 			.backend = -1,
 		};
 		s.sched = rn_sched_new(&sc);
-		int n_ctx = s.o.ctx > 0 ? s.o.ctx / s.o.parallel : 0;
-		struct rn_load_opts lo = {
-			.num_ctx = n_ctx,
-			.num_batch = s.o.batch > 0 ? s.o.batch : 512,
-			.num_gpu = s.o.ngl,
-			.num_thread = s.o.threads,
-			/* as llama-server: mapped unless told (Ollama passes --load-mode none / --no-mmap when it
-			 * wants the weights copied, CPU loads included) */
-			.use_mmap = s.o.no_mmap ? 0 : 1,
-			.main_gpu = -1,
-		};
+		struct rn_load_params lo; /* what the flags ask; the scheduler applies the defaults */
+		rn_load_params_init(&lo);
+		lo.n_ctx = s.o.ctx > 0 ? s.o.ctx / s.o.parallel : 0;
+		lo.n_batch = s.o.batch > 0 ? s.o.batch : 0;
+		lo.num_gpu = s.o.ngl;
+		lo.n_threads = s.o.threads;
+		/* as llama-server: mapped unless told (Ollama passes --load-mode none / --no-mmap when it wants the
+		 * weights copied, CPU loads included) */
+		lo.use_mmap = s.o.no_mmap ? 0 : 1;
 		struct rn_sched_model sm = {.model_path = s.o.model, .name = s.o.model, .digest = "",
 					    .embedding = s.o.embedding};
 		struct rn_sched_error se = {0};
