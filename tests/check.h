@@ -3,6 +3,7 @@
  * CHECK(cond) reports file:line and the expression and counts the failure without stopping, so one run shows
  * every broken case; check_done() turns the count into the exit status. SKIP(...) exits 77, which automake
  * reports as SKIP: use it only when a prerequisite (a model file, a GPU) is really absent, and say which.
+ * check_shared_path() finds the shared test data (../shared), and fails the test when it is not there.
  */
 #ifndef ORUN_TESTS_CHECK_H
 #define ORUN_TESTS_CHECK_H
@@ -11,6 +12,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 static int check_failures;
 static int check_count;
@@ -56,6 +58,25 @@ static int check_count;
 		fputc('\n', stderr);                                                                     \
 		exit(77);                                                                                \
 	} while (0)
+
+/* Path of rel (a file or folder) in the shared test data: $ORUN_SHARED (make check sets it), else ../shared
+ * beside the source tree. A missing one is not a reason to skip: the test fails at once (exit 1) with
+ * "FAIL: needs ../shared/REL: not found at PATH (set ORUN_SHARED)". Static storage, valid until the next call. */
+static inline const char *check_shared_path(const char *rel)
+{
+	static char buf[4096];
+	const char *dir = getenv("ORUN_SHARED"), *src = getenv("ORUN_SRCDIR");
+	if (dir && *dir)
+		snprintf(buf, sizeof buf, "%s/%s", dir, rel);
+	else
+		snprintf(buf, sizeof buf, "%s/../shared/%s", src && *src ? src : ORUN_SRCDIR, rel);
+	struct stat st;
+	if (stat(buf, &st) != 0) {
+		fprintf(stderr, "FAIL: needs ../shared/%s: not found at %s (set ORUN_SHARED)\n", rel, buf);
+		exit(1);
+	}
+	return buf;
+}
 
 /* Call at the end of main: prints a one-line tally and returns the exit status. */
 static inline int check_done(void)

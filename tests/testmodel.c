@@ -98,15 +98,3 @@ const char *tm_srcpath(const char *rel)
 	snprintf(buf, sizeof buf, "%s/%s", s && *s ? s : ORUN_SRCDIR, rel);
 	return buf;
 }
-
-const char *tm_sharedpath(const char *rel)
-{
-	static char buf[2048];
-	const char *s = getenv("ORUN_SHARED");
-	if (s && *s)
-		snprintf(buf, sizeof buf, "%s/%s", s, rel);
-	else
-		snprintf(buf, sizeof buf, "%s/../shared/%s", getenv("ORUN_SRCDIR") ? getenv("ORUN_SRCDIR") : ORUN_SRCDIR,
-			 rel);
-	return buf;
-}

@@ -16,7 +16,4 @@ const char *const *tm_model_ids(void);
 /* Path of a file under the source tree (ORUN_SRCDIR), e.g. tm_srcpath("tests/data/x"). Static storage. */
 const char *tm_srcpath(const char *rel);
 
-/* Path of a file under ../shared beside the source tree (ORUN_SHARED overrides). Static storage. */
-const char *tm_sharedpath(const char *rel);
-
 #endif

@@ -1,6 +1,7 @@
 # runner/cuda/ — the CUDA backend, compiled only when configure found nvcc and cuBLAS (issue [cuda]).
 # Only cuda.h crosses into C; the .cuh headers are internal to the .cu files.
-EXTRA_DIST += runner/cuda/cuda.h runner/cuda/common.cuh runner/cuda/quant.cuh runner/cuda/internal.cuh
+EXTRA_DIST += runner/cuda/cuda.h runner/cuda/common.cuh runner/cuda/quant.cuh runner/cuda/internal.cuh \
+	runner/cuda/README.md
 if WITH_CUDA
 librunner_a_SOURCES += runner/cuda/device.cu runner/cuda/hostcheck.cu runner/cuda/backend_cuda.c \
 	runner/cuda/weights.cu runner/cuda/matvec.cu runner/cuda/ops.cu runner/cuda/attention.cu \

@@ -58,7 +58,6 @@ tests_gguf_gguf_tool_LDADD = $(GGUF_TEST_LDADD)
 check_PROGRAMS += tests/gguf/test_safetensors
 tests_gguf_test_safetensors_LDADD = $(GGUF_TEST_LDADD)
 TESTS += tests/gguf/test_safetensors
-EXTRA_DIST += tests/integration/test_gguf_cli.py tests/integration/test_gguf_import.py
 
 check_PROGRAMS += tests/gguf/test_quantize
 tests_gguf_test_quantize_LDADD = $(GGUF_TEST_LDADD)

@@ -52,8 +52,15 @@ def srcdir():
     return SRCDIR
 
 
+def shared_path(rel=""):
+    """Path of rel in the shared test data (ORUN_SHARED, else ../shared beside the source tree). A missing one
+    fails the test, naming it, as tests/check.h's check_shared_path does for the C tests: never a skip."""
+    p = SHARED / rel
+    if not p.exists():
+        pytest.fail(f"needs ../shared/{rel}: not found at {p} (set ORUN_SHARED)", pytrace=False)
+    return p
+
+
 @pytest.fixture(scope="session")
 def shared_dir():
-    if not SHARED.is_dir():
-        pytest.fail(f"../shared not found at {SHARED} (set ORUN_SHARED)")
-    return SHARED
+    return shared_path()

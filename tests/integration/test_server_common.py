@@ -15,7 +15,7 @@ import time
 import pytest
 import requests
 
-from conftest import SHARED, model_path
+from conftest import model_path, shared_path
 
 
 def free_port():
@@ -75,7 +75,7 @@ class Server:
 
 def qwen_modelfile_parts():
     """TEMPLATE and SYSTEM of the library's qwen2.5-coder Modelfile (../shared/testdata)."""
-    text = (SHARED / "testdata" / "library-modelfiles" / "qwen-25-coder.Modelfile").read_text()
+    text = shared_path("testdata/library-modelfiles/qwen-25-coder.Modelfile").read_text()
     template = re.search(r'TEMPLATE """(.*?)"""', text, re.S).group(1)
     system = re.search(r'SYSTEM """(.*?)"""', text, re.S).group(1)
     return template, system

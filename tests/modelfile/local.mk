@@ -1,6 +1,8 @@
 # tests/modelfile/ — tests of the modelfile module (owned with the module's issue). They link only the
 # libraries the module depends on, so they build and run whatever state the runner is in.
 MF_TEST_LDADD = libtestutil.a libmodelfile.a libgguf.a libbase.a $(CRYPTO_LIBS) -lm
+# golden data: parse cases, the library Modelfiles' expected parses, names, parameters, a model store
+EXTRA_DIST += tests/data/modelfile
 
 check_PROGRAMS += tests/modelfile/test_parser
 tests_modelfile_test_parser_SOURCES = tests/modelfile/test_parser.c tests/modelfile/mftest.h
@@ -35,8 +37,6 @@ EXTRA_DIST += tests/modelfile/client.sh tests/modelfile/fake_server.py
 check_PROGRAMS += tests/modelfile/test_examples
 tests_modelfile_test_examples_LDADD = $(MF_TEST_LDADD)
 TESTS += tests/modelfile/test_examples
-EXTRA_DIST += examples/README.md examples/Modelfile.quickstart examples/qwen3-14b-fast.Modelfile \
-	examples/qwen3-14b-nothink.Modelfile
 
 # a driver for the Python integration tests (tests/integration/test_modelfile_create.py)
 check_PROGRAMS += tests/modelfile/create_tool

@@ -91,7 +91,7 @@ static void golden_dir(void)
 static void library(void)
 {
 	char dir[4096], gold[4096];
-	snprintf(dir, sizeof dir, "%s", tm_sharedpath("testdata/library-modelfiles"));
+	snprintf(dir, sizeof dir, "%s", check_shared_path("testdata/library-modelfiles"));
 	snprintf(gold, sizeof gold, "%s", tm_srcpath("tests/data/modelfile/library"));
 	int n;
 	char **names = mft_list(dir, ".Modelfile", &n);
