@@ -39,6 +39,14 @@ int argopt_next(const char *cmd, int argc, char **argv, const char *shortopts, c
 	return c;
 }
 
+int argopt_no_operands(const char *cmd, int argc, char **argv)
+{
+	if (optind >= argc)
+		return 0;
+	fprintf(stderr, "%s: unknown option '%s' (see %s --help)\n", cmd, argv[optind], cmd);
+	return -1;
+}
+
 int argnum_int(const char *cmd, const char *flag, const char *s, long lo, long hi, int *out)
 {
 	char *end;

@@ -20,6 +20,10 @@
 int argopt_next(const char *cmd, int argc, char **argv, const char *shortopts, const struct option *longopts,
 		char *flag, size_t flag_size);
 
+/* For a command that takes no operands, after argopt_next's last option: 0, or -1 after "CMD: unknown option
+ * 'ARG' (see CMD --help)" naming the first one. */
+int argopt_no_operands(const char *cmd, int argc, char **argv);
+
 /* An integer in [lo, hi] into *out. 0, or -1 after the message. */
 int argnum_int(const char *cmd, const char *flag, const char *s, long lo, long hi, int *out);
 

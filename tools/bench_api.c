@@ -542,9 +542,7 @@ int bench_api(int argc, char **argv)
 			bad = 1;
 		}
 	}
-	if (bad || optind < argc) {
-		if (!bad)
-			fprintf(stderr, "%s: unknown option '%s' (see %s --help)\n", cmd, argv[optind], cmd);
+	if (bad || argopt_no_operands(cmd, argc, argv)) {
 		usage(stderr);
 		return 2;
 	}

@@ -274,12 +274,8 @@ int cmd_bench(int argc, char **argv)
 			bad = 1;
 		}
 	}
-	if (bad)
+	if (bad || argopt_no_operands(cmd, argc, argv))
 		return 2;
-	if (optind < argc) {
-		fprintf(stderr, "orun bench: unknown option '%s' (see orun bench --help)\n", argv[optind]);
-		return 2;
-	}
 	if (!model) {
 		fprintf(stderr, "orun bench: -m FILE is required\n\n");
 		usage(stderr);

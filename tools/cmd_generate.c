@@ -264,12 +264,8 @@ int cmd_generate(int argc, char **argv)
 			bad = 1;
 		}
 	}
-	if (bad)
+	if (bad || argopt_no_operands(cmd, argc, argv))
 		return 2;
-	if (optind < argc) {
-		fprintf(stderr, "orun generate: unknown option '%s' (see orun generate --help)\n", argv[optind]);
-		return 2;
-	}
 	if (!model || (!prompt && !prompt_file)) {
 		fprintf(stderr, "orun generate: -m FILE and -p PROMPT (or -f FILE) are required\n\n");
 		usage(stderr);

@@ -383,12 +383,8 @@ int cmd_mkmodel(int argc, char **argv)
 			bad = 1;
 		}
 	}
-	if (bad)
+	if (bad || argopt_no_operands(cmd, argc, argv))
 		return 2;
-	if (optind < argc) {
-		fprintf(stderr, "orun mkmodel: unknown option '%s' (see orun mkmodel --help)\n", argv[optind]);
-		return 2;
-	}
 	if (!out || !tokfile) {
 		fprintf(stderr, "orun mkmodel: -o OUT.gguf and --tokenizer REAL.gguf are required\n\n");
 		usage(stderr);
