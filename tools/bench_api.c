@@ -570,8 +570,8 @@ int bench_api(int argc, char **argv)
 	srv = rn_server_start(&cfg, true);
 	if (!srv)
 		goto out;
-	srv->emit_tap = tap;
-	srv->emit_tap_ctx = &taps;
+	srv->api.emit_tap = tap;
+	srv->api.emit_tap_ctx = &taps;
 	int port = rn_server_port(srv);
 	char *pj = json_string(prompt), *mj = json_string(name);
 	char body[8192], render_body[8192];
