@@ -2,9 +2,10 @@
  * through OLLAMA_RUNNERS_DIR, and any llama-server client).
  *
  * The model loads through the same scheduler and engine as `orun serve` (one runner, -np slots of -c/-np
- * tokens each). Field names of the JSON answers follow upstream tools/server (server-task.cpp,
- * server-common.cpp); Ollama reads content/stop/stop_type/timings from /completion, status/error from
- * /health, tokens from /tokenize. Not supported (answered with a clear error): grammars and JSON schemas,
+ * tokens each); generations go through the shared pipeline (runner/api/pipeline.h) with this face's
+ * formatters; the flags are parsed in tools/llama_server_flags.c. Field names of the JSON answers follow
+ * upstream tools/server (server-task.cpp, server-common.cpp); Ollama reads content/stop/stop_type/timings
+ * from /completion, status/error from /health, tokens from /tokenize. Not supported (answered with a clear error): grammars and JSON schemas,
  * token probabilities, multimodal prompts, LoRA adapters, speculative decoding.
  */
 #include "config.h"
@@ -37,23 +38,8 @@
 #include "runner/cuda/cuda.h"
 #endif
 
-struct ls_opts {
-	const char *model, *host, *alias, *chat_template;
-	int port;
-	int ctx;        /* -c: total context (all slots) */
-	int parallel;   /* -np */
-	int batch;      /* -b */
-	int ngl;        /* -ngl, -1 = unset */
-	int threads;    /* -t */
-	int keep;       /* --keep */
-	bool embedding, context_shift, no_context_shift, verbose, list_devices, mmproj;
-	bool no_mmap;   /* --no-mmap, or --load-mode none (Ollama's use_mmap false) */
-	const char *cache_type_k;
-	int n_lora;
-};
-
 struct ls_server {
-	struct ls_opts o;
+	struct rn_ls_opts o;
 	struct rn_sched *sched;
 	struct rn_runner *runner;
 	struct mf_tpl *tpl;       /* chat template (Go) for /apply-template and /v1/chat/completions */
@@ -77,148 +63,15 @@ static void logf_(const char *fmt, ...)
 }
 
 /* ---------------------------------------------------------------------------------------------------- */
-/* flags */
+/* options */
 
-static const char *const flags_with_value[] = {
-	"-m", "--model", "--port", "--host", "-c", "--ctx-size", "-np", "--parallel", "-lv", "--log-verbosity",
-	"--chat-template", "--chat-template-file", "--mmproj", "--spec-type", "--spec-draft-n-max",
-	"--spec-draft-model", "--image-min-tokens", "--lora", "--load-mode", "-ctk", "--cache-type-k", "-ctv",
-	"--cache-type-v", "-b", "--batch-size", "-ub", "--ubatch-size", "-ngl", "--n-gpu-layers", "--gpu-layers",
-	"-t", "--threads", "-tb", "--threads-batch", "-sm", "--split-mode", "-mg", "--main-gpu", "--keep", "-ts",
-	"--tensor-split", "--log-format", "-a", "--alias", "-to", "--timeout", "--rope-freq-base",
-	"--rope-freq-scale", "-s", "--seed", "-n", "--n-predict", "--api-key", "--slot-save-path",
-	"--reasoning-format", "--pooling", "--override-kv", "--numa", "--lora-scaled", "--ctx-size-draft",
-	"-devd", "--device", "--fit", "--fit-target", "--reasoning-budget", "--cache-reuse", "-fa", "--flash-attn",
-	NULL};
-static const char *const flags_plain[] = {
-	"--no-webui", "--offline", "--no-log-prefix", "--no-log-timestamps", "--no-jinja", "--jinja",
-	"--no-mmproj-offload", "--spec-draft-backend-sampling", "--embedding", "--embeddings", "--context-shift",
-	"--no-context-shift", "-v", "--verbose", "--list-devices", "--no-mmap", "--mlock", "--memory-f32", "-cb",
-	"--cont-batching", "--no-cont-batching", "--log-disable", "--metrics", "--no-warmup", "--kv-unified",
-	"--no-kv-offload", "-nkvo", "--check-tensors", "--log-colors", "--no-slots", "--slots", "--props", NULL};
-
-static bool in_list(const char *const *l, const char *s)
-{
-	for (; *l; l++)
-		if (strcmp(*l, s) == 0)
-			return true;
-	return false;
-}
-
-static int parse_int(const char *flag, const char *v, int *out)
-{
-	char *end;
-	long x = strtol(v, &end, 10);
-	if (!*v || *end || x < INT32_MIN || x > INT32_MAX) {
-		logf_("error: invalid value for %s: '%s'", flag, v);
-		return -1;
-	}
-	*out = (int)x;
-	return 0;
-}
-
-static int parse_flags(int argc, char **argv, struct ls_opts *o)
+void rn_ls_opts_default(struct rn_ls_opts *o)
 {
 	memset(o, 0, sizeof *o);
 	o->host = "127.0.0.1";
 	o->port = 8080;
 	o->ngl = -1;
 	o->parallel = 1;
-	o->keep = 0;
-	for (int i = 1; i < argc; i++) {
-		const char *a = argv[i];
-		const char *eq = (a[0] == '-' && a[1] == '-') ? strchr(a, '=') : NULL;
-		char name[64];
-		const char *val = NULL;
-		if (eq && (size_t)(eq - a) < sizeof name) {
-			memcpy(name, a, (size_t)(eq - a));
-			name[eq - a] = 0;
-			val = eq + 1;
-		} else {
-			snprintf(name, sizeof name, "%s", a);
-		}
-		if (strcmp(name, "-h") == 0 || strcmp(name, "--help") == 0)
-			return 1;
-		if (in_list(flags_plain, name)) {
-			if (!strcmp(name, "--embedding") || !strcmp(name, "--embeddings"))
-				o->embedding = true;
-			else if (!strcmp(name, "--context-shift"))
-				o->context_shift = true;
-			else if (!strcmp(name, "--no-context-shift"))
-				o->no_context_shift = true;
-			else if (!strcmp(name, "-v") || !strcmp(name, "--verbose"))
-				o->verbose = true;
-			else if (!strcmp(name, "--list-devices"))
-				o->list_devices = true;
-			else if (!strcmp(name, "--no-mmap"))
-				o->no_mmap = true;
-			continue;
-		}
-		if (!in_list(flags_with_value, name)) {
-			logf_("error: invalid argument: %s", a);
-			return -1;
-		}
-		if (!val) {
-			/* era A passed a bare --flash-attn */
-			if ((!strcmp(name, "-fa") || !strcmp(name, "--flash-attn")) &&
-			    (i + 1 >= argc || argv[i + 1][0] == '-'))
-				continue;
-			if (i + 1 >= argc) {
-				logf_("error: argument %s needs a value", name);
-				return -1;
-			}
-			val = argv[++i];
-		}
-		if (!strcmp(name, "--lora-scaled") && i + 1 < argc)
-			i++; /* FNAME SCALE */
-		int rc = 0;
-		if (!strcmp(name, "-m") || !strcmp(name, "--model"))
-			o->model = val;
-		else if (!strcmp(name, "--port"))
-			rc = parse_int(name, val, &o->port);
-		else if (!strcmp(name, "--host"))
-			o->host = val;
-		else if (!strcmp(name, "-c") || !strcmp(name, "--ctx-size"))
-			rc = parse_int(name, val, &o->ctx);
-		else if (!strcmp(name, "-np") || !strcmp(name, "--parallel"))
-			rc = parse_int(name, val, &o->parallel);
-		else if (!strcmp(name, "-b") || !strcmp(name, "--batch-size"))
-			rc = parse_int(name, val, &o->batch);
-		else if (!strcmp(name, "-ngl") || !strcmp(name, "--n-gpu-layers") || !strcmp(name, "--gpu-layers"))
-			rc = parse_int(name, val, &o->ngl);
-		else if (!strcmp(name, "-t") || !strcmp(name, "--threads"))
-			rc = parse_int(name, val, &o->threads);
-		else if (!strcmp(name, "--keep"))
-			rc = parse_int(name, val, &o->keep);
-		else if (!strcmp(name, "-a") || !strcmp(name, "--alias"))
-			o->alias = val;
-		else if (!strcmp(name, "--chat-template"))
-			o->chat_template = val;
-		else if (!strcmp(name, "-ctk") || !strcmp(name, "--cache-type-k"))
-			o->cache_type_k = val;
-		else if (!strcmp(name, "--mmproj"))
-			o->mmproj = true;
-		else if (!strcmp(name, "--load-mode"))
-			o->no_mmap = !strcmp(val, "none");
-		else if (!strcmp(name, "--lora"))
-			o->n_lora++;
-		if (rc < 0)
-			return -1;
-	}
-	if (o->parallel < 1)
-		o->parallel = 1;
-	return 0;
-}
-
-static void usage(FILE *f)
-{
-	fprintf(f, "Usage: orun llama-server --model FILE [--port N] [--host H] [-c N] [-np N] [-b N] [-t N]\n"
-		   "                         [--embedding] [--context-shift] [--keep N] [--cache-type-k T] ...\n"
-		   "       orun llama-server --list-devices\n\n"
-		   "orun as llama.cpp's llama-server, the runner Ollama >= 0.30 starts from lib/ollama/llama-server.\n"
-		   "Installed there (or invoked under the name llama-server) it accepts the flags Ollama passes and\n"
-		   "answers /health, /completion, /v1/chat/completions, /apply-template, /tokenize, /detokenize and\n"
-		   "/v1/embeddings. Without --model it only reports the devices (Ollama's discovery start).\n");
 }
 
 /* ---------------------------------------------------------------------------------------------------- */
@@ -1264,15 +1117,13 @@ static void pick_template(struct ls_server *s, const struct gguf_file *f)
 		s->tpl = NULL;
 }
 
-int rn_llama_server_main(int argc, char **argv)
+int rn_llama_server_run(const struct rn_ls_opts *o)
 {
 	struct ls_server s;
 	memset(&s, 0, sizeof s);
-	int prc = parse_flags(argc, argv, &s.o);
-	if (prc != 0) {
-		usage(prc > 0 ? stdout : stderr);
-		return prc > 0 ? 0 : 1;
-	}
+	s.o = *o;
+	if (s.o.parallel < 1)
+		s.o.parallel = 1;
 	setvbuf(stdout, NULL, _IOLBF, 0);
 	if (s.o.list_devices) {
 		printf("Available devices:\n");
