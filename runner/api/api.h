@@ -35,9 +35,10 @@ struct rn_api {
 	/* Measurement (placement of the per-token work, see runner/FLOW.md): true = the engine thread only queues
 	 * each token's text and the connection's thread runs the parsers, formats and writes it. */
 	bool format_on_connection;
-	/* Optional tap for measurements: called for every streamed token line with the monotonic time the engine
-	 * delivered the token and the time the line was handed to the socket layer. */
-	void (*emit_tap)(void *ctx, int64_t t_engine_ns, int64_t t_line_ns);
+	/* Optional tap for measurements (orun bench --api): called for every streamed token line with the
+	 * connection's socket, the monotonic time the engine delivered the token and the time the line was
+	 * formatted, about to be written. Runs where the line is formatted (FLOW.md): it must be quick. */
+	void (*emit_tap)(void *ctx, int fd, int64_t t_engine_ns, int64_t t_line_ns);
 	void *emit_tap_ctx;
 };
 

@@ -338,7 +338,7 @@ static int process_event(struct rn_infer *I, const struct rn_job_event *ev)
 			I->t_last_out = now;
 			I->any_output = true;
 			if (I->api->emit_tap && !done)
-				I->api->emit_tap(I->api->emit_tap_ctx, ev->t_ns, now);
+				I->api->emit_tap(I->api->emit_tap_ctx, rn_http_req_fd(I->r), ev->t_ns, now);
 		}
 		rn_tool_calls_free(calls, n_calls);
 	} else {
