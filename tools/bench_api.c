@@ -538,6 +538,7 @@ struct series {
 	const char *name;
 	bool on_connection;
 	double *tps, *ttft, *first_engine; /* per run: aggregate tok/s, median stream's TTFT and first sample (ms) */
+	double *tps_runs;                  /* tps in run order (median() sorts tps) */
 	double *stream_tps;                /* per run and stream */
 	int64_t *delays, *d_server, *d_wire, *gaps;
 	size_t n_stream_tps, n_delays, n_gaps, cap;
@@ -566,6 +567,7 @@ static int series_alloc(struct series *se, const char *name, bool on_connection,
 	se->on_connection = on_connection;
 	se->cap = (size_t)runs * (size_t)n * (size_t)n_predict;
 	se->tps = calloc((size_t)runs, sizeof(double));
+	se->tps_runs = calloc((size_t)runs, sizeof(double));
 	se->ttft = calloc((size_t)runs, sizeof(double));
 	se->first_engine = calloc((size_t)runs, sizeof(double));
 	se->stream_tps = calloc((size_t)runs * (size_t)n, sizeof(double));
@@ -573,7 +575,7 @@ static int series_alloc(struct series *se, const char *name, bool on_connection,
 	se->d_server = calloc(se->cap, sizeof(int64_t));
 	se->d_wire = calloc(se->cap, sizeof(int64_t));
 	se->gaps = calloc(se->cap, sizeof(int64_t));
-	return se->tps && se->ttft && se->first_engine && se->stream_tps && se->delays && se->d_server && se->d_wire &&
+	return se->tps && se->tps_runs && se->ttft && se->first_engine && se->stream_tps && se->delays && se->d_server && se->d_wire &&
 			       se->gaps
 		       ? 0
 		       : -1;
@@ -582,6 +584,7 @@ static int series_alloc(struct series *se, const char *name, bool on_connection,
 static void series_free(struct series *se)
 {
 	free(se->tps);
+	free(se->tps_runs);
 	free(se->ttft);
 	free(se->first_engine);
 	free(se->stream_tps);
@@ -659,6 +662,7 @@ static int api_run(int port, const char *body, int n, struct client *cl, struct 
 	}
 	pthread_mutex_unlock(&taps->mu);
 	se->tps[run] = last > first ? (double)tokens / ((double)(last - first) / 1e9) : 0;
+	se->tps_runs[run] = se->tps[run];
 	se->ttft[run] = median(ttft, n);
 	se->first_engine[run] = median(first_engine, n);
 	return 0;
@@ -912,6 +916,10 @@ int bench_api(int argc, char **argv)
 		struct pct all = percentiles(se->delays, se->n_delays), srv_part = percentiles(se->d_server, se->n_delays),
 			   wire = percentiles(se->d_wire, se->n_delays), gap = percentiles(se->gaps, se->n_gaps);
 		printf("\n%s:\n", se->name);
+		printf("decode tok/s of each run, in run order:");
+		for (int r = 0; r < runs; r++)
+			printf(" %.2f", se->tps_runs[r]);
+		printf("\n");
 		printf("api TTFT = %.2f ms until the server's engine sampled the first token (request parsing, template, "
 		       "tokenizer, queue, prefill) + %.3f ms delivery\n", af, at - af);
 		if (parallel == 1)
