@@ -32,8 +32,9 @@ struct rn_api {
 	struct rn_log log;
 	int default_num_ctx; /* num_ctx when neither request, model nor OLLAMA_CONTEXT_LENGTH set it */
 	volatile bool stopping; /* shutting down: waiting requests give up */
-	/* Measurement (placement of the per-token work, see runner/FLOW.md): true = the engine thread only queues
-	 * each token's text and the connection's thread runs the parsers, formats and writes it. */
+	/* Measurement only (orun bench --api --placement): true = the engine's thread only queues each token's
+	 * text and the connection's thread runs the parsers, formats and writes it. The default (false) is the
+	 * placement measured faster per token (runner/FLOW.md). */
 	bool format_on_connection;
 	/* Optional tap for measurements (orun bench --api): called for every streamed token line with the
 	 * connection's socket, the monotonic time the engine delivered the token and the time the line was
