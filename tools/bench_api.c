@@ -1,15 +1,16 @@
 /* tools/bench_api.c — `orun bench --api`: what the HTTP streaming path costs on top of the engine.
  *
  * In one process and one run: the same model and the same rendered chat prompt go (1) through `orun serve`'s
- * /api/chat streaming path, read by a raw-socket client on loopback, and (2) through the engine alone
- * (runner/engine.h, no HTTP). Both decode greedily with prompt caching off, so every run evaluates the whole
- * prompt. Reported: time to first token and decode tok/s (+ GB/s) of each path, their ratio, and the delivery
+ * /api/chat streaming path, read by raw-socket clients on loopback (one, or --parallel N at once on one model
+ * with N slots), and, with one stream, (2) through the engine alone (runner/engine.h, no HTTP). Both decode
+ * greedily with prompt caching off, so every run evaluates the whole prompt. Reported: time to first token
+ * and decode tok/s (+ GB/s) of each path, their ratio, the aggregate tok/s of N streams, and the delivery
  * delay of every streamed token (engine sampled it → its line was read by the client; one monotonic clock),
  * against the goals of issue [server]: >= 99.5 % of the engine's tok/s, TTFT at most 1 ms more, p99 delivery
  * delay <= 200 us. The delivery delay is split into the server's part (sampled -> line formatted, about to be
  * written) and the kernel's (written -> read by the sleeping client), and the kernel's part is set beside this
  * machine's floor: a bare loopback write -> blocked read() measured while the engine decodes, no orun code on
- * its path.
+ * its path. --placement both alternates the two places the per-token work can run (runner/FLOW.md) run by run.
  */
 #include "config.h"
 
@@ -69,7 +70,7 @@ static double loadavg1(void)
 static void usage(FILE *f)
 {
 	fprintf(f, "Usage: orun bench --api (-m FILE.gguf | --model NAME) [-n TOKENS] [--runs R] [--prompt TEXT]\n"
-		   "                        [--ctx N] [-t THREADS]\n\n"
+		   "                        [--ctx N] [-t THREADS] [--parallel N] [--placement engine|connection|both]\n\n"
 		   "Runs the same model and chat prompt through `orun serve`'s streaming /api/chat (in-process, loopback)\n"
 		   "and through the engine alone, and reports TTFT, decode tok/s and per-token delivery delay. Both load\n"
 		   "the weights into memory (use_mmap false), as `orun serve` does by itself for a CPU load.\n"
@@ -79,26 +80,63 @@ static void usage(FILE *f)
 		   "  --runs R      measured runs per path after one warm-up (default 3)\n"
 		   "  --prompt T    the user message (default: a fixed paragraph request)\n"
 		   "  --ctx N       num_ctx (default 4096)\n"
-		   "  -t N          threads (num_thread; default: automatic)\n");
+		   "  -t N          threads (num_thread; default: automatic)\n"
+		   "  --parallel N  N streams at once on one model with N slots (OLLAMA_NUM_PARALLEL=N; default 1; the\n"
+		   "                engine-alone runs only with 1)\n"
+		   "  --placement P where a token's parsers, JSON and write run: engine (the engine's thread, the\n"
+		   "                default), connection (the connection's thread), or both, alternated run by run\n");
 }
 
 /* ---------------------------------------------------------------------------------------------------- */
-/* delivery taps: the server reports (engine time, line time) per token line, the client its read times */
+/* delivery taps: the server reports (socket, engine time, line time) per token line, the clients their read
+ * times; a socket's peer port names the client (looked up once per connection) */
+
+#define BENCH_MAX_STREAMS 16
 
 struct taps {
 	pthread_mutex_t mu;
+	int fds[BENCH_MAX_STREAMS], ports[BENCH_MAX_STREAMS];
+	int n_fds;
+	int *port;              /* the client's port of each line */
 	int64_t *engine, *line; /* the token sampled; its line formatted, about to be written to the socket */
 	size_t n, cap;
 };
 
-static void tap(void *ctx, int64_t t_engine, int64_t t_line)
+static int peer_port(int fd)
+{
+	struct sockaddr_in a;
+	socklen_t al = sizeof a;
+	if (getpeername(fd, (struct sockaddr *)&a, &al) != 0)
+		return -1;
+	return ntohs(a.sin_port);
+}
+
+static void tap(void *ctx, int fd, int64_t t_engine, int64_t t_line)
 {
 	struct taps *t = ctx;
 	pthread_mutex_lock(&t->mu);
+	int port = -1;
+	for (int i = 0; i < t->n_fds && port < 0; i++)
+		if (t->fds[i] == fd)
+			port = t->ports[i];
+	if (port < 0 && t->n_fds < BENCH_MAX_STREAMS) {
+		port = peer_port(fd);
+		t->fds[t->n_fds] = fd;
+		t->ports[t->n_fds++] = port;
+	}
 	if (t->n < t->cap) {
+		t->port[t->n] = port;
 		t->engine[t->n] = t_engine;
 		t->line[t->n++] = t_line;
 	}
+	pthread_mutex_unlock(&t->mu);
+}
+
+static void taps_reset(struct taps *t)
+{
+	pthread_mutex_lock(&t->mu);
+	t->n = 0;
+	t->n_fds = 0;
 	pthread_mutex_unlock(&t->mu);
 }
 
@@ -106,6 +144,7 @@ static void tap(void *ctx, int64_t t_engine, int64_t t_line)
 /* a raw HTTP client for one streamed /api/chat */
 
 struct run_result {
+	int port;            /* the client's local port */
 	int64_t t_send, t_first, t_last;
 	size_t n_lines;      /* content lines */
 	int64_t *reads;      /* read time of each content line */
@@ -175,6 +214,9 @@ static int stream_chat(int port, const char *body, struct run_result *rr, bool w
 		snprintf(rr->error, sizeof rr->error, "cannot connect to 127.0.0.1:%d", port);
 		return -1;
 	}
+	struct sockaddr_in la;
+	socklen_t lal = sizeof la;
+	rr->port = getsockname(fd, (struct sockaddr *)&la, &lal) == 0 ? ntohs(la.sin_port) : -1;
 	char head[256];
 	int hl = snprintf(head, sizeof head,
 			  "POST /api/chat HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n"
@@ -490,13 +532,151 @@ static char *json_string(const char *s)
 	return r;
 }
 
+/* ---------------------------------------------------------------------------------------------------- */
+/* N streams through the API */
+
+/* What one placement measured over the runs (ns arrays pooled over runs and streams). */
+struct series {
+	const char *name;
+	bool on_connection;
+	double *tps, *ttft, *first_engine; /* per run: aggregate tok/s, median stream's TTFT and first sample (ms) */
+	double *tps_runs;                  /* tps in run order (median() sorts tps) */
+	double *stream_tps;                /* per run and stream */
+	int64_t *delays, *d_server, *d_wire, *gaps;
+	size_t n_stream_tps, n_delays, n_gaps, cap;
+	int64_t eval_count, prompt_count;
+	size_t last_lines;
+};
+
+struct client {
+	pthread_t thread;
+	int port;
+	const char *body;
+	struct run_result rr;
+	int rc;
+};
+
+static void *client_main(void *arg)
+{
+	struct client *c = arg;
+	c->rc = stream_chat(c->port, c->body, &c->rr, false, NULL);
+	return NULL;
+}
+
+static int series_alloc(struct series *se, const char *name, bool on_connection, int runs, int n, int n_predict)
+{
+	se->name = name;
+	se->on_connection = on_connection;
+	se->cap = (size_t)runs * (size_t)n * (size_t)n_predict;
+	se->tps = calloc((size_t)runs, sizeof(double));
+	se->tps_runs = calloc((size_t)runs, sizeof(double));
+	se->ttft = calloc((size_t)runs, sizeof(double));
+	se->first_engine = calloc((size_t)runs, sizeof(double));
+	se->stream_tps = calloc((size_t)runs * (size_t)n, sizeof(double));
+	se->delays = calloc(se->cap, sizeof(int64_t));
+	se->d_server = calloc(se->cap, sizeof(int64_t));
+	se->d_wire = calloc(se->cap, sizeof(int64_t));
+	se->gaps = calloc(se->cap, sizeof(int64_t));
+	return se->tps && se->tps_runs && se->ttft && se->first_engine && se->stream_tps && se->delays && se->d_server && se->d_wire &&
+			       se->gaps
+		       ? 0
+		       : -1;
+}
+
+static void series_free(struct series *se)
+{
+	free(se->tps);
+	free(se->tps_runs);
+	free(se->ttft);
+	free(se->first_engine);
+	free(se->stream_tps);
+	free(se->delays);
+	free(se->d_server);
+	free(se->d_wire);
+	free(se->gaps);
+}
+
+/* One run of n concurrent streamed chats; with run >= 0 its figures go into se. Returns 0, or -1. */
+static int api_run(int port, const char *body, int n, struct client *cl, struct taps *taps, struct series *se,
+		   int run)
+{
+	taps_reset(taps);
+	for (int i = 0; i < n; i++) {
+		int64_t *reads = cl[i].rr.reads;
+		memset(&cl[i].rr, 0, sizeof cl[i].rr);
+		cl[i].rr.reads = reads;
+		cl[i].port = port;
+		cl[i].body = body;
+		cl[i].rc = -1;
+		if (pthread_create(&cl[i].thread, NULL, client_main, &cl[i]) != 0) {
+			for (int k = 0; k < i; k++)
+				pthread_join(cl[k].thread, NULL);
+			fprintf(stderr, "Error: cannot start a client thread\n");
+			return -1;
+		}
+	}
+	int fail = 0;
+	for (int i = 0; i < n; i++) {
+		pthread_join(cl[i].thread, NULL);
+		if (cl[i].rc != 0 && !fail) {
+			fprintf(stderr, "Error: /api/chat: %s\n", cl[i].rr.error);
+			fail = 1;
+		}
+	}
+	if (fail)
+		return -1;
+	if (run < 0)
+		return 0;
+	int64_t first = INT64_MAX, last = 0;
+	size_t tokens = 0;
+	double ttft[BENCH_MAX_STREAMS], first_engine[BENCH_MAX_STREAMS];
+	pthread_mutex_lock(&taps->mu);
+	for (int i = 0; i < n; i++) {
+		const struct run_result *rr = &cl[i].rr;
+		if (rr->t_first < first)
+			first = rr->t_first;
+		if (rr->t_last > last)
+			last = rr->t_last;
+		tokens += rr->n_lines > 1 ? rr->n_lines - 1 : 0;
+		ttft[i] = (double)(rr->t_first - rr->t_send) / 1e6;
+		first_engine[i] = NAN;
+		se->stream_tps[se->n_stream_tps++] =
+			rr->n_lines > 1 ? (double)(rr->n_lines - 1) / ((double)(rr->t_last - rr->t_first) / 1e9) : 0;
+		/* this stream's tap records in order, paired with its reads */
+		size_t k = 0, m = rr->n_lines < BENCH_MAX_TOKENS ? rr->n_lines : BENCH_MAX_TOKENS;
+		for (size_t j = 0; j < taps->n && k < m; j++) {
+			if (taps->port[j] != rr->port)
+				continue;
+			if (k == 0)
+				first_engine[i] = (double)(taps->engine[j] - rr->t_send) / 1e6;
+			if (se->n_delays < se->cap) {
+				se->d_server[se->n_delays] = taps->line[j] - taps->engine[j];
+				se->d_wire[se->n_delays] = rr->reads[k] - taps->line[j];
+				se->delays[se->n_delays++] = rr->reads[k] - taps->engine[j];
+			}
+			k++;
+		}
+		for (size_t j = 1; j < m && se->n_gaps < se->cap; j++)
+			se->gaps[se->n_gaps++] = rr->reads[j] - rr->reads[j - 1];
+		se->eval_count = rr->eval_count;
+		se->prompt_count = rr->prompt_count;
+		se->last_lines = rr->n_lines;
+	}
+	pthread_mutex_unlock(&taps->mu);
+	se->tps[run] = last > first ? (double)tokens / ((double)(last - first) / 1e9) : 0;
+	se->tps_runs[run] = se->tps[run];
+	se->ttft[run] = median(ttft, n);
+	se->first_engine[run] = median(first_engine, n);
+	return 0;
+}
+
 int bench_api(int argc, char **argv)
 {
-	const char *file = NULL, *name = NULL;
+	const char *file = NULL, *name = NULL, *placement = "engine";
 	const char *prompt = "Explain, in a long and detailed answer, how a transformer language model turns a prompt "
 			     "into text, step by step.";
-	int n_predict = 128, runs = 3, ctx = 4096, threads = 0;
-	enum { O_API = 256, O_MODEL, O_RUNS, O_PROMPT, O_CTX };
+	int n_predict = 128, runs = 3, ctx = 4096, threads = 0, parallel = 1;
+	enum { O_API = 256, O_MODEL, O_RUNS, O_PROMPT, O_CTX, O_PARALLEL, O_PLACEMENT };
 	static const struct option longopts[] = {
 		{"help", no_argument, NULL, 'h'},
 		{"api", no_argument, NULL, O_API},
@@ -504,6 +684,8 @@ int bench_api(int argc, char **argv)
 		{"runs", required_argument, NULL, O_RUNS},
 		{"prompt", required_argument, NULL, O_PROMPT},
 		{"ctx", required_argument, NULL, O_CTX},
+		{"parallel", required_argument, NULL, O_PARALLEL},
+		{"placement", required_argument, NULL, O_PLACEMENT},
 		{NULL, 0, NULL, 0},
 	};
 	const char *cmd = "orun bench --api";
@@ -538,6 +720,12 @@ int bench_api(int argc, char **argv)
 		case 't':
 			bad = argnum_int(cmd, a, optarg, 0, RN_POOL_MAX_THREADS, &threads);
 			break;
+		case O_PARALLEL:
+			bad = argnum_int(cmd, a, optarg, 1, BENCH_MAX_STREAMS, &parallel);
+			break;
+		case O_PLACEMENT:
+			placement = optarg;
+			break;
 		default: /* '?': argopt_next said why */
 			bad = 1;
 		}
@@ -546,7 +734,10 @@ int bench_api(int argc, char **argv)
 		usage(stderr);
 		return 2;
 	}
-	if ((!file) == (!name) || n_predict < 2 || n_predict > BENCH_MAX_TOKENS || runs < 1 || runs > 1000 || ctx < 64) {
+	bool pl_engine = !strcmp(placement, "engine") || !strcmp(placement, "both");
+	bool pl_conn = !strcmp(placement, "connection") || !strcmp(placement, "both");
+	if ((!file) == (!name) || n_predict < 2 || n_predict > BENCH_MAX_TOKENS || runs < 1 || runs > 1000 || ctx < 64 ||
+	    parallel < 1 || parallel > BENCH_MAX_STREAMS || (!pl_engine && !pl_conn)) {
 		usage(stderr);
 		return 2;
 	}
@@ -570,32 +761,38 @@ int bench_api(int argc, char **argv)
 	if (store[0])
 		snprintf(cfg.models, sizeof cfg.models, "%s", store);
 	cfg.noprune = true;
-	cfg.num_parallel = 1;
+	cfg.num_parallel = (unsigned)parallel;
 	cfg.keep_alive_ns = RN_SRV_KEEP_FOREVER;
-	struct taps taps = {.cap = (size_t)BENCH_MAX_TOKENS};
+	size_t cap = (size_t)parallel * (size_t)n_predict * 2 + 64;
+	struct taps taps = {.cap = cap};
 	pthread_mutex_init(&taps.mu, NULL);
 	taps.engine = calloc(taps.cap, sizeof *taps.engine);
 	taps.line = calloc(taps.cap, sizeof *taps.line);
-	int64_t *reads = calloc((size_t)BENCH_MAX_TOKENS, sizeof *reads);
-	int64_t *delays = calloc((size_t)BENCH_MAX_TOKENS * (size_t)runs, sizeof *delays);
-	int64_t *d_server = calloc((size_t)BENCH_MAX_TOKENS * (size_t)runs, sizeof *d_server);
-	int64_t *d_wire = calloc((size_t)BENCH_MAX_TOKENS * (size_t)runs, sizeof *d_wire);
+	taps.port = calloc(taps.cap, sizeof *taps.port);
+	struct client *cl = calloc((size_t)parallel, sizeof *cl);
+	struct series ser[2] = {0};
+	int n_ser = 0;
 	struct probe *probe = calloc(1, sizeof *probe);
-	double *api_tps = calloc((size_t)runs, sizeof(double)), *api_ttft = calloc((size_t)runs, sizeof(double));
 	double *eng_tps = calloc((size_t)runs, sizeof(double)), *eng_ttft = calloc((size_t)runs, sizeof(double));
-	double *api_first_engine = calloc((size_t)runs, sizeof(double));
 	int rc = 1;
-	size_t n_delays = 0;
 	char *rendered = NULL;
 	struct rn_server *srv = NULL;
-	if (!taps.engine || !taps.line || !reads || !delays || !d_server || !d_wire || !probe || !api_tps || !api_ttft ||
-	    !eng_tps || !eng_ttft || !api_first_engine)
+	bool ok = taps.engine && taps.line && taps.port && cl && probe && eng_tps && eng_ttft;
+	for (int i = 0; ok && i < parallel; i++)
+		ok = (cl[i].rr.reads = calloc((size_t)BENCH_MAX_TOKENS, sizeof(int64_t))) != NULL;
+	if (ok && pl_engine)
+		ok = series_alloc(&ser[n_ser++], pl_conn ? "/api/chat, engine thread" : "/api/chat (streamed)", false, runs,
+				  parallel, n_predict) == 0;
+	if (ok && pl_conn)
+		ok = series_alloc(&ser[n_ser++], pl_engine ? "/api/chat, connection" : "/api/chat (streamed)", true, runs,
+				  parallel, n_predict) == 0;
+	if (!ok)
 		goto out;
 	srv = rn_server_start(&cfg, true);
 	if (!srv)
 		goto out;
-	srv->emit_tap = tap;
-	srv->emit_tap_ctx = &taps;
+	srv->api.emit_tap = tap;
+	srv->api.emit_tap_ctx = &taps;
 	int port = rn_server_port(srv);
 	char *pj = json_string(prompt), *mj = json_string(name);
 	char body[8192], render_body[8192];
@@ -612,7 +809,7 @@ int bench_api(int argc, char **argv)
 	free(mj);
 
 	/* the prompt exactly as the server renders it (this also loads the model) */
-	struct run_result rr = {.reads = reads};
+	struct run_result rr = {.reads = cl[0].rr.reads};
 	char *whole = NULL;
 	(void)stream_chat(port, render_body, &rr, true, &whole);
 	if (whole) {
@@ -656,56 +853,39 @@ int bench_api(int argc, char **argv)
 		rn_model_free(model);
 		goto out;
 	}
-	/* both paths with the weights copied into memory (use_mmap false), what `orun serve` does by itself for a
-	 * CPU load, so that the two read the same memory */
-	struct rn_load_params lp;
-	rn_load_params_init(&lp);
-	lp.n_ctx = ctx;
-	lp.n_threads = threads;
-	lp.use_mmap = 0;
-	rn_load_params_resolve(&lp, &(struct rn_load_defaults){.n_ctx_max = model->hp.n_ctx_train, .n_seq = 1});
-	lp.no_mmap = true;
-	struct rn_engine *eng = rn_engine_new(model, tok, &lp, &re);
+	/* with one stream: the engine alone beside the API, both with the weights copied into memory (use_mmap
+	 * false), what `orun serve` does by itself for a CPU load, so that the two read the same memory */
+	struct rn_engine *eng = NULL;
 	int32_t *ids = NULL;
 	size_t n_ids = 0;
-	if (!eng || rn_tok_encode_alloc(tok, rendered, strlen(rendered), true, true, &ids, &n_ids, &te) != RN_TOK_OK) {
-		fprintf(stderr, "Error: %s\n", eng ? te.msg : re.msg);
-		rn_engine_free(eng);
-		rn_tok_free(tok);
-		rn_model_free(model);
-		goto out;
+	if (parallel == 1) {
+		struct rn_load_params lp;
+		rn_load_params_init(&lp);
+		lp.n_ctx = ctx;
+		lp.n_threads = threads;
+		lp.use_mmap = 0;
+		rn_load_params_resolve(&lp, &(struct rn_load_defaults){.n_ctx_max = model->hp.n_ctx_train, .n_seq = 1});
+		lp.no_mmap = true;
+		eng = rn_engine_new(model, tok, &lp, &re);
+		if (!eng || rn_tok_encode_alloc(tok, rendered, strlen(rendered), true, true, &ids, &n_ids, &te) != RN_TOK_OK) {
+			fprintf(stderr, "Error: %s\n", eng ? te.msg : re.msg);
+			rn_engine_free(eng);
+			rn_tok_free(tok);
+			rn_model_free(model);
+			goto out;
+		}
 	}
 	int fail = 0;
 	double load_before = loadavg1();
 	for (int r = -1; r < runs && !fail; r++) {
-		/* (a) /api/chat streamed */
-		memset(&rr, 0, sizeof rr);
-		rr.reads = reads;
-		pthread_mutex_lock(&taps.mu);
-		taps.n = 0;
-		pthread_mutex_unlock(&taps.mu);
-		if (stream_chat(port, body, &rr, false, NULL) != 0) {
-			fprintf(stderr, "Error: /api/chat: %s\n", rr.error);
-			fail = 1;
-			break;
+		/* (a) /api/chat streamed, each placement in turn (the order alternates run by run) */
+		for (int k = 0; k < n_ser && !fail; k++) {
+			struct series *se = &ser[(r & 1) && n_ser == 2 ? 1 - k : k];
+			srv->api.format_on_connection = se->on_connection;
+			fail = api_run(port, body, parallel, cl, &taps, se, r) != 0;
 		}
-		if (r >= 0) {
-			api_ttft[r] = (double)(rr.t_first - rr.t_send) / 1e6;
-			pthread_mutex_lock(&taps.mu);
-			if (taps.n)
-				api_first_engine[r] = (double)(taps.engine[0] - rr.t_send) / 1e6;
-			size_t m = taps.n < rr.n_lines ? taps.n : rr.n_lines;
-			for (size_t k = 0; k < m; k++) {
-				d_server[n_delays] = taps.line[k] - taps.engine[k];
-				d_wire[n_delays] = reads[k] - taps.line[k];
-				delays[n_delays++] = reads[k] - taps.engine[k];
-			}
-			pthread_mutex_unlock(&taps.mu);
-			api_tps[r] = rr.n_lines > 1 ? (double)(rr.n_lines - 1) / ((double)(rr.t_last - rr.t_first) / 1e9) : 0;
-			if (r == runs - 1)
-				printf("api run: %zu tokens streamed, server eval_count %lld, prompt %lld tokens\n", rr.n_lines,
-				       (long long)rr.eval_count, (long long)rr.prompt_count);
-		}
+		if (fail || !eng)
+			continue;
 		/* (b) the engine alone */
 		struct eng_run er = {0};
 		struct rn_error e2 = {0};
@@ -721,9 +901,12 @@ int bench_api(int argc, char **argv)
 				printf("engine run: %zu tokens, prompt %zu tokens\n", er.n, n_ids);
 		}
 	}
+	for (int k = 0; k < n_ser && !fail; k++)
+		printf("api run (%s): %zu tokens streamed, server eval_count %lld, prompt %lld tokens\n", ser[k].name,
+		       ser[k].last_lines, (long long)ser[k].eval_count, (long long)ser[k].prompt_count);
 	/* one more engine-alone run, not counted above, with the wake-up probe running beside it */
 	bool probed = false;
-	if (!fail && probe_start(probe) == 0) {
+	if (!fail && eng && probe_start(probe) == 0) {
 		struct eng_run er = {0};
 		struct rn_error e2 = {0};
 		probed = engine_once(eng, ids, n_ids, n_predict, &er, &e2) == RN_OK;
@@ -742,33 +925,57 @@ int bench_api(int argc, char **argv)
 		goto out;
 
 	/* report (medians over the runs) */
-	double at = median(api_ttft, runs), et = median(eng_ttft, runs);
-	double as = median(api_tps, runs), es = median(eng_tps, runs);
-	struct pct all = percentiles(delays, n_delays), srv_part = percentiles(d_server, n_delays),
-		   wire = percentiles(d_wire, n_delays), floor = percentiles(probe->delays, probed ? probe->n : 0);
-	printf("\nmodel %s (%s), %d tokens per run, median of %d runs, prompt caching off, load average %.2f -> %.2f\n",
-	       name, arch, n_predict, runs, load_before, loadavg1());
-	printf("%-22s %12s %14s %10s\n", "path", "TTFT ms", "decode tok/s", "GB/s");
-	printf("%-22s %12.2f %14.2f %10.2f\n", "engine alone", et, es, es * (double)bpt / 1e9);
-	printf("%-22s %12.2f %14.2f %10.2f\n", "/api/chat (streamed)", at, as, as * (double)bpt / 1e9);
-	double af = median(api_first_engine, runs);
-	printf("api TTFT = %.2f ms until the server's engine sampled the first token (request parsing, template, "
-	       "tokenizer, queue, prefill) + %.3f ms delivery\n", af, at - af);
-	printf("api vs engine: TTFT %+.3f ms (goal <= +1 ms), decode %.2f %% (goal >= 99.5 %%)\n", at - et,
-	       es > 0 ? 100.0 * as / es : 0);
-	printf("delivery delay, token sampled -> line read by the client (%zu tokens): p50 %.1f us, p99 %.1f us "
-	       "(goal <= 200 us), max %.1f us\n",
-	       n_delays, all.p50, all.p99, all.max);
-	printf("  of which in the server, sampled -> line ready to write:  p50 %.1f us, p99 %.1f us, max %.1f us\n",
-	       srv_part.p50, srv_part.p99, srv_part.max);
-	printf("  and written -> read by the sleeping client (kernel):    p50 %.1f us, p99 %.1f us, max %.1f us\n",
-	       wire.p50, wire.p99, wire.max);
-	if (probed)
-		printf("this machine's floor for the second part, a bare loopback write -> blocked read() while the engine "
+	if (parallel == 1)
+		printf("\nmodel %s (%s), %d tokens per run, median of %d runs, prompt caching off, load average %.2f -> "
+		       "%.2f\n",
+		       name, arch, n_predict, runs, load_before, loadavg1());
+	else
+		printf("\nmodel %s (%s), %d streams at once (OLLAMA_NUM_PARALLEL=%d) x %d tokens per run, median of %d "
+		       "runs, prompt caching off, load average %.2f -> %.2f\n",
+		       name, arch, parallel, parallel, n_predict, runs, load_before, loadavg1());
+	double et = eng ? median(eng_ttft, runs) : 0, es = eng ? median(eng_tps, runs) : 0;
+	printf("%-26s %12s %14s %10s %18s\n", "path", "TTFT ms", "decode tok/s", "GB/s", "per stream tok/s");
+	if (parallel == 1)
+		printf("%-26s %12.2f %14.2f %10.2f\n", "engine alone", et, es, es * (double)bpt / 1e9);
+	for (int k = 0; k < n_ser; k++) {
+		struct series *se = &ser[k];
+		double at = median(se->ttft, runs), as = median(se->tps, runs);
+		double ps = median(se->stream_tps, (int)se->n_stream_tps);
+		printf("%-26s %12.2f %14.2f %10.2f %18.2f\n", se->name, at, as, as * (double)bpt / 1e9, ps);
+	}
+	for (int k = 0; k < n_ser; k++) {
+		struct series *se = &ser[k];
+		double at = median(se->ttft, runs), as = median(se->tps, runs), af = median(se->first_engine, runs);
+		struct pct all = percentiles(se->delays, se->n_delays), srv_part = percentiles(se->d_server, se->n_delays),
+			   wire = percentiles(se->d_wire, se->n_delays), gap = percentiles(se->gaps, se->n_gaps);
+		printf("\n%s:\n", se->name);
+		printf("decode tok/s of each run, in run order:");
+		for (int r = 0; r < runs; r++)
+			printf(" %.2f", se->tps_runs[r]);
+		printf("\n");
+		printf("api TTFT = %.2f ms until the server's engine sampled the first token (request parsing, template, "
+		       "tokenizer, queue, prefill) + %.3f ms delivery\n", af, at - af);
+		if (parallel == 1)
+			printf("api vs engine: TTFT %+.3f ms (goal <= +1 ms), decode %.2f %% (goal >= 99.5 %%)\n", at - et,
+			       es > 0 ? 100.0 * as / es : 0);
+		printf("delivery delay, token sampled -> line read by the client (%zu tokens): p50 %.1f us, p99 %.1f us "
+		       "(goal <= 200 us), max %.1f us\n",
+		       se->n_delays, all.p50, all.p99, all.max);
+		printf("  of which in the server, sampled -> line ready to write:  p50 %.1f us, p99 %.1f us, max %.1f us\n",
+		       srv_part.p50, srv_part.p99, srv_part.max);
+		printf("  and written -> read by the sleeping client (kernel):    p50 %.1f us, p99 %.1f us, max %.1f us\n",
+		       wire.p50, wire.p99, wire.max);
+		printf("gap between a stream's token lines at its client: p50 %.3f ms, p99 %.3f ms, max %.3f ms\n",
+		       gap.p50 / 1e3, gap.p99 / 1e3, gap.max / 1e3);
+	}
+	if (probed) {
+		struct pct floor = percentiles(probe->delays, probe->n);
+		printf("\nthis machine's floor for the kernel part, a bare loopback write -> blocked read() while the engine "
 		       "decodes (%zu probes): p50 %.1f us, p99 %.1f us, max %.1f us\n",
 		       probe->n, floor.p50, floor.p99, floor.max);
-	else
-		printf("this machine's wake-up floor: not measured (the probe could not start)\n");
+	}
+	else if (parallel == 1)
+		printf("\nthis machine's wake-up floor: not measured (the probe could not start)\n");
 	rc = 0;
 out:
 	rn_server_stop(srv);
@@ -777,16 +984,15 @@ out:
 	free(rendered);
 	free(taps.engine);
 	free(taps.line);
-	free(reads);
-	free(delays);
-	free(d_server);
-	free(d_wire);
+	free(taps.port);
+	for (int i = 0; cl && i < parallel; i++)
+		free(cl[i].rr.reads);
+	free(cl);
+	for (int k = 0; k < n_ser; k++)
+		series_free(&ser[k]);
 	free(probe);
-	free(api_tps);
-	free(api_ttft);
 	free(eng_tps);
 	free(eng_ttft);
-	free(api_first_engine);
 	rn_srv_config_free(&cfg);
 	return rc;
 }

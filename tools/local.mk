@@ -17,4 +17,5 @@ endif
 if WITH_SERVER
 orun_SOURCES += tools/cmd_serve.c tools/cmd_llama_server.c tools/cmd_ps.c tools/cmd_run.c tools/cmd_stop.c \
 	tools/bench_api.c tools/bench_api.h
+orun_SOURCES += tools/llama_server_flags.c tools/llama_server_flags.h
 endif

@@ -14,9 +14,8 @@
 
 #include "modelfile/name.h"
 #include "modelfile/params.h"
+#include "runner/api/api.h"
 #include "runner/api/decode.h"
-#include "runner/server/server.h"
-#include "runner/api/pipeline.h"
 #include "runner/api/stored_model.h"
 #include "runner/tokenizer/tokenizer.h"
 
@@ -67,7 +66,7 @@ static int embed_inputs(struct rn_http_req *r, enum embed_api api, const char *m
 			size_t n_inputs, bool truncate, const struct ob_json *opts_obj, int64_t keep_alive,
 			struct embed_out *out)
 {
-	struct rn_server *s = rn_api_server(r);
+	struct rn_api *s = rn_api_of(r);
 	memset(out, 0, sizeof *out);
 	struct mf_name nm;
 	mf_name_parse(model, &nm);

@@ -2,9 +2,10 @@
  * through OLLAMA_RUNNERS_DIR, and any llama-server client).
  *
  * The model loads through the same scheduler and engine as `orun serve` (one runner, -np slots of -c/-np
- * tokens each). Field names of the JSON answers follow upstream tools/server (server-task.cpp,
- * server-common.cpp); Ollama reads content/stop/stop_type/timings from /completion, status/error from
- * /health, tokens from /tokenize. Not supported (answered with a clear error): grammars and JSON schemas,
+ * tokens each); generations go through the shared pipeline (runner/api/pipeline.h) with this face's
+ * formatters; the flags are parsed in tools/llama_server_flags.c. Field names of the JSON answers follow
+ * upstream tools/server (server-task.cpp, server-common.cpp); Ollama reads content/stop/stop_type/timings
+ * from /completion, status/error from /health, tokens from /tokenize. Not supported (answered with a clear error): grammars and JSON schemas,
  * token probabilities, multimodal prompts, LoRA adapters, speculative decoding.
  */
 #include "config.h"
@@ -26,6 +27,7 @@
 #include "base/jsonutil.h"
 #include "modelfile/template.h"
 #include "runner/api/llamaserver.h"
+#include "runner/api/pipeline.h"
 #include "runner/backend.h"
 #include "runner/cpu/features.h"
 #include "runner/server/http.h"
@@ -35,23 +37,8 @@
 #include "runner/server/envconfig.h"
 #include "runner/tokenizer/tokenizer.h"
 
-struct ls_opts {
-	const char *model, *host, *alias, *chat_template;
-	int port;
-	int ctx;        /* -c: total context (all slots) */
-	int parallel;   /* -np */
-	int batch;      /* -b */
-	int ngl;        /* -ngl, -1 = unset */
-	int threads;    /* -t */
-	int keep;       /* --keep */
-	bool embedding, context_shift, no_context_shift, verbose, list_devices, mmproj;
-	bool no_mmap;   /* --no-mmap, or --load-mode none (Ollama's use_mmap false) */
-	const char *cache_type_k;
-	int n_lora;
-};
-
 struct ls_server {
-	struct ls_opts o;
+	struct rn_ls_opts o;
 	struct rn_sched *sched;
 	struct rn_runner *runner;
 	struct mf_tpl *tpl;       /* chat template (Go) for /apply-template and /v1/chat/completions */
@@ -59,7 +46,7 @@ struct ls_server {
 	atomic_int state;         /* 0 loading, 1 ready, 2 failed (error is written before 2 is stored) */
 	char error[600];
 	int n_ctx_slot;
-	atomic_bool stopping;
+	struct rn_api api;        /* what the generation pipeline runs with (api.stopping: shutting down) */
 	int64_t created;
 };
 
@@ -75,148 +62,15 @@ static void logf_(const char *fmt, ...)
 }
 
 /* ---------------------------------------------------------------------------------------------------- */
-/* flags */
+/* options */
 
-static const char *const flags_with_value[] = {
-	"-m", "--model", "--port", "--host", "-c", "--ctx-size", "-np", "--parallel", "-lv", "--log-verbosity",
-	"--chat-template", "--chat-template-file", "--mmproj", "--spec-type", "--spec-draft-n-max",
-	"--spec-draft-model", "--image-min-tokens", "--lora", "--load-mode", "-ctk", "--cache-type-k", "-ctv",
-	"--cache-type-v", "-b", "--batch-size", "-ub", "--ubatch-size", "-ngl", "--n-gpu-layers", "--gpu-layers",
-	"-t", "--threads", "-tb", "--threads-batch", "-sm", "--split-mode", "-mg", "--main-gpu", "--keep", "-ts",
-	"--tensor-split", "--log-format", "-a", "--alias", "-to", "--timeout", "--rope-freq-base",
-	"--rope-freq-scale", "-s", "--seed", "-n", "--n-predict", "--api-key", "--slot-save-path",
-	"--reasoning-format", "--pooling", "--override-kv", "--numa", "--lora-scaled", "--ctx-size-draft",
-	"-devd", "--device", "--fit", "--fit-target", "--reasoning-budget", "--cache-reuse", "-fa", "--flash-attn",
-	NULL};
-static const char *const flags_plain[] = {
-	"--no-webui", "--offline", "--no-log-prefix", "--no-log-timestamps", "--no-jinja", "--jinja",
-	"--no-mmproj-offload", "--spec-draft-backend-sampling", "--embedding", "--embeddings", "--context-shift",
-	"--no-context-shift", "-v", "--verbose", "--list-devices", "--no-mmap", "--mlock", "--memory-f32", "-cb",
-	"--cont-batching", "--no-cont-batching", "--log-disable", "--metrics", "--no-warmup", "--kv-unified",
-	"--no-kv-offload", "-nkvo", "--check-tensors", "--log-colors", "--no-slots", "--slots", "--props", NULL};
-
-static bool in_list(const char *const *l, const char *s)
-{
-	for (; *l; l++)
-		if (strcmp(*l, s) == 0)
-			return true;
-	return false;
-}
-
-static int parse_int(const char *flag, const char *v, int *out)
-{
-	char *end;
-	long x = strtol(v, &end, 10);
-	if (!*v || *end || x < INT32_MIN || x > INT32_MAX) {
-		logf_("error: invalid value for %s: '%s'", flag, v);
-		return -1;
-	}
-	*out = (int)x;
-	return 0;
-}
-
-static int parse_flags(int argc, char **argv, struct ls_opts *o)
+void rn_ls_opts_default(struct rn_ls_opts *o)
 {
 	memset(o, 0, sizeof *o);
 	o->host = "127.0.0.1";
 	o->port = 8080;
 	o->ngl = -1;
 	o->parallel = 1;
-	o->keep = 0;
-	for (int i = 1; i < argc; i++) {
-		const char *a = argv[i];
-		const char *eq = (a[0] == '-' && a[1] == '-') ? strchr(a, '=') : NULL;
-		char name[64];
-		const char *val = NULL;
-		if (eq && (size_t)(eq - a) < sizeof name) {
-			memcpy(name, a, (size_t)(eq - a));
-			name[eq - a] = 0;
-			val = eq + 1;
-		} else {
-			snprintf(name, sizeof name, "%s", a);
-		}
-		if (strcmp(name, "-h") == 0 || strcmp(name, "--help") == 0)
-			return 1;
-		if (in_list(flags_plain, name)) {
-			if (!strcmp(name, "--embedding") || !strcmp(name, "--embeddings"))
-				o->embedding = true;
-			else if (!strcmp(name, "--context-shift"))
-				o->context_shift = true;
-			else if (!strcmp(name, "--no-context-shift"))
-				o->no_context_shift = true;
-			else if (!strcmp(name, "-v") || !strcmp(name, "--verbose"))
-				o->verbose = true;
-			else if (!strcmp(name, "--list-devices"))
-				o->list_devices = true;
-			else if (!strcmp(name, "--no-mmap"))
-				o->no_mmap = true;
-			continue;
-		}
-		if (!in_list(flags_with_value, name)) {
-			logf_("error: invalid argument: %s", a);
-			return -1;
-		}
-		if (!val) {
-			/* era A passed a bare --flash-attn */
-			if ((!strcmp(name, "-fa") || !strcmp(name, "--flash-attn")) &&
-			    (i + 1 >= argc || argv[i + 1][0] == '-'))
-				continue;
-			if (i + 1 >= argc) {
-				logf_("error: argument %s needs a value", name);
-				return -1;
-			}
-			val = argv[++i];
-		}
-		if (!strcmp(name, "--lora-scaled") && i + 1 < argc)
-			i++; /* FNAME SCALE */
-		int rc = 0;
-		if (!strcmp(name, "-m") || !strcmp(name, "--model"))
-			o->model = val;
-		else if (!strcmp(name, "--port"))
-			rc = parse_int(name, val, &o->port);
-		else if (!strcmp(name, "--host"))
-			o->host = val;
-		else if (!strcmp(name, "-c") || !strcmp(name, "--ctx-size"))
-			rc = parse_int(name, val, &o->ctx);
-		else if (!strcmp(name, "-np") || !strcmp(name, "--parallel"))
-			rc = parse_int(name, val, &o->parallel);
-		else if (!strcmp(name, "-b") || !strcmp(name, "--batch-size"))
-			rc = parse_int(name, val, &o->batch);
-		else if (!strcmp(name, "-ngl") || !strcmp(name, "--n-gpu-layers") || !strcmp(name, "--gpu-layers"))
-			rc = parse_int(name, val, &o->ngl);
-		else if (!strcmp(name, "-t") || !strcmp(name, "--threads"))
-			rc = parse_int(name, val, &o->threads);
-		else if (!strcmp(name, "--keep"))
-			rc = parse_int(name, val, &o->keep);
-		else if (!strcmp(name, "-a") || !strcmp(name, "--alias"))
-			o->alias = val;
-		else if (!strcmp(name, "--chat-template"))
-			o->chat_template = val;
-		else if (!strcmp(name, "-ctk") || !strcmp(name, "--cache-type-k"))
-			o->cache_type_k = val;
-		else if (!strcmp(name, "--mmproj"))
-			o->mmproj = true;
-		else if (!strcmp(name, "--load-mode"))
-			o->no_mmap = !strcmp(val, "none");
-		else if (!strcmp(name, "--lora"))
-			o->n_lora++;
-		if (rc < 0)
-			return -1;
-	}
-	if (o->parallel < 1)
-		o->parallel = 1;
-	return 0;
-}
-
-static void usage(FILE *f)
-{
-	fprintf(f, "Usage: orun llama-server --model FILE [--port N] [--host H] [-c N] [-np N] [-b N] [-t N]\n"
-		   "                         [--embedding] [--context-shift] [--keep N] [--cache-type-k T] ...\n"
-		   "       orun llama-server --list-devices\n\n"
-		   "orun as llama.cpp's llama-server, the runner Ollama >= 0.30 starts from lib/ollama/llama-server.\n"
-		   "Installed there (or invoked under the name llama-server) it accepts the flags Ollama passes and\n"
-		   "answers /health, /completion, /v1/chat/completions, /apply-template, /tokenize, /detokenize and\n"
-		   "/v1/embeddings. Without --model it only reports the devices (Ollama's discovery start).\n");
 }
 
 /* ---------------------------------------------------------------------------------------------------- */
@@ -273,7 +127,7 @@ static struct ls_server *srv_of(struct rn_http_req *r)
 static bool ls_gone(void *req)
 {
 	struct ls_server *s = srv_of(req);
-	return atomic_load(&s->stopping) || rn_http_req_client_gone(req);
+	return atomic_load(&s->api.stopping) || rn_http_req_client_gone(req);
 }
 
 /* upstream error body: {"error":{"code":N,"message":"...","type":"..."}} */
@@ -524,40 +378,14 @@ static void h_props(struct rn_http_req *r)
 }
 
 /* ---------------------------------------------------------------------------------------------------- */
-/* completion */
+/* completion: this face's formatters for the generation pipeline (runner/api/pipeline.h) */
 
-enum ls_fmt { LS_COMPLETION, LS_CHAT };
-
-struct ls_req {
-	struct ls_server *s;
-	struct rn_http_req *r;
-	enum ls_fmt fmt;
-	struct rn_job *job;
-	int32_t *tokens;
-	size_t n_tokens;
-	char **stops;
-	size_t n_stops;
-	struct ob_buf line, all;
-	bool stream, finished;
-	int64_t n_decoded;
-	char id[48];
-	char *model_name;
+/* What the llama-server face keeps per request (struct rn_infer_face.state). */
+struct ls_state {
+	char id[48];       /* chat: "chatcmpl-orun<hex>" */
+	int64_t n_decoded; /* streamed events with text so far */
+	bool new_line;     /* the text so far has a '\n' */
 };
-
-static void ls_req_free(struct ls_req *q)
-{
-	if (!q)
-		return;
-	rn_job_free(q->job);
-	free(q->tokens);
-	for (size_t i = 0; i < q->n_stops; i++)
-		free(q->stops[i]);
-	free(q->stops);
-	ob_buf_free(&q->line);
-	ob_buf_free(&q->all);
-	free(q->model_name);
-	free(q);
-}
 
 static void write_timings(struct ob_jw *w, const struct rn_engine_stats *st)
 {
@@ -585,22 +413,15 @@ static void write_timings(struct ob_jw *w, const struct rn_engine_stats *st)
 	ob_jw_obj_end(w);
 }
 
-static void event_line(struct ls_req *q, struct ob_jw *w)
+/* Counts a streamed piece of text (upstream's tokens_predicted of the partial events; has_new_line). */
+static void saw_text(struct ls_state *q, const char *t, size_t n)
 {
-	const char *s = ob_jw_str(w);
-	if (!s) {
-		q->line.failed = true;
-	} else if (q->stream) {
-		ob_buf_puts(&q->line, "data: ");
-		ob_buf_append(&q->line, s, w->len);
-		ob_buf_puts(&q->line, "\n\n");
-	} else {
-		ob_buf_append(&q->line, s, w->len);
-	}
-	ob_jw_free(w);
+	q->n_decoded++;
+	if (memchr(t, '\n', n))
+		q->new_line = true;
 }
 
-static void chat_head(struct ls_req *q, struct ob_jw *w, const char *object)
+static void chat_head(const struct ls_state *q, const struct rn_infer_emit *e, struct ob_jw *w, const char *object)
 {
 	ob_jw_obj(w);
 	ob_jw_key(w, "id");
@@ -610,220 +431,211 @@ static void chat_head(struct ls_req *q, struct ob_jw *w, const char *object)
 	ob_jw_key(w, "created");
 	ob_jw_int(w, (int64_t)time(NULL));
 	ob_jw_key(w, "model");
-	ob_jw_string(w, q->model_name);
+	ob_jw_string(w, e->model);
 	ob_jw_key(w, "system_fingerprint");
 	ob_jw_string(w, "orun-" PACKAGE_VERSION);
 }
 
-/* One token's event (text may be empty: then nothing is sent, as upstream sends nothing either). */
-static void emit_partial(struct ls_req *q, const char *t, size_t n)
+/* /completion's final object: content is the tail (streamed) or the whole text. */
+static void completion_final(const struct ls_state *q, const struct rn_infer_emit *e, bool new_line, struct ob_jw *w)
 {
-	if (!n)
-		return;
-	q->n_decoded++;
-	struct ob_jw w;
-	ob_jw_init(&w, 0, OB_JW_NO_HTML_ESCAPE);
-	if (q->fmt == LS_COMPLETION) {
-		ob_jw_obj(&w);
-		ob_jw_key(&w, "index");
-		ob_jw_int(&w, 0);
-		ob_jw_key(&w, "content");
-		ob_jw_stringn(&w, t, n);
-		ob_jw_key(&w, "tokens");
-		ob_jw_arr(&w);
-		ob_jw_arr_end(&w);
-		ob_jw_key(&w, "stop");
-		ob_jw_bool(&w, false);
-		ob_jw_key(&w, "id_slot");
-		ob_jw_int(&w, 0);
-		ob_jw_key(&w, "tokens_predicted");
-		ob_jw_int(&w, q->n_decoded);
-		ob_jw_key(&w, "tokens_evaluated");
-		ob_jw_int(&w, (int64_t)q->n_tokens);
-		ob_jw_obj_end(&w);
-	} else {
-		chat_head(q, &w, "chat.completion.chunk");
-		ob_jw_key(&w, "choices");
-		ob_jw_arr(&w);
-		ob_jw_obj(&w);
-		ob_jw_key(&w, "finish_reason");
-		ob_jw_null(&w);
-		ob_jw_key(&w, "index");
-		ob_jw_int(&w, 0);
-		ob_jw_key(&w, "delta");
-		ob_jw_obj(&w);
-		ob_jw_key(&w, "content");
-		ob_jw_stringn(&w, t, n);
-		ob_jw_obj_end(&w);
-		ob_jw_obj_end(&w);
-		ob_jw_arr_end(&w);
-		ob_jw_obj_end(&w);
-	}
-	event_line(q, &w);
+	const struct rn_engine_stats *st = e->stats;
+	ob_jw_obj(w);
+	ob_jw_key(w, "index");
+	ob_jw_int(w, 0);
+	ob_jw_key(w, "content");
+	ob_jw_stringn(w, e->content, e->content_len);
+	ob_jw_key(w, "tokens");
+	ob_jw_arr(w);
+	ob_jw_arr_end(w);
+	ob_jw_key(w, "id_slot");
+	ob_jw_int(w, 0);
+	ob_jw_key(w, "stop");
+	ob_jw_bool(w, true);
+	ob_jw_key(w, "model");
+	ob_jw_string(w, e->model);
+	ob_jw_key(w, "tokens_predicted");
+	ob_jw_int(w, st->n_eval);
+	ob_jw_key(w, "tokens_evaluated");
+	ob_jw_int(w, st->n_prompt);
+	ob_jw_key(w, "has_new_line");
+	ob_jw_bool(w, new_line);
+	ob_jw_key(w, "truncated");
+	ob_jw_bool(w, st->truncated);
+	ob_jw_key(w, "stop_type");
+	ob_jw_string(w, e->reason == RN_DONE_LENGTH ? "limit" : "eos");
+	ob_jw_key(w, "stopping_word");
+	ob_jw_string(w, "");
+	ob_jw_key(w, "tokens_cached");
+	ob_jw_int(w, st->n_prompt + st->n_eval);
+	ob_jw_key(w, "timings");
+	write_timings(w, st);
+	ob_jw_obj_end(w);
+	(void)q;
 }
 
-static void emit_final(struct ls_req *q, const char *tail, size_t tail_n)
+/* One SSE event per token with text (upstream sends nothing for a token whose text is held back). */
+static void completion_chunk(void *state, const struct rn_infer_emit *e, struct ob_jw *w, struct ob_buf *out)
 {
-	enum rn_done_reason reason;
-	struct rn_engine_stats st;
-	rn_job_result(q->job, &reason, &st, NULL);
-	const char *stop_type = reason == RN_DONE_LENGTH ? "limit" : "eos";
-	struct ob_jw w;
-	ob_jw_init(&w, 0, OB_JW_NO_HTML_ESCAPE);
-	if (q->fmt == LS_COMPLETION) {
-		ob_jw_obj(&w);
-		ob_jw_key(&w, "index");
-		ob_jw_int(&w, 0);
-		ob_jw_key(&w, "content");
-		if (q->stream)
-			ob_jw_stringn(&w, tail, tail_n);
-		else
-			ob_jw_stringn(&w, q->all.p ? q->all.p : "", q->all.len);
-		ob_jw_key(&w, "tokens");
-		ob_jw_arr(&w);
-		ob_jw_arr_end(&w);
-		ob_jw_key(&w, "id_slot");
-		ob_jw_int(&w, 0);
-		ob_jw_key(&w, "stop");
-		ob_jw_bool(&w, true);
-		ob_jw_key(&w, "model");
-		ob_jw_string(&w, q->model_name);
-		ob_jw_key(&w, "tokens_predicted");
-		ob_jw_int(&w, st.n_eval);
-		ob_jw_key(&w, "tokens_evaluated");
-		ob_jw_int(&w, st.n_prompt);
-		ob_jw_key(&w, "has_new_line");
-		ob_jw_bool(&w, q->all.p && memchr(q->all.p, '\n', q->all.len) != NULL);
-		ob_jw_key(&w, "truncated");
-		ob_jw_bool(&w, st.truncated);
-		ob_jw_key(&w, "stop_type");
-		ob_jw_string(&w, stop_type);
-		ob_jw_key(&w, "stopping_word");
-		ob_jw_string(&w, "");
-		ob_jw_key(&w, "tokens_cached");
-		ob_jw_int(&w, st.n_prompt + st.n_eval);
-		ob_jw_key(&w, "timings");
-		write_timings(&w, &st);
-		ob_jw_obj_end(&w);
-		event_line(q, &w);
+	struct ls_state *q = state;
+	if (e->done) {
+		if (memchr(e->content, '\n', e->content_len))
+			q->new_line = true;
+		completion_final(q, e, q->new_line, w);
+		rn_infer_put_sse(out, w);
 		return;
 	}
-	/* chat */
-	const char *finish = reason == RN_DONE_LENGTH ? "length" : "stop";
-	if (q->stream) {
-		if (tail_n)
-			emit_partial(q, tail, tail_n);
-		ob_jw_init(&w, 0, OB_JW_NO_HTML_ESCAPE);
-		chat_head(q, &w, "chat.completion.chunk");
-		ob_jw_key(&w, "choices");
-		ob_jw_arr(&w);
-		ob_jw_obj(&w);
-		ob_jw_key(&w, "finish_reason");
-		ob_jw_string(&w, finish);
-		ob_jw_key(&w, "index");
-		ob_jw_int(&w, 0);
-		ob_jw_key(&w, "delta");
-		ob_jw_obj(&w);
-		ob_jw_obj_end(&w);
-		ob_jw_obj_end(&w);
-		ob_jw_arr_end(&w);
-	} else {
-		chat_head(q, &w, "chat.completion");
-		ob_jw_key(&w, "choices");
-		ob_jw_arr(&w);
-		ob_jw_obj(&w);
-		ob_jw_key(&w, "finish_reason");
-		ob_jw_string(&w, finish);
-		ob_jw_key(&w, "index");
-		ob_jw_int(&w, 0);
-		ob_jw_key(&w, "message");
-		ob_jw_obj(&w);
-		ob_jw_key(&w, "role");
-		ob_jw_string(&w, "assistant");
-		ob_jw_key(&w, "content");
-		ob_jw_stringn(&w, q->all.p ? q->all.p : "", q->all.len);
-		ob_jw_obj_end(&w);
-		ob_jw_obj_end(&w);
-		ob_jw_arr_end(&w);
+	saw_text(q, e->content, e->content_len);
+	ob_jw_obj(w);
+	ob_jw_key(w, "index");
+	ob_jw_int(w, 0);
+	ob_jw_key(w, "content");
+	ob_jw_stringn(w, e->content, e->content_len);
+	ob_jw_key(w, "tokens");
+	ob_jw_arr(w);
+	ob_jw_arr_end(w);
+	ob_jw_key(w, "stop");
+	ob_jw_bool(w, false);
+	ob_jw_key(w, "id_slot");
+	ob_jw_int(w, 0);
+	ob_jw_key(w, "tokens_predicted");
+	ob_jw_int(w, q->n_decoded);
+	ob_jw_key(w, "tokens_evaluated");
+	ob_jw_int(w, (int64_t)e->n_prompt_tokens);
+	ob_jw_obj_end(w);
+	rn_infer_put_sse(out, w);
+}
+
+static void completion_whole(void *state, const struct rn_infer_emit *e, struct ob_jw *w)
+{
+	completion_final(state, e, memchr(e->content, '\n', e->content_len) != NULL, w);
+}
+
+/* chat.completion(.chunk)'s tail: usage and timings, then the object's end */
+static void chat_usage(const struct rn_infer_emit *e, struct ob_jw *w)
+{
+	const struct rn_engine_stats *st = e->stats;
+	ob_jw_key(w, "usage");
+	ob_jw_obj(w);
+	ob_jw_key(w, "completion_tokens");
+	ob_jw_int(w, st->n_eval);
+	ob_jw_key(w, "prompt_tokens");
+	ob_jw_int(w, st->n_prompt);
+	ob_jw_key(w, "total_tokens");
+	ob_jw_int(w, st->n_prompt + st->n_eval);
+	ob_jw_obj_end(w);
+	ob_jw_key(w, "timings");
+	write_timings(w, st);
+	ob_jw_obj_end(w);
+}
+
+static void chat_chunk(void *state, const struct rn_infer_emit *e, struct ob_jw *w, struct ob_buf *out)
+{
+	struct ls_state *q = state;
+	if (e->content_len) {
+		saw_text(q, e->content, e->content_len);
+		chat_head(q, e, w, "chat.completion.chunk");
+		ob_jw_key(w, "choices");
+		ob_jw_arr(w);
+		ob_jw_obj(w);
+		ob_jw_key(w, "finish_reason");
+		ob_jw_null(w);
+		ob_jw_key(w, "index");
+		ob_jw_int(w, 0);
+		ob_jw_key(w, "delta");
+		ob_jw_obj(w);
+		ob_jw_key(w, "content");
+		ob_jw_stringn(w, e->content, e->content_len);
+		ob_jw_obj_end(w);
+		ob_jw_obj_end(w);
+		ob_jw_arr_end(w);
+		ob_jw_obj_end(w);
+		rn_infer_put_sse(out, w);
 	}
-	ob_jw_key(&w, "usage");
-	ob_jw_obj(&w);
-	ob_jw_key(&w, "completion_tokens");
-	ob_jw_int(&w, st.n_eval);
-	ob_jw_key(&w, "prompt_tokens");
-	ob_jw_int(&w, st.n_prompt);
-	ob_jw_key(&w, "total_tokens");
-	ob_jw_int(&w, st.n_prompt + st.n_eval);
-	ob_jw_obj_end(&w);
-	ob_jw_key(&w, "timings");
-	write_timings(&w, &st);
-	ob_jw_obj_end(&w);
-	event_line(q, &w);
-	if (q->stream)
-		ob_buf_puts(&q->line, "data: [DONE]\n\n");
+	if (!e->done)
+		return;
+	ob_jw_reset(w);
+	chat_head(q, e, w, "chat.completion.chunk");
+	ob_jw_key(w, "choices");
+	ob_jw_arr(w);
+	ob_jw_obj(w);
+	ob_jw_key(w, "finish_reason");
+	ob_jw_string(w, e->reason == RN_DONE_LENGTH ? "length" : "stop");
+	ob_jw_key(w, "index");
+	ob_jw_int(w, 0);
+	ob_jw_key(w, "delta");
+	ob_jw_obj(w);
+	ob_jw_obj_end(w);
+	ob_jw_obj_end(w);
+	ob_jw_arr_end(w);
+	chat_usage(e, w);
+	rn_infer_put_sse(out, w);
+	ob_buf_puts(out, "data: [DONE]\n\n");
 }
 
-/* Next piece: 1, 0 at the end, -1 to cut. */
-static int ls_produce(struct ls_req *q, int *err_status, char *err, size_t err_size)
+static void chat_whole(void *state, const struct rn_infer_emit *e, struct ob_jw *w)
 {
-	q->line.len = 0;
-	q->line.failed = false;
-	while (q->line.len == 0) {
-		if (q->finished)
-			return 0;
-		struct rn_job_event *ev = rn_job_next_fd(q->job, rn_http_req_fd(q->r), ls_gone, q->r);
-		if (!ev)
-			return -1;
-		if (ev->kind == RN_JOB_DONE) {
-			q->finished = true;
-			enum rn_done_reason reason;
-			struct rn_error e;
-			rn_job_result(q->job, &reason, NULL, &e);
-			if (reason == RN_DONE_CANCEL || reason == RN_DONE_ERROR) {
-				if (reason == RN_DONE_ERROR && err) {
-					*err_status = e.code == RN_ERR_CONTEXT ? 400 : 500;
-					snprintf(err, err_size, "%s", e.msg);
-				}
-				rn_job_event_done(q->job, ev);
-				return -1;
-			}
-			ob_buf_append(&q->all, ev->text, ev->len);
-			emit_final(q, ev->text, ev->len);
-		} else {
-			ob_buf_append(&q->all, ev->text, ev->len);
-			if (q->stream)
-				emit_partial(q, ev->text, ev->len);
-			else if (ev->len)
-				q->n_decoded++;
-		}
-		rn_job_event_done(q->job, ev);
-		if (q->line.failed)
-			return -1;
-	}
-	return 1;
+	chat_head(state, e, w, "chat.completion");
+	ob_jw_key(w, "choices");
+	ob_jw_arr(w);
+	ob_jw_obj(w);
+	ob_jw_key(w, "finish_reason");
+	ob_jw_string(w, e->reason == RN_DONE_LENGTH ? "length" : "stop");
+	ob_jw_key(w, "index");
+	ob_jw_int(w, 0);
+	ob_jw_key(w, "message");
+	ob_jw_obj(w);
+	ob_jw_key(w, "role");
+	ob_jw_string(w, "assistant");
+	ob_jw_key(w, "content");
+	ob_jw_stringn(w, e->content, e->content_len);
+	ob_jw_obj_end(w);
+	ob_jw_obj_end(w);
+	ob_jw_arr_end(w);
+	chat_usage(e, w);
 }
 
-static int ls_src_next(void *ctx, const char **data, size_t *len)
+/* A failure after streaming began cuts the connection (stream_error NULL), as before. */
+static const struct rn_infer_face completion_face = {
+	.stream_type = "text/event-stream",
+	.jw_flags = OB_JW_NO_HTML_ESCAPE,
+	.state_size = sizeof(struct ls_state),
+	.chunk = completion_chunk,
+	.whole = completion_whole,
+	.error = ls_error,
+};
+
+static const struct rn_infer_face chat_face = {
+	.stream_type = "text/event-stream",
+	.jw_flags = OB_JW_NO_HTML_ESCAPE,
+	.state_size = sizeof(struct ls_state),
+	.chunk = chat_chunk,
+	.whole = chat_whole,
+	.error = ls_error,
+};
+
+/* A /completion or chat request before it goes to the pipeline: what read_params and the prompt allocate. */
+struct ls_req {
+	int32_t *tokens;
+	size_t n_tokens;
+	char **stops;
+	size_t n_stops;
+};
+
+static void ls_req_clear(struct ls_req *q)
 {
-	struct ls_req *q = ctx;
-	int rc = ls_produce(q, NULL, NULL, 0);
-	if (rc <= 0)
-		return rc;
-	*data = q->line.p;
-	*len = q->line.len;
-	return 1;
+	free(q->tokens);
+	for (size_t i = 0; i < q->n_stops; i++)
+		free(q->stops[i]);
+	free(q->stops);
+	memset(q, 0, sizeof *q);
 }
 
-static void ls_src_close(void *ctx, bool completed)
+/* Reads the sampling fields of a /completion or chat body into rq (stop strings owned by q). Returns 0, or an
+ * HTTP status with err. */
+static int read_params(const struct ls_server *s, struct ls_req *q, const struct ob_json *root, struct rn_request *rq,
+		       char *err, size_t n)
 {
-	(void)completed;
-	ls_req_free(ctx);
-}
-
-/* Reads the sampling fields of a /completion or chat body into rq. */
-static int read_params(struct ls_req *q, const struct ob_json *root, struct rn_request *rq, char *err, size_t n)
-{
-	struct ls_server *s = q->s;
 	rn_request_default(rq);
 	rq->sampling.temperature = (float)num_or(root, "temperature", 0.8);
 	rq->sampling.top_k = (int)num_or(root, "top_k", 40);
@@ -854,19 +666,14 @@ static int read_params(struct ls_req *q, const struct ob_json *root, struct rn_r
 		return 501;
 	}
 	const struct ob_json *stop = ob_json_get(root, "stop");
-	if (stop && stop->type == OB_JSON_STRING)
-		stop = NULL; /* a single string: treated below */
-	size_t cnt = stop && stop->type == OB_JSON_ARRAY ? stop->count : 0;
-	const struct ob_json *s1 = ob_json_get(root, "stop");
-	if (s1 && s1->type == OB_JSON_STRING)
-		cnt = 1;
+	size_t cnt = !stop ? 0 : stop->type == OB_JSON_STRING ? 1 : stop->type == OB_JSON_ARRAY ? stop->count : 0;
 	q->stops = calloc(cnt ? cnt : 1, sizeof *q->stops);
 	if (!q->stops) {
 		snprintf(err, n, "out of memory");
 		return 500;
 	}
-	if (s1 && s1->type == OB_JSON_STRING) {
-		q->stops[q->n_stops++] = strdup(s1->str);
+	if (stop && stop->type == OB_JSON_STRING) {
+		q->stops[q->n_stops++] = strdup(stop->str);
 	} else if (cnt) {
 		OB_JSON_FOREACH(e, stop)
 		{
@@ -884,51 +691,16 @@ static int read_params(struct ls_req *q, const struct ob_json *root, struct rn_r
 	return 0;
 }
 
-static void run_generation(struct ls_req *q, struct rn_request *rq)
+/* Hands the tokenized request to the pipeline's submit and stream steps, on the one runner, with face. */
+static void generate(struct rn_http_req *r, struct ls_req *q, struct rn_request *rq, bool stream,
+		     const struct rn_infer_face *face, const struct ls_state *st)
 {
-	struct rn_http_req *r = q->r;
-	struct rn_sched_error se = {0};
-	rq->prompt = q->tokens;
-	rq->n_prompt = q->n_tokens;
-	q->job = rn_job_submit(q->s->sched, q->s->runner, rq, &se);
-	if (!q->job) {
-		ls_error(r, se.status ? se.status : 500, se.msg);
-		ls_req_free(q);
-		return;
-	}
-	int st = 500;
-	char err[600] = "";
-	int rc = ls_produce(q, &st, err, sizeof err);
-	if (rc < 0) {
-		ls_error(r, err[0] ? st : 500, err[0] ? err : "generation failed");
-		ls_req_free(q);
-		return;
-	}
-	if (!q->stream) {
-		rn_http_respond(r, 200, "application/json; charset=utf-8", q->line.p, q->line.len);
-		ls_req_free(q);
-		return;
-	}
-	struct rn_http_source src = {ls_src_next, ls_src_close, q};
-	rn_http_respond_stream(r, 200, "text/event-stream", q->line.p, q->line.len, &src);
-}
-
-static struct ls_req *new_req(struct rn_http_req *r, enum ls_fmt fmt)
-{
-	struct ls_req *q = calloc(1, sizeof *q);
-	if (!q)
-		return NULL;
-	q->s = srv_of(r);
-	q->r = r;
-	q->fmt = fmt;
-	ob_buf_init(&q->line, 0);
-	ob_buf_init(&q->all, 0);
-	q->model_name = strdup(q->s->o.alias ? q->s->o.alias : (q->s->o.model ? q->s->o.model : ""));
-	if (!q->model_name) {
-		free(q);
-		return NULL;
-	}
-	return q;
+	struct ls_server *s = srv_of(r);
+	int32_t *tokens = q->tokens;
+	q->tokens = NULL; /* the pipeline's now */
+	rn_infer_tokens(r, &s->api, s->runner, rq, tokens, q->n_tokens, stream,
+			s->o.alias ? s->o.alias : (s->o.model ? s->o.model : ""), face, st);
+	ls_req_clear(q); /* the scheduler copied the stop strings */
 }
 
 static void h_completion(struct rn_http_req *r)
@@ -940,64 +712,53 @@ static void h_completion(struct rn_http_req *r)
 	struct ob_json_doc *doc = parse_body(r, &root);
 	if (!doc)
 		return;
-	struct ls_req *q = new_req(r, LS_COMPLETION);
-	if (!q) {
-		ob_json_free(doc);
-		ls_error(r, 500, "out of memory");
-		return;
-	}
-	q->stream = bool_or(root, "stream", false);
+	struct ls_req q = {0};
+	bool stream = bool_or(root, "stream", false);
 	struct rn_request rq;
-	char err[300];
-	int st = read_params(q, root, &rq, err, sizeof err);
-	if (st) {
-		ob_json_free(doc);
-		ls_req_free(q);
-		ls_error(r, st, err);
-		return;
-	}
+	char err[512];
+	int st = read_params(s, &q, root, &rq, err, sizeof err);
 	const struct ob_json *prompt = ob_json_get(root, "prompt");
-	if (prompt && prompt->type == OB_JSON_OBJECT) {
+	if (!st && prompt && prompt->type == OB_JSON_OBJECT) {
 		const struct ob_json *md = ob_json_get(prompt, "multimodal_data");
 		if (md && md->type == OB_JSON_ARRAY && md->count) {
-			ob_json_free(doc);
-			ls_req_free(q);
-			ls_error(r, 501, "multimodal prompts (images, audio) are not supported by orun yet");
-			return;
+			st = 501;
+			snprintf(err, sizeof err, "multimodal prompts (images, audio) are not supported by orun yet");
 		}
 		prompt = ob_json_get(prompt, "prompt_string");
 	}
-	if (prompt && prompt->type == OB_JSON_STRING) {
+	if (!st && prompt && prompt->type == OB_JSON_STRING) {
 		struct rn_tok_error te;
-		if (rn_tok_encode_alloc(rn_runner_tok(s->runner), prompt->str, prompt->len, true, true, &q->tokens,
-					&q->n_tokens, &te) != RN_TOK_OK) {
-			ob_json_free(doc);
-			ls_req_free(q);
-			ls_error(r, 500, te.msg);
-			return;
+		if (rn_tok_encode_alloc(rn_runner_tok(s->runner), prompt->str, prompt->len, true, true, &q.tokens,
+					&q.n_tokens, &te) != RN_TOK_OK) {
+			st = 500;
+			snprintf(err, sizeof err, "%s", te.msg);
 		}
-	} else if (prompt && prompt->type == OB_JSON_ARRAY) {
-		q->tokens = malloc((prompt->count ? prompt->count : 1) * sizeof *q->tokens);
-		if (q->tokens)
+	} else if (!st && prompt && prompt->type == OB_JSON_ARRAY) {
+		q.tokens = malloc((prompt->count ? prompt->count : 1) * sizeof *q.tokens);
+		if (q.tokens)
 			OB_JSON_FOREACH(e, prompt)
 			{
 				int64_t x;
 				if (!ob_json_int(e, &x) || x < 0 || x > INT32_MAX) {
-					ob_json_free(doc);
-					ls_req_free(q);
-					ls_error(r, 400, "the prompt must be a string or an array of token ids");
-					return;
+					st = 400;
+					snprintf(err, sizeof err, "the prompt must be a string or an array of token ids");
+					break;
 				}
-				q->tokens[q->n_tokens++] = (int32_t)x;
+				q.tokens[q.n_tokens++] = (int32_t)x;
 			}
 	}
+	if (!st && !q.n_tokens) {
+		st = 400;
+		snprintf(err, sizeof err, "the prompt is empty");
+	}
 	ob_json_free(doc);
-	if (!q->n_tokens) {
-		ls_req_free(q);
-		ls_error(r, 400, "the prompt is empty");
+	if (st) {
+		ls_req_clear(&q);
+		ls_error(r, st, err);
 		return;
 	}
-	run_generation(q, &rq);
+	struct ls_state state = {0};
+	generate(r, &q, &rq, stream, &completion_face, &state);
 }
 
 /* Renders an OpenAI-style chat body with the Go template equivalent of the model's chat template. */
@@ -1157,36 +918,34 @@ static void h_chat(struct rn_http_req *r)
 	struct ob_json_doc *doc = parse_body(r, &root);
 	if (!doc)
 		return;
-	struct ls_req *q = new_req(r, LS_CHAT);
-	if (!q) {
-		ob_json_free(doc);
-		ls_error(r, 500, "out of memory");
-		return;
-	}
-	snprintf(q->id, sizeof q->id, "chatcmpl-orun%lx", (unsigned long)rn_http_wall_ns());
-	q->stream = bool_or(root, "stream", false);
+	struct ls_state state = {0};
+	snprintf(state.id, sizeof state.id, "chatcmpl-orun%lx", (unsigned long)rn_http_wall_ns());
+	bool stream = bool_or(root, "stream", false);
+	struct ls_req q = {0};
 	struct rn_request rq;
 	char err[512];
-	int st = read_params(q, root, &rq, err, sizeof err);
+	int st = read_params(s, &q, root, &rq, err, sizeof err);
 	char *p = NULL;
 	size_t pl = 0;
 	if (!st)
 		st = render_chat(s, root, &p, &pl, err, sizeof err);
 	ob_json_free(doc);
+	struct rn_tok_error te;
+	if (!st && rn_tok_encode_alloc(rn_runner_tok(s->runner), p, pl, true, true, &q.tokens, &q.n_tokens, &te) !=
+			   RN_TOK_OK) {
+		st = 500;
+		snprintf(err, sizeof err, "%s", te.msg);
+	} else if (!st && !q.n_tokens) {
+		st = 500;
+		snprintf(err, sizeof err, "the rendered prompt is empty");
+	}
+	free(p);
 	if (st) {
-		ls_req_free(q);
+		ls_req_clear(&q);
 		ls_error(r, st, err);
 		return;
 	}
-	struct rn_tok_error te;
-	int rc = rn_tok_encode_alloc(rn_runner_tok(s->runner), p, pl, true, true, &q->tokens, &q->n_tokens, &te);
-	free(p);
-	if (rc != RN_TOK_OK || !q->n_tokens) {
-		ls_req_free(q);
-		ls_error(r, 500, rc != RN_TOK_OK ? te.msg : "the rendered prompt is empty");
-		return;
-	}
-	run_generation(q, &rq);
+	generate(r, &q, &rq, stream, &chat_face, &state);
 }
 
 static void h_embeddings(struct rn_http_req *r)
@@ -1345,15 +1104,13 @@ static void pick_template(struct ls_server *s, const struct gguf_file *f)
 		s->tpl = NULL;
 }
 
-int rn_llama_server_main(int argc, char **argv)
+int rn_llama_server_run(const struct rn_ls_opts *o)
 {
 	struct ls_server s;
 	memset(&s, 0, sizeof s);
-	int prc = parse_flags(argc, argv, &s.o);
-	if (prc != 0) {
-		usage(prc > 0 ? stdout : stderr);
-		return prc > 0 ? 0 : 1;
-	}
+	s.o = *o;
+	if (s.o.parallel < 1)
+		s.o.parallel = 1;
 	setvbuf(stdout, NULL, _IOLBF, 0);
 	if (s.o.list_devices) {
 		printf("Available devices:\n");
@@ -1419,6 +1176,8 @@ int rn_llama_server_main(int argc, char **argv)
 			.backend = -1,
 		};
 		s.sched = rn_sched_new(&sc);
+		s.api.sched = s.sched;
+		s.api.log.quiet = true; /* the runner's own log lines are llama.cpp's, below */
 		struct rn_load_params lo; /* what the flags ask; the scheduler applies the defaults */
 		rn_load_params_init(&lo);
 		lo.n_ctx = s.o.ctx > 0 ? s.o.ctx / s.o.parallel : 0;
@@ -1469,7 +1228,7 @@ int rn_llama_server_main(int argc, char **argv)
 	if (rc == 0)
 		while (!got_signal)
 			pause();
-	atomic_store(&s.stopping, true);
+	atomic_store(&s.api.stopping, true);
 	rn_http_stop(http);
 	if (s.runner)
 		rn_sched_release(s.sched, s.runner);

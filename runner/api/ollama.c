@@ -3,7 +3,7 @@
  * honest refusals for /api/pull and /api/push (orun has no registry client).
  *
  * Field names, order, omitempty and error texts follow Ollama's handlers (server/routes.go) and api types.
- * Inference endpoints (/api/chat, /api/generate) go through runner/api/pipeline.c.
+ * Inference endpoints (/api/chat, /api/generate) are in runner/api/ollama_format.c, over the pipeline.
  */
 #include "config.h"
 
@@ -17,8 +17,9 @@
 #include "base/jsonutil.h"
 #include "modelfile/model.h"
 #include "modelfile/name.h"
+#include "runner/api/api.h"
 #include "runner/api/decode.h"
-#include "runner/server/server.h"
+#include "runner/api/lines.h"
 #include "runner/api/stored_model.h"
 
 void rn_api_root(struct rn_http_req *r)
@@ -45,7 +46,7 @@ void rn_api_status(struct rn_http_req *r)
 
 void rn_api_metrics(struct rn_http_req *r)
 {
-	struct rn_server *s = rn_api_server(r);
+	struct rn_api *s = rn_api_of(r);
 	size_t n = 0;
 	char *text = rn_metrics_render(s->metrics, &n);
 	if (!text) {
@@ -96,7 +97,7 @@ static void write_time(struct ob_jw *w, int64_t sec, int64_t nsec)
 
 void rn_api_tags(struct rn_http_req *r)
 {
-	struct rn_server *s = rn_api_server(r);
+	struct rn_api *s = rn_api_of(r);
 	struct mf_manifest **list = NULL;
 	size_t n = 0;
 	struct mf_error e = {0};
@@ -118,7 +119,7 @@ void rn_api_tags(struct rn_http_req *r)
 		char msg[512];
 		struct rn_srv_model *sm = rn_srv_model_load(s->store, full, &st, msg, sizeof msg);
 		if (!sm) {
-			rn_srv_log(s, RN_LOG_WARN, "skipping model in list: %s: %s", full, msg);
+			rn_log(&s->log, RN_LOG_WARN, "skipping model in list: %s: %s", full, msg);
 			continue;
 		}
 		ob_jw_obj(&w);
@@ -178,7 +179,7 @@ static void write_gguf_section(struct ob_jw *w, const char *path, bool verbose, 
 
 void rn_api_show(struct rn_http_req *r)
 {
-	struct rn_server *s = rn_api_server(r);
+	struct rn_api *s = rn_api_of(r);
 	size_t len;
 	const char *body = rn_http_req_body(r, &len);
 	struct rn_dec d = {.go_struct = "ShowRequest", .prefix = ""};
@@ -322,7 +323,7 @@ void rn_api_show(struct rn_http_req *r)
 
 void rn_api_copy(struct rn_http_req *r)
 {
-	struct rn_server *s = rn_api_server(r);
+	struct rn_api *s = rn_api_of(r);
 	size_t len;
 	const char *body = rn_http_req_body(r, &len);
 	struct rn_dec d = {.go_struct = "CopyRequest", .prefix = ""};
@@ -349,7 +350,7 @@ void rn_api_copy(struct rn_http_req *r)
 
 void rn_api_delete(struct rn_http_req *r)
 {
-	struct rn_server *s = rn_api_server(r);
+	struct rn_api *s = rn_api_of(r);
 	size_t len;
 	const char *body = rn_http_req_body(r, &len);
 	struct rn_dec d = {.go_struct = "DeleteRequest", .prefix = ""};
@@ -392,7 +393,7 @@ void rn_api_delete(struct rn_http_req *r)
 
 void rn_api_blob_head(struct rn_http_req *r)
 {
-	struct rn_server *s = rn_api_server(r);
+	struct rn_api *s = rn_api_of(r);
 	const char *digest = rn_http_req_param(r);
 	char path[4096];
 	struct mf_error e = {0};
@@ -409,7 +410,7 @@ void rn_api_blob_head(struct rn_http_req *r)
 
 void rn_api_blob_begin(struct rn_http_req *r)
 {
-	struct rn_server *s = rn_api_server(r);
+	struct rn_api *s = rn_api_of(r);
 	const char *digest = rn_http_req_param(r);
 	char path[4096];
 	struct mf_error e = {0};
@@ -470,9 +471,9 @@ void rn_api_blob_cleanup(struct rn_http_req *r, void *user)
 /* /api/create */
 
 struct create_job {
-	struct rn_server *s;
+	struct rn_api *s;
 	struct mf_create_request *req;
-	struct rn_pipe *pipe;
+	struct rn_lines *pipe;
 };
 
 static int create_progress(void *ctx, const struct mf_progress *p)
@@ -500,7 +501,7 @@ static int create_progress(void *ctx, const struct mf_progress *p)
 	size_t n;
 	char *s = ob_jw_take_line(&w, &n);
 	if (s)
-		rc = rn_pipe_push(cj->pipe, s, n);
+		rc = rn_lines_push(cj->pipe, s, n);
 	free(s);
 	return rc < 0 ? 1 : 0;
 }
@@ -512,24 +513,24 @@ static void *create_main(void *arg)
 	struct mf_error e = {0};
 	int rc = mf_create_run(cj->s->store, cj->req, create_progress, cj, &warns, &e);
 	for (size_t i = 0; i < warns.n; i++)
-		rn_srv_log(cj->s, RN_LOG_WARN, "%s", warns.items[i]);
+		rn_log(&cj->s->log, RN_LOG_WARN, "%s", warns.items[i]);
 	mf_warnings_free(&warns);
 	if (rc != MF_OK) {
 		if (rc != MF_ERR_CANCELLED)
-			rn_srv_log(cj->s, RN_LOG_WARN, "create %s failed: %s", mf_create_request_model(cj->req), e.msg);
-		rn_pipe_error(cj->pipe, e.http_status ? e.http_status : 500, e.msg);
+			rn_log(&cj->s->log, RN_LOG_WARN, "create %s failed: %s", mf_create_request_model(cj->req), e.msg);
+		rn_lines_error(cj->pipe, e.http_status ? e.http_status : 500, e.msg);
 	} else {
-		rn_pipe_close(cj->pipe);
+		rn_lines_close(cj->pipe);
 	}
 	mf_create_request_free(cj->req);
-	rn_pipe_release(cj->pipe);
+	rn_lines_release(cj->pipe);
 	free(cj);
 	return NULL;
 }
 
 void rn_api_create(struct rn_http_req *r)
 {
-	struct rn_server *s = rn_api_server(r);
+	struct rn_api *s = rn_api_of(r);
 	size_t len;
 	const char *body = rn_http_req_body(r, &len);
 	struct mf_create_request *req = NULL;
@@ -541,15 +542,15 @@ void rn_api_create(struct rn_http_req *r)
 		return;
 	}
 	for (size_t i = 0; i < warns.n; i++)
-		rn_srv_log(s, RN_LOG_WARN, "%s", warns.items[i]);
+		rn_log(&s->log, RN_LOG_WARN, "%s", warns.items[i]);
 	mf_warnings_free(&warns);
 	struct create_job *cj = calloc(1, sizeof *cj);
-	struct rn_pipe *p = rn_pipe_new();
+	struct rn_lines *p = rn_lines_new();
 	pthread_t t;
 	if (!cj || !p) {
 		free(cj);
-		rn_pipe_release(p);
-		rn_pipe_release(p);
+		rn_lines_release(p);
+		rn_lines_release(p);
 		mf_create_request_free(req);
 		rn_http_respond_error(r, 500, "out of memory");
 		return;
@@ -560,14 +561,14 @@ void rn_api_create(struct rn_http_req *r)
 	bool stream = mf_create_request_stream(req);
 	if (pthread_create(&t, NULL, create_main, cj) != 0) {
 		free(cj);
-		rn_pipe_release(p);
-		rn_pipe_release(p);
+		rn_lines_release(p);
+		rn_lines_release(p);
 		mf_create_request_free(req);
 		rn_http_respond_error(r, 500, "cannot start the create");
 		return;
 	}
 	pthread_detach(t);
-	rn_pipe_respond(r, p, stream);
+	rn_lines_respond(r, p, stream);
 }
 
 /* ---------------------------------------------------------------------------------------------------- */
@@ -575,7 +576,7 @@ void rn_api_create(struct rn_http_req *r)
 
 void rn_api_ps(struct rn_http_req *r)
 {
-	struct rn_server *s = rn_api_server(r);
+	struct rn_api *s = rn_api_of(r);
 	struct rn_sched_info *v = NULL;
 	size_t n = 0;
 	if (rn_sched_list(s->sched, &v, &n) != 0) {

@@ -1,8 +1,9 @@
 /* runner/api/openai.c — the OpenAI-compatible endpoints, shaped as Ollama's openai/openai.go and
  * middleware/openai.go: /v1/chat/completions and /v1/completions convert the request into a native chat /
- * generate request and run the same path; answers are rewritten into OpenAI objects (SSE `data:` events,
- * `data: [DONE]`), errors into {"error":{"message","type","param":null,"code":null}}. Also /v1/models and
- * /v1/models/:model. /v1/embeddings lives with the other embedding endpoints.
+ * generate request and run the generation pipeline (runner/api/pipeline.h) with this face's formatter
+ * tables: OpenAI objects (SSE `data:` events, `data: [DONE]`), errors as {"error":{"message","type",
+ * "param":null,"code":null}}. Also /v1/models and /v1/models/:model. /v1/embeddings lives with the other
+ * embedding endpoints (runner/api/embed.c).
  */
 #include "config.h"
 
@@ -12,11 +13,11 @@
 #include <time.h>
 
 #include "base/jsonutil.h"
+#include "modelfile/model.h"
 #include "modelfile/name.h"
+#include "runner/api/api.h"
 #include "runner/api/decode.h"
-#include "runner/server/server.h"
 #include "runner/api/pipeline.h"
-#include "runner/api/stored_model.h"
 
 void rn_oai_respond_error(struct rn_http_req *r, int status, const char *msg)
 {
@@ -58,6 +59,14 @@ static int rand999(void)
 /* ---------------------------------------------------------------------------------------------------- */
 /* formatters */
 
+/* What the OpenAI face keeps per request (struct rn_infer_face.state). */
+struct oai_state {
+	bool include_usage; /* stream_options.include_usage */
+	bool first;         /* the chat's role chunk is still due */
+	bool tool_sent;     /* a tool call went out (finish_reason tool_calls) */
+	char id[32];        /* "chatcmpl-N" / "cmpl-N" */
+};
+
 static void write_oai_tool_calls(struct ob_jw *w, const struct rn_infer_emit *e)
 {
 	ob_jw_arr(w);
@@ -82,21 +91,7 @@ static void write_oai_tool_calls(struct ob_jw *w, const struct rn_infer_emit *e)
 	ob_jw_arr_end(w);
 }
 
-static void sse(struct ob_buf *out, struct ob_jw *w)
-{
-	const char *s = ob_jw_str(w);
-	if (!s) {
-		out->failed = true;
-		ob_jw_free(w);
-		return;
-	}
-	ob_buf_puts(out, "data: ");
-	ob_buf_append(out, s, w->len);
-	ob_buf_puts(out, "\n\n");
-	ob_jw_free(w);
-}
-
-static void chunk_head(struct ob_jw *w, const struct rn_oai_opts *o, const char *object, const struct rn_infer_emit *e)
+static void chunk_head(struct ob_jw *w, const struct oai_state *o, const char *object, const struct rn_infer_emit *e)
 {
 	ob_jw_obj(w);
 	ob_jw_key(w, "id");
@@ -111,43 +106,42 @@ static void chunk_head(struct ob_jw *w, const struct rn_oai_opts *o, const char 
 	ob_jw_string(w, "fp_ollama");
 }
 
-/* one chat.completion.chunk with the given delta parts */
-static void chat_chunk(const struct rn_oai_opts *o, const struct rn_infer_emit *e, bool role, bool content,
-		       bool reasoning, bool calls, struct ob_buf *out)
+/* one chat.completion.chunk with the given delta parts, as one SSE event */
+static void chat_event(const struct oai_state *o, const struct rn_infer_emit *e, bool role, bool content,
+		       bool reasoning, bool calls, struct ob_jw *w, struct ob_buf *out)
 {
-	struct ob_jw w;
-	ob_jw_init(&w, 0, 0);
-	chunk_head(&w, o, "chat.completion.chunk", e);
-	ob_jw_key(&w, "choices");
-	ob_jw_arr(&w);
-	ob_jw_obj(&w);
-	ob_jw_key(&w, "index");
-	ob_jw_int(&w, 0);
-	ob_jw_key(&w, "delta");
-	ob_jw_obj(&w);
+	ob_jw_reset(w);
+	chunk_head(w, o, "chat.completion.chunk", e);
+	ob_jw_key(w, "choices");
+	ob_jw_arr(w);
+	ob_jw_obj(w);
+	ob_jw_key(w, "index");
+	ob_jw_int(w, 0);
+	ob_jw_key(w, "delta");
+	ob_jw_obj(w);
 	if (role) {
-		ob_jw_key(&w, "role");
-		ob_jw_string(&w, "assistant");
+		ob_jw_key(w, "role");
+		ob_jw_string(w, "assistant");
 	}
 	if (content) {
-		ob_jw_key(&w, "content");
-		ob_jw_stringn(&w, e->content, e->content_len);
+		ob_jw_key(w, "content");
+		ob_jw_stringn(w, e->content, e->content_len);
 	}
 	if (reasoning && e->thinking_len) {
-		ob_jw_key(&w, "reasoning");
-		ob_jw_stringn(&w, e->thinking, e->thinking_len);
+		ob_jw_key(w, "reasoning");
+		ob_jw_stringn(w, e->thinking, e->thinking_len);
 	}
 	if (calls && e->n_calls) {
-		ob_jw_key(&w, "tool_calls");
-		write_oai_tool_calls(&w, e);
+		ob_jw_key(w, "tool_calls");
+		write_oai_tool_calls(w, e);
 	}
-	ob_jw_obj_end(&w);
-	ob_jw_key(&w, "finish_reason");
-	ob_jw_null(&w);
-	ob_jw_obj_end(&w);
-	ob_jw_arr_end(&w);
-	ob_jw_obj_end(&w);
-	sse(out, &w);
+	ob_jw_obj_end(w);
+	ob_jw_key(w, "finish_reason");
+	ob_jw_null(w);
+	ob_jw_obj_end(w);
+	ob_jw_arr_end(w);
+	ob_jw_obj_end(w);
+	rn_infer_put_sse(out, w);
 }
 
 static void usage(struct ob_jw *w, const struct rn_infer_emit *e)
@@ -162,60 +156,60 @@ static void usage(struct ob_jw *w, const struct rn_infer_emit *e)
 	ob_jw_obj_end(w);
 }
 
-void rn_oai_chat_chunk(const struct rn_oai_opts *o, const struct rn_infer_emit *e, bool *first, bool *tool_sent,
-		       struct ob_buf *out)
+static void chat_chunk(void *state, const struct rn_infer_emit *e, struct ob_jw *w, struct ob_buf *out)
 {
-	bool empty_trailer = e->done && !*first && e->content_len == 0 && e->thinking_len == 0 && e->n_calls == 0;
+	struct oai_state *o = state;
+	bool empty_trailer = e->done && !o->first && e->content_len == 0 && e->thinking_len == 0 && e->n_calls == 0;
 	if (!empty_trailer) {
 		bool mixed = e->thinking_len && (e->content_len || e->n_calls);
 		if (mixed) {
-			chat_chunk(o, e, *first, false, true, false, out);
-			chat_chunk(o, e, false, true, false, true, out);
+			chat_event(o, e, o->first, false, true, false, w, out);
+			chat_event(o, e, false, true, false, true, w, out);
 		} else {
-			chat_chunk(o, e, *first, true, true, true, out);
+			chat_event(o, e, o->first, true, true, true, w, out);
 		}
 		if (e->n_calls)
-			*tool_sent = true;
-		*first = false;
+			o->tool_sent = true;
+		o->first = false;
 	}
 	if (!e->done)
 		return;
 	const char *reason = e->done_reason && *e->done_reason ? e->done_reason : "stop";
-	if (strcmp(reason, "stop") == 0 && *tool_sent)
+	if (strcmp(reason, "stop") == 0 && o->tool_sent)
 		reason = "tool_calls";
-	struct ob_jw w;
-	ob_jw_init(&w, 0, 0);
-	chunk_head(&w, o, "chat.completion.chunk", e);
-	ob_jw_key(&w, "choices");
-	ob_jw_arr(&w);
-	ob_jw_obj(&w);
-	ob_jw_key(&w, "index");
-	ob_jw_int(&w, 0);
-	ob_jw_key(&w, "delta");
-	ob_jw_obj(&w);
-	ob_jw_obj_end(&w);
-	ob_jw_key(&w, "finish_reason");
-	ob_jw_string(&w, reason);
-	ob_jw_obj_end(&w);
-	ob_jw_arr_end(&w);
-	ob_jw_obj_end(&w);
-	sse(out, &w);
+	ob_jw_reset(w);
+	chunk_head(w, o, "chat.completion.chunk", e);
+	ob_jw_key(w, "choices");
+	ob_jw_arr(w);
+	ob_jw_obj(w);
+	ob_jw_key(w, "index");
+	ob_jw_int(w, 0);
+	ob_jw_key(w, "delta");
+	ob_jw_obj(w);
+	ob_jw_obj_end(w);
+	ob_jw_key(w, "finish_reason");
+	ob_jw_string(w, reason);
+	ob_jw_obj_end(w);
+	ob_jw_arr_end(w);
+	ob_jw_obj_end(w);
+	rn_infer_put_sse(out, w);
 	if (o->include_usage) {
-		ob_jw_init(&w, 0, 0);
-		chunk_head(&w, o, "chat.completion.chunk", e);
-		ob_jw_key(&w, "choices");
-		ob_jw_arr(&w);
-		ob_jw_arr_end(&w);
-		ob_jw_key(&w, "usage");
-		usage(&w, e);
-		ob_jw_obj_end(&w);
-		sse(out, &w);
+		ob_jw_reset(w);
+		chunk_head(w, o, "chat.completion.chunk", e);
+		ob_jw_key(w, "choices");
+		ob_jw_arr(w);
+		ob_jw_arr_end(w);
+		ob_jw_key(w, "usage");
+		usage(w, e);
+		ob_jw_obj_end(w);
+		rn_infer_put_sse(out, w);
 	}
 	ob_buf_puts(out, "data: [DONE]\n\n");
 }
 
-void rn_oai_chat_whole(const struct rn_oai_opts *o, const struct rn_infer_emit *e, struct ob_jw *w)
+static void chat_whole(void *state, const struct rn_infer_emit *e, struct ob_jw *w)
 {
+	const struct oai_state *o = state;
 	chunk_head(w, o, "chat.completion", e);
 	ob_jw_key(w, "choices");
 	ob_jw_arr(w);
@@ -252,8 +246,8 @@ void rn_oai_chat_whole(const struct rn_oai_opts *o, const struct rn_infer_emit *
 	ob_jw_obj_end(w);
 }
 
-static void completion_obj(const struct rn_oai_opts *o, const struct rn_infer_emit *e, struct ob_jw *w, bool with_usage,
-			   bool empty_choices)
+static void completion_obj(const struct oai_state *o, const struct rn_infer_emit *e, struct ob_jw *w,
+			   bool with_usage, bool empty_choices)
 {
 	ob_jw_obj(w);
 	ob_jw_key(w, "id");
@@ -293,31 +287,31 @@ static void completion_obj(const struct rn_oai_opts *o, const struct rn_infer_em
 	ob_jw_obj_end(w);
 }
 
-void rn_oai_completion_chunk(const struct rn_oai_opts *o, const struct rn_infer_emit *e, struct ob_buf *out)
+static void completion_chunk(void *state, const struct rn_infer_emit *e, struct ob_jw *w, struct ob_buf *out)
 {
-	struct ob_jw w;
-	ob_jw_init(&w, 0, 0);
+	const struct oai_state *o = state;
 	if (o->include_usage) {
 		/* Ollama sends a zero usage object on every chunk when include_usage is set */
 		struct rn_infer_emit z = *e;
 		z.prompt_eval_count = z.eval_count = 0;
-		completion_obj(o, &z, &w, true, false);
+		completion_obj(o, &z, w, true, false);
 	} else {
-		completion_obj(o, e, &w, false, false);
+		completion_obj(o, e, w, false, false);
 	}
-	sse(out, &w);
+	rn_infer_put_sse(out, w);
 	if (!e->done)
 		return;
 	if (o->include_usage) {
-		ob_jw_init(&w, 0, 0);
-		completion_obj(o, e, &w, true, true);
-		sse(out, &w);
+		ob_jw_reset(w);
+		completion_obj(o, e, w, true, true);
+		rn_infer_put_sse(out, w);
 	}
 	ob_buf_puts(out, "data: [DONE]\n\n");
 }
 
-void rn_oai_completion_whole(const struct rn_oai_opts *o, const struct rn_infer_emit *e, struct ob_jw *w)
+static void completion_whole(void *state, const struct rn_infer_emit *e, struct ob_jw *w)
 {
+	const struct oai_state *o = state;
 	/* Completion: id, object, created, model, system_fingerprint, choices, usage */
 	ob_jw_obj(w);
 	ob_jw_key(w, "id");
@@ -348,6 +342,55 @@ void rn_oai_completion_whole(const struct rn_oai_opts *o, const struct rn_infer_
 	usage(w, e);
 	ob_jw_obj_end(w);
 }
+
+/* after streaming started: a last data: {"error": msg} event */
+static void stream_error(void *state, const char *msg, struct ob_jw *w, struct ob_buf *out)
+{
+	(void)state;
+	ob_jw_obj(w);
+	ob_jw_key(w, "error");
+	ob_jw_string(w, msg);
+	ob_jw_obj_end(w);
+	rn_infer_put_sse(out, w);
+}
+
+/* _debug_render_only: {"_debug_info":{"rendered_template"}} (the rest of Ollama's object is empty) */
+static void rendered(void *state, const struct rn_infer_emit *e, const char *prompt, size_t len, bool chat,
+		     struct ob_jw *w)
+{
+	(void)state;
+	(void)e;
+	(void)chat;
+	ob_jw_obj(w);
+	ob_jw_key(w, "_debug_info");
+	ob_jw_obj(w);
+	ob_jw_key(w, "rendered_template");
+	ob_jw_stringn(w, prompt, len);
+	ob_jw_obj_end(w);
+	ob_jw_obj_end(w);
+}
+
+static const struct rn_infer_face chat_face = {
+	.stream_type = "text/event-stream",
+	.whole_type = "application/json",
+	.state_size = sizeof(struct oai_state),
+	.chunk = chat_chunk,
+	.whole = chat_whole,
+	.error = rn_oai_respond_error,
+	.stream_error = stream_error,
+	.rendered = rendered,
+};
+
+static const struct rn_infer_face completion_face = {
+	.stream_type = "text/event-stream",
+	.whole_type = "application/json",
+	.state_size = sizeof(struct oai_state),
+	.chunk = completion_chunk,
+	.whole = completion_whole,
+	.error = rn_oai_respond_error,
+	.stream_error = stream_error,
+	.rendered = rendered,
+};
 
 /* ---------------------------------------------------------------------------------------------------- */
 /* request conversion */
@@ -578,11 +621,12 @@ void rn_oai_chat(struct rn_http_req *r)
 		rn_oai_respond_error(r, 400, d.err);
 		return;
 	}
-	struct rn_oai_opts o = {0};
+	struct oai_state o = {.first = true};
+	bool stream = false;
 	snprintf(o.id, sizeof o.id, "chatcmpl-%d", rand999());
 	const char *model = "";
 	rn_dec_string(&d, root, "model", &model, NULL);
-	rn_dec_bool(&d, root, "stream", &o.stream);
+	rn_dec_bool(&d, root, "stream", &stream);
 	const struct ob_json *so = rn_dec_object(&d, root, "stream_options", "openai.StreamOptions");
 	if (so)
 		rn_dec_bool(&d, so, "include_usage", &o.include_usage);
@@ -634,6 +678,8 @@ void rn_oai_chat(struct rn_http_req *r)
 	ob_jw_obj(&w);
 	ob_jw_key(&w, "model");
 	ob_jw_string(&w, model);
+	ob_jw_key(&w, "stream");
+	ob_jw_bool(&w, stream);
 	ob_jw_key(&w, "messages");
 	ob_jw_arr(&w);
 	OB_JSON_FOREACH(m, msgs)
@@ -709,7 +755,7 @@ void rn_oai_chat(struct rn_http_req *r)
 		rn_oai_respond_error(r, 500, "out of memory");
 		return;
 	}
-	rn_infer_run(r, RN_INF_CHAT, native, w.len, RN_OUT_OPENAI, &o);
+	rn_infer_run(r, RN_INF_CHAT, native, w.len, &chat_face, &o);
 	ob_jw_free(&w);
 }
 
@@ -724,13 +770,14 @@ void rn_oai_completions(struct rn_http_req *r)
 		rn_oai_respond_error(r, 400, d.err);
 		return;
 	}
-	struct rn_oai_opts o = {0};
+	struct oai_state o = {.first = true};
+	bool stream = false;
 	snprintf(o.id, sizeof o.id, "cmpl-%d", rand999());
 	const char *model = "", *prompt = "", *suffix = "";
 	rn_dec_string(&d, root, "model", &model, NULL);
 	rn_dec_string(&d, root, "prompt", &prompt, NULL);
 	rn_dec_string(&d, root, "suffix", &suffix, NULL);
-	rn_dec_bool(&d, root, "stream", &o.stream);
+	rn_dec_bool(&d, root, "stream", &stream);
 	const struct ob_json *so = rn_dec_object(&d, root, "stream_options", "openai.StreamOptions");
 	if (so)
 		rn_dec_bool(&d, so, "include_usage", &o.include_usage);
@@ -757,6 +804,8 @@ void rn_oai_completions(struct rn_http_req *r)
 	ob_jw_obj(&w);
 	ob_jw_key(&w, "model");
 	ob_jw_string(&w, model);
+	ob_jw_key(&w, "stream");
+	ob_jw_bool(&w, stream);
 	ob_jw_key(&w, "prompt");
 	ob_jw_string(&w, prompt);
 	if (*suffix) {
@@ -806,7 +855,7 @@ void rn_oai_completions(struct rn_http_req *r)
 		rn_oai_respond_error(r, 500, "out of memory");
 		return;
 	}
-	rn_infer_run(r, RN_INF_GENERATE, native, w.len, RN_OUT_OPENAI, &o);
+	rn_infer_run(r, RN_INF_GENERATE, native, w.len, &completion_face, &o);
 	ob_jw_free(&w);
 }
 
@@ -831,7 +880,7 @@ static void write_model(struct ob_jw *w, const char *id, int64_t created)
 
 void rn_oai_models(struct rn_http_req *r)
 {
-	struct rn_server *s = rn_api_server(r);
+	struct rn_api *s = rn_api_of(r);
 	struct mf_manifest **list = NULL;
 	size_t n = 0;
 	struct mf_error e = {0};
@@ -869,7 +918,7 @@ void rn_oai_models(struct rn_http_req *r)
 
 void rn_oai_model(struct rn_http_req *r)
 {
-	struct rn_server *s = rn_api_server(r);
+	struct rn_api *s = rn_api_of(r);
 	const char *id = rn_http_req_param(r);
 	struct mf_model *m = NULL;
 	struct mf_error e = {0};

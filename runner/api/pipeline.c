@@ -1,34 +1,35 @@
-/* runner/api/pipeline.c — /api/chat and /api/generate (and, through them, /v1/chat/completions and
- * /v1/completions): from the decoded request to the last streamed byte.
+/* runner/api/pipeline.c — a generation request from the decoded body to the last streamed byte, in steps:
+ * decode → resolve the model → options → schedule → render → submit → stream.
  *
  * Follows Ollama's ChatHandler / GenerateHandler step by step (checks and their order, messages, option
- * precedence, think defaults, history truncation, thinking/tool parsing, final metrics). The engine hands
- * each sampled token's text to this request's job queue; the connection thread turns it into exactly one
- * NDJSON line (or SSE event) and returns it to libmicrohttpd, which sends it as one chunk at once. Nothing is
- * buffered beyond what the parsers must hold. Not supported yet, with clear errors: `format`, `logprobs`,
- * images (no vision engine).
+ * precedence, think defaults, history truncation, thinking/tool parsing, final metrics). Every step returns
+ * STEP_NEXT, STEP_ANSWERED (its reply is out) or STEP_FAILED (status and message in the context, answered once
+ * by the face's error formatter); the context (struct rn_infer) owns what the steps allocate and
+ * infer_free releases it. Output is shaped only by the face's formatter table. Not supported yet, with clear
+ * errors: `format`, `logprobs`, images (no vision engine).
  */
 #include "config.h"
 
-#include <math.h>
+#include <stdalign.h>
 #include <stdarg.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include "base/jsonutil.h"
 #include "modelfile/name.h"
 #include "modelfile/params.h"
 #include "modelfile/template.h"
 #include "runner/api/decode.h"
-#include "runner/server/sched.h"
-#include "runner/server/server.h"
 #include "runner/api/pipeline.h"
 #include "runner/api/stored_model.h"
+#include "runner/server/stream.h"
 #include "runner/tokenizer/tokenizer.h"
 
 #define MAX_CHAT_MESSAGES 100000 /* messages in one request (model history included) */
+
+enum { STEP_FAILED = -1, STEP_NEXT = 0, STEP_ANSWERED = 1 };
 
 struct think_val {
 	bool set;      /* the request (or the default) gave think */
@@ -36,19 +37,35 @@ struct think_val {
 	char level[8]; /* think.String(): "low" | "medium" | "high" | "max" | "" */
 };
 
-struct infer {
+/* The request as decoded: views into the context's JSON document, except msgs. */
+struct infer_in {
+	const struct ob_json *root;
+	const char *model;
+	bool stream, truncate, shift, logprobs, debug_render, raw;
+	int64_t top_logprobs;
+	int64_t keep_alive;
+	const struct ob_json *opts, *tools, *messages, *context;
+	const char *prompt, *suffix, *system, *tmpl;
+	struct think_val think;
+	struct mf_tpl_messages *msgs; /* the chat's messages, converted (owned) */
+	bool empty;                   /* no messages / no prompt: a load or unload request */
+};
+
+struct rn_infer {
 	struct rn_http_req *r;
-	struct rn_server *s;
+	struct rn_api *api;
 	enum rn_infer_kind kind;
-	enum rn_infer_out out;
-	struct rn_oai_opts oai;
-	int64_t t_start, t_loaded;
+	const struct rn_infer_face *face;
+	alignas(max_align_t) unsigned char state[RN_INFER_FACE_STATE_MAX]; /* the face's per-request state */
+	int64_t t_start, t_loaded, created_unix;
 	struct ob_json_doc *doc;
+	struct infer_in in;
 	char *model_name; /* as requested, echoed in responses */
 	struct rn_srv_model *sm;
 	struct rn_runner *runner;
+	bool runner_held; /* acquired by the schedule step: released by infer_free */
 	struct rn_job *job;
-	bool stream, raw, had_tools;
+	bool stream, raw, had_tools, want_context;
 	bool use_think;
 	struct rn_think think;
 	bool use_tools;
@@ -66,12 +83,8 @@ struct infer {
 	struct ob_buf line;
 	struct ob_buf th, co, co2;
 	struct ob_jw jw;
-	/* direct streaming: the engine thread writes each token's chunk to the socket itself (sink below) */
-	int fd;
-	bool direct;        /* set by the connection thread once libmicrohttpd streams (headers sent) */
-	struct ob_buf rest; /* what the socket did not take at once, for the connection thread to write */
-	bool oai_first, oai_tool_sent;
-	int64_t created_unix;
+	struct rn_stream *w; /* a streamed answer's writer; owned here until started, then it owns the context */
+	bool started;
 	bool finished, any_output;
 	int err_status;
 	char err_msg[1024];
@@ -80,15 +93,15 @@ struct infer {
 	bool in_flight;
 };
 
-static void infer_free(struct infer *I)
+static void infer_free(struct rn_infer *I)
 {
 	if (!I)
 		return;
 	rn_job_free(I->job);
-	if (I->runner)
-		rn_sched_release(I->s->sched, I->runner);
+	if (I->runner_held)
+		rn_sched_release(I->api->sched, I->runner);
 	if (I->in_flight)
-		rn_metrics_in_flight(I->s->metrics, -1);
+		rn_metrics_in_flight(I->api->metrics, -1);
 	if (I->use_think)
 		rn_think_free(&I->think);
 	if (I->use_tools)
@@ -102,189 +115,60 @@ static void infer_free(struct infer *I)
 	ob_buf_free(&I->co);
 	ob_buf_free(&I->co2);
 	ob_jw_free(&I->jw);
-	ob_buf_free(&I->rest);
+	if (!I->started)
+		rn_stream_free(I->w);
 	mf_options_free(&I->opts);
 	free(I->prompt);
 	free(I->tokens);
 	free(I->model_name);
+	mf_tpl_messages_free(I->in.msgs);
 	rn_srv_model_free(I->sm);
 	ob_json_free(I->doc);
 	free(I);
 }
 
-static void respond_error(struct infer *I, int status, const char *msg)
+static struct rn_infer *infer_new(struct rn_http_req *r, struct rn_api *api, enum rn_infer_kind kind,
+				  const struct rn_infer_face *face, const void *state)
 {
-	if (I->out == RN_OUT_OPENAI)
-		rn_oai_respond_error(I->r, status, msg);
-	else
-		rn_http_respond_error(I->r, status, msg);
+	struct rn_infer *I = calloc(1, sizeof *I);
+	if (!I)
+		return NULL;
+	I->r = r;
+	I->api = api;
+	I->kind = kind;
+	I->face = face;
+	if (face->state_size)
+		memcpy(I->state, state, face->state_size < sizeof I->state ? face->state_size : sizeof I->state);
+	I->t_start = rn_http_req_start_ns(r);
+	I->created_unix = rn_http_wall_ns() / 1000000000LL;
+	mf_options_init(&I->opts);
+	ob_buf_init(&I->acc_content, 0);
+	ob_buf_init(&I->acc_thinking, 0);
+	ob_buf_init(&I->gen_text, 0);
+	ob_buf_init(&I->line, 0);
+	ob_buf_init(&I->th, RN_PARSE_MAX_BUFFER);
+	ob_buf_init(&I->co, RN_PARSE_MAX_BUFFER);
+	ob_buf_init(&I->co2, RN_PARSE_MAX_BUFFER);
+	ob_jw_init(&I->jw, 0, face->jw_flags);
+	return I;
 }
 
-static void respond_errorf(struct infer *I, int status, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
-static void respond_errorf(struct infer *I, int status, const char *fmt, ...)
+/* Records why the request failed (answered once, by the face, when the steps stop). */
+static int fail(struct rn_infer *I, int status, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+static int fail(struct rn_infer *I, int status, const char *fmt, ...)
 {
-	char buf[2048];
 	va_list ap;
 	va_start(ap, fmt);
-	vsnprintf(buf, sizeof buf, fmt, ap);
+	vsnprintf(I->err_msg, sizeof I->err_msg, fmt, ap);
 	va_end(ap);
-	respond_error(I, status, buf);
+	I->err_status = status;
+	return STEP_FAILED;
 }
 
-static char *now_rfc3339(char *buf, size_t n)
+static bool infer_gone(void *ctx)
 {
-	return rn_http_rfc3339_now(buf, n);
-}
-
-/* ---------------------------------------------------------------------------------------------------- */
-/* Ollama-format writers */
-
-static void write_metrics(struct ob_jw *w, const struct rn_infer_emit *e)
-{
-	if (e->total_ns) {
-		ob_jw_key(w, "total_duration");
-		ob_jw_int(w, e->total_ns);
-	}
-	if (e->load_ns) {
-		ob_jw_key(w, "load_duration");
-		ob_jw_int(w, e->load_ns);
-	}
-	if (e->prompt_eval_count) {
-		ob_jw_key(w, "prompt_eval_count");
-		ob_jw_int(w, e->prompt_eval_count);
-	}
-	if (e->prompt_eval_ns) {
-		ob_jw_key(w, "prompt_eval_duration");
-		ob_jw_int(w, e->prompt_eval_ns);
-	}
-	if (e->eval_count) {
-		ob_jw_key(w, "eval_count");
-		ob_jw_int(w, e->eval_count);
-	}
-	if (e->eval_ns) {
-		ob_jw_key(w, "eval_duration");
-		ob_jw_int(w, e->eval_ns);
-	}
-}
-
-static void write_tool_calls(struct ob_jw *w, const struct rn_tool_call *c, size_t n)
-{
-	ob_jw_arr(w);
-	for (size_t i = 0; i < n; i++) {
-		ob_jw_obj(w);
-		if (c[i].id[0]) {
-			ob_jw_key(w, "id");
-			ob_jw_string(w, c[i].id);
-		}
-		ob_jw_key(w, "function");
-		ob_jw_obj(w);
-		ob_jw_key(w, "index");
-		ob_jw_int(w, c[i].index);
-		ob_jw_key(w, "name");
-		ob_jw_string(w, c[i].name);
-		ob_jw_key(w, "arguments");
-		if (c[i].arguments)
-			ob_jw_raw(w, c[i].arguments, strlen(c[i].arguments));
-		else
-			ob_jw_raw(w, "{}", 2);
-		ob_jw_obj_end(w);
-		ob_jw_obj_end(w);
-	}
-	ob_jw_arr_end(w);
-}
-
-/* api.ChatResponse */
-static void write_chat_response(struct ob_jw *w, const struct rn_infer_emit *e)
-{
-	char ts[64];
-	ob_jw_obj(w);
-	ob_jw_key(w, "model");
-	ob_jw_string(w, e->model);
-	ob_jw_key(w, "created_at");
-	ob_jw_string(w, now_rfc3339(ts, sizeof ts));
-	ob_jw_key(w, "message");
-	ob_jw_obj(w);
-	ob_jw_key(w, "role");
-	ob_jw_string(w, "assistant");
-	ob_jw_key(w, "content");
-	ob_jw_stringn(w, e->content ? e->content : "", e->content_len);
-	if (e->thinking_len) {
-		ob_jw_key(w, "thinking");
-		ob_jw_stringn(w, e->thinking, e->thinking_len);
-	}
-	if (e->n_calls) {
-		ob_jw_key(w, "tool_calls");
-		write_tool_calls(w, e->calls, e->n_calls);
-	}
-	ob_jw_obj_end(w);
-	ob_jw_key(w, "done");
-	ob_jw_bool(w, e->done);
-	if (e->done && e->done_reason && *e->done_reason) {
-		ob_jw_key(w, "done_reason");
-		ob_jw_string(w, e->done_reason);
-	}
-	write_metrics(w, e);
-	ob_jw_obj_end(w);
-}
-
-/* api.GenerateResponse */
-static void write_generate_response(struct ob_jw *w, const struct rn_infer_emit *e)
-{
-	char ts[64];
-	ob_jw_obj(w);
-	ob_jw_key(w, "model");
-	ob_jw_string(w, e->model);
-	ob_jw_key(w, "created_at");
-	ob_jw_string(w, now_rfc3339(ts, sizeof ts));
-	ob_jw_key(w, "response");
-	ob_jw_stringn(w, e->content ? e->content : "", e->content_len);
-	if (e->thinking_len) {
-		ob_jw_key(w, "thinking");
-		ob_jw_stringn(w, e->thinking, e->thinking_len);
-	}
-	ob_jw_key(w, "done");
-	ob_jw_bool(w, e->done);
-	if (e->done && e->done_reason && *e->done_reason) {
-		ob_jw_key(w, "done_reason");
-		ob_jw_string(w, e->done_reason);
-	}
-	if (e->n_context) {
-		ob_jw_key(w, "context");
-		ob_jw_arr(w);
-		for (size_t i = 0; i < e->n_context; i++)
-			ob_jw_int(w, e->context[i]);
-		ob_jw_arr_end(w);
-	}
-	write_metrics(w, e);
-	if (e->n_calls) {
-		ob_jw_key(w, "tool_calls");
-		write_tool_calls(w, e->calls, e->n_calls);
-	}
-	ob_jw_obj_end(w);
-}
-
-/* Appends one emission to I->line in the wire format (NDJSON line or SSE events). */
-static void format_emit(struct infer *I, const struct rn_infer_emit *e)
-{
-	if (I->out == RN_OUT_OPENAI) {
-		if (I->kind == RN_INF_CHAT)
-			rn_oai_chat_chunk(&I->oai, e, &I->oai_first, &I->oai_tool_sent, &I->line);
-		else
-			rn_oai_completion_chunk(&I->oai, e, &I->line);
-		return;
-	}
-	ob_jw_reset(&I->jw);
-	if (I->kind == RN_INF_CHAT)
-		write_chat_response(&I->jw, e);
-	else
-		write_generate_response(&I->jw, e);
-	const char *s = ob_jw_str(&I->jw);
-	if (s) {
-		ob_buf_append(&I->line, s, I->jw.len);
-		ob_buf_putc(&I->line, '\n');
-	} else {
-		I->line.failed = true;
-	}
+	struct rn_infer *I = ctx;
+	return atomic_load(&I->api->stopping) || rn_http_req_client_gone(I->r);
 }
 
 /* Empties a scratch buffer for the next event, keeping its allocation. */
@@ -296,15 +180,44 @@ static struct ob_buf *scratch(struct ob_buf *b)
 	return b;
 }
 
+static struct ob_jw *scratch_jw(struct rn_infer *I)
+{
+	ob_jw_reset(&I->jw);
+	return &I->jw;
+}
+
+void rn_infer_put_sse(struct ob_buf *out, const struct ob_jw *jw)
+{
+	const char *s = ob_jw_str(jw);
+	if (!s) {
+		out->failed = true;
+		return;
+	}
+	ob_buf_puts(out, "data: ");
+	ob_buf_append(out, s, jw->len);
+	ob_buf_puts(out, "\n\n");
+}
+
+void rn_infer_put_line(struct ob_buf *out, const struct ob_jw *jw)
+{
+	const char *s = ob_jw_str(jw);
+	if (!s) {
+		out->failed = true;
+		return;
+	}
+	ob_buf_append(out, s, jw->len);
+	ob_buf_putc(out, '\n');
+}
+
 /* ---------------------------------------------------------------------------------------------------- */
-/* events → emissions */
+/* events → emissions → the face's formatters */
 
 static const char *reason_name(enum rn_done_reason r)
 {
 	return r == RN_DONE_LENGTH ? "length" : "stop";
 }
 
-static int append_calls(struct infer *I, struct rn_tool_call *calls, size_t n)
+static int append_calls(struct rn_infer *I, struct rn_tool_call *calls, size_t n)
 {
 	if (!n)
 		return 0;
@@ -318,22 +231,39 @@ static int append_calls(struct infer *I, struct rn_tool_call *calls, size_t n)
 	return 0;
 }
 
-/* Handles one job event. Sets *emitted when something was appended to I->line (streaming) or accumulated
- * (non-stream). Returns -1 on out-of-memory. */
-static int process_event(struct infer *I, const struct rn_job_event *ev)
+/* Generate's final `context`: the ids of prompt + generated text, as Ollama re-tokenizes them (llama-server's
+ * /tokenize without add_special). *ids is malloc'd, or NULL when it could not be made. */
+static void final_context(struct rn_infer *I, int32_t **ids, size_t *n)
+{
+	struct ob_buf all;
+	ob_buf_init(&all, 0);
+	ob_buf_append(&all, I->prompt ? I->prompt : "", I->prompt_len);
+	ob_buf_append(&all, I->gen_text.p ? I->gen_text.p : "", I->gen_text.len);
+	struct rn_tok_error te;
+	if (all.failed || rn_tok_encode_alloc(rn_runner_tok(I->runner), all.p ? all.p : "", all.len, false, true, ids,
+					      n, &te) != RN_TOK_OK) {
+		*ids = NULL;
+		*n = 0;
+	}
+	ob_buf_free(&all);
+}
+
+/* Handles one job event: the thinking and tool-call parsers, then (streaming) the face's chunk into I->line,
+ * or (not streaming) the accumulated answer and, with the final event, the face's whole answer into I->line.
+ * Returns -1 when out of memory. */
+static int process_event(struct rn_infer *I, const struct rn_job_event *ev)
 {
 	bool done = ev->kind == RN_JOB_DONE;
 	const char *t = ev->text ? ev->text : "";
 	size_t tn = ev->len;
 	if (!done && tn == 0)
 		return 0; /* a token whose text is still held back (UTF-8, stop-string prefix) */
-	if (I->kind == RN_INF_GENERATE && !I->raw)
-		ob_buf_append(&I->gen_text, t, tn); /* for the final `context` */
+	if (I->want_context)
+		ob_buf_append(&I->gen_text, t, tn);
 
 	struct ob_buf *th = scratch(&I->th), *co = scratch(&I->co);
 	struct rn_tool_call *calls = NULL;
 	size_t n_calls = 0;
-	int rc = 0;
 	bool emit = true;
 
 	if (I->use_think) {
@@ -373,68 +303,59 @@ static int process_event(struct infer *I, const struct rn_job_event *ev)
 		.done = done,
 		.model = I->model_name,
 		.created_unix = I->created_unix,
+		.n_prompt_tokens = I->n_tokens,
 	};
+	struct rn_engine_stats st;
 	int32_t *ctx = NULL;
 	size_t n_ctx = 0;
 	if (done) {
-		enum rn_done_reason reason;
-		struct rn_engine_stats st;
-		rn_job_result(I->job, &reason, &st, NULL);
+		rn_job_result(I->job, &e.reason, &st, NULL);
 		int64_t now = rn_http_now_ns();
-		e.done_reason = reason_name(reason);
+		e.done_reason = reason_name(e.reason);
+		e.stats = &st;
 		e.total_ns = now - I->t_start;
 		e.load_ns = I->t_loaded - I->t_start;
 		e.prompt_eval_count = st.n_prompt;
 		e.prompt_eval_ns = st.prompt_ns;
 		e.eval_count = st.n_eval;
 		e.eval_ns = st.eval_ns;
-		rn_metrics_tokens(I->s->metrics, I->model_name, (uint64_t)st.n_prompt, (uint64_t)st.n_eval);
-		if (I->kind == RN_INF_GENERATE && !I->raw && I->out == RN_OUT_OLLAMA) {
-			/* context = tokens(prompt + generated text), as Ollama re-tokenizes them */
-			struct ob_buf all;
-			ob_buf_init(&all, 0);
-			ob_buf_append(&all, I->prompt ? I->prompt : "", I->prompt_len);
-			ob_buf_append(&all, I->gen_text.p ? I->gen_text.p : "", I->gen_text.len);
-			struct rn_tok_error te;
-			/* as Ollama's r.Tokenize: llama-server /tokenize without add_special */
-			if (!all.failed && rn_tok_encode_alloc(rn_runner_tok(I->runner), all.p ? all.p : "", all.len, false,
-							       true, &ctx, &n_ctx, &te) == RN_TOK_OK) {
-				e.context = ctx;
-				e.n_context = n_ctx;
-			}
-			ob_buf_free(&all);
+		rn_metrics_tokens(I->api->metrics, I->model_name, (uint64_t)st.n_prompt, (uint64_t)st.n_eval);
+		if (I->want_context) {
+			final_context(I, &ctx, &n_ctx);
+			e.context = ctx;
+			e.n_context = n_ctx;
 		}
 	}
 
 	if (I->stream) {
-		format_emit(I, &e);
+		I->face->chunk(I->state, &e, scratch_jw(I), &I->line);
 		int64_t now = rn_http_now_ns();
 		if (e.content_len || e.thinking_len || e.n_calls) {
 			if (!I->any_output)
-				rn_metrics_ttft(I->s->metrics, I->model_name, (double)(now - I->t_start) / 1e9);
+				rn_metrics_ttft(I->api->metrics, I->model_name, (double)(now - I->t_start) / 1e9);
 			else
-				rn_metrics_inter_token(I->s->metrics, I->model_name, (double)(now - I->t_last_out) / 1e9);
+				rn_metrics_inter_token(I->api->metrics, I->model_name, (double)(now - I->t_last_out) / 1e9);
 			I->t_last_out = now;
 			I->any_output = true;
-			if (I->s->emit_tap && !done)
-				I->s->emit_tap(I->s->emit_tap_ctx, ev->t_ns, now);
+			if (I->api->emit_tap && !done)
+				I->api->emit_tap(I->api->emit_tap_ctx, rn_http_req_fd(I->r), ev->t_ns, now);
 		}
 		rn_tool_calls_free(calls, n_calls);
-		calls = NULL;
 	} else {
 		ob_buf_append(&I->acc_content, e.content, e.content_len);
 		ob_buf_append(&I->acc_thinking, e.thinking, e.thinking_len);
-		if (I->kind == RN_INF_GENERATE || I->had_tools) {
-			if (append_calls(I, calls, n_calls) < 0) {
-				free(ctx);
-				goto nomem;
-			}
-		} else {
+		int rc = 0;
+		if (I->kind == RN_INF_GENERATE || I->had_tools)
+			rc = append_calls(I, calls, n_calls);
+		else
 			rn_tool_calls_free(calls, n_calls);
+		if (rc < 0) {
+			rn_tool_calls_free(calls, n_calls);
+			free(ctx);
+			return -1;
 		}
-		calls = NULL;
 		if (done) {
-			/* the whole response, from the accumulated pieces and the final metrics */
+			/* the whole answer, from the accumulated pieces and the final metrics */
 			struct rn_infer_emit whole = e;
 			whole.content = I->acc_content.p ? I->acc_content.p : "";
 			whole.content_len = I->acc_content.len;
@@ -442,159 +363,119 @@ static int process_event(struct infer *I, const struct rn_job_event *ev)
 			whole.thinking_len = I->acc_thinking.len;
 			whole.calls = I->calls;
 			whole.n_calls = I->n_calls;
-			struct ob_jw w;
-			ob_jw_init(&w, 0, 0);
-			if (I->out == RN_OUT_OPENAI) {
-				if (I->kind == RN_INF_CHAT)
-					rn_oai_chat_whole(&I->oai, &whole, &w);
-				else
-					rn_oai_completion_whole(&I->oai, &whole, &w);
-			} else if (I->kind == RN_INF_CHAT) {
-				write_chat_response(&w, &whole);
-			} else {
-				write_generate_response(&w, &whole);
-			}
-			size_t n;
-			char *s = ob_jw_take(&w, &n);
-			ob_jw_free(&w);
-			if (!s) {
-				free(ctx);
-				goto nomem;
-			}
-			ob_buf_append(&I->line, s, n);
-			free(s);
+			struct ob_jw *w = scratch_jw(I);
+			I->face->whole(I->state, &whole, w);
+			const char *s = ob_jw_str(w);
+			if (s)
+				ob_buf_append(&I->line, s, w->len);
+			else
+				I->line.failed = true;
 		}
 	}
 	free(ctx);
-	rc = I->line.failed ? -1 : 0;
-	return rc;
+	return I->line.failed ? -1 : 0;
 nomem:
 	rn_tool_calls_free(calls, n_calls);
 	return -1;
 }
 
-/* Produces the next piece of output into I->line. Returns 1 (a piece), 0 (the end), -1 (client gone or
- * failure: cut the connection). Sets I->err_status/err_msg when the generation failed. */
-static int produce(struct infer *I)
+/* One job event, with the final event's outcome: a cancelled job stops (-1); a failed one sets err_status and
+ * err_msg and stops, or, once output went out, ends the stream with the face's error unit in I->line. Gives
+ * the event back. Returns 0, or -1 to stop. */
+static int take_event(struct rn_infer *I, struct rn_job_event *ev)
 {
-	I->line.len = 0;
-	I->line.failed = false;
-	while (I->line.len == 0) {
-		if (I->rest.len) {
-			/* the tail of a chunk the engine thread could not write without blocking */
-			if (rn_http_write_all(I->fd, I->rest.p, I->rest.len) < 0)
+	if (ev->kind == RN_JOB_DONE) {
+		I->finished = true;
+		enum rn_done_reason reason;
+		struct rn_error err;
+		rn_job_result(I->job, &reason, NULL, &err);
+		if (reason == RN_DONE_CANCEL || reason == RN_DONE_ERROR) {
+			rn_job_event_done(I->job, ev);
+			if (reason == RN_DONE_CANCEL)
 				return -1;
-			scratch(&I->rest);
+			I->err_status = err.code == RN_ERR_CONTEXT ? 400 : 500;
+			snprintf(I->err_msg, sizeof I->err_msg, "%s", err.msg[0] ? err.msg : "generation failed");
+			rn_log(&I->api->log, RN_LOG_WARN, "generation failed: %s", I->err_msg);
+			if (!(I->stream && I->any_output && I->face->stream_error))
+				return -1;
+			/* after streaming started: a last error unit */
+			I->face->stream_error(I->state, I->err_msg, scratch_jw(I), scratch(&I->line));
+			return I->line.failed ? -1 : 0;
 		}
-		if (I->finished)
-			return 0;
-		struct rn_job_event *ev = rn_job_next_fd(I->job, rn_http_req_fd(I->r), rn_api_req_gone, I->r);
-		if (!ev)
-			return -1;
-		if (ev->kind == RN_JOB_DONE) {
-			I->finished = true;
-			enum rn_done_reason reason;
-			struct rn_error err;
-			rn_job_result(I->job, &reason, NULL, &err);
-			if (reason == RN_DONE_CANCEL) {
-				rn_job_event_done(I->job, ev);
-				return -1;
-			}
-			if (reason == RN_DONE_ERROR) {
-				I->err_status = err.code == RN_ERR_CONTEXT ? 400 : 500;
-				snprintf(I->err_msg, sizeof I->err_msg, "%s", err.msg[0] ? err.msg : "generation failed");
-				rn_srv_log(I->s, RN_LOG_WARN, "generation failed: %s", I->err_msg);
-				rn_job_event_done(I->job, ev);
-				if (I->stream && I->any_output) {
-					/* after streaming started: a final {"error"} line */
-					struct ob_jw w;
-					ob_jw_init(&w, 0, 0);
-					ob_jw_obj(&w);
-					ob_jw_key(&w, "error");
-					ob_jw_string(&w, I->err_msg);
-					ob_jw_obj_end(&w);
-					size_t n;
-					char *s = ob_jw_take_line(&w, &n);
-					if (!s)
-						return -1;
-					if (I->out == RN_OUT_OPENAI) {
-						ob_buf_puts(&I->line, "data: ");
-						ob_buf_append(&I->line, s, n - 1);
-						ob_buf_puts(&I->line, "\n\n");
-					} else {
-						ob_buf_append(&I->line, s, n);
-					}
-					free(s);
-					return I->line.failed ? -1 : 1;
-				}
-				return -1;
-			}
-		}
-		int rc = process_event(I, ev);
-		rn_job_event_done(I->job, ev);
-		if (rc < 0)
-			return -1;
-		if (!I->stream && !I->finished)
-			I->line.len = 0; /* accumulating */
 	}
-	return 1;
+	int rc = process_event(I, ev);
+	rn_job_event_done(I->job, ev);
+	return rc;
 }
 
-/* The job's sink, on the engine thread while the connection thread sleeps in produce() (under the job's lock,
- * so the two never touch I together): formats the token's line and writes it as one chunk straight to the
- * socket, so a token reaches the client without waking the connection's thread. What the socket does not
- * take at once goes to I->rest, and the connection thread is woken to write it (the engine never blocks). */
+/* The job's sink, on the engine thread while the connection's thread sleeps in rn_job_next_fd (under the
+ * job's lock, so the two never touch the context together): runs the parsers and the face's formatter and
+ * writes the token's chunk straight to the socket, so a token reaches the client without waking the
+ * connection's thread. A tail the socket did not take is left to the connection's thread (the engine never
+ * blocks). */
 static enum rn_sink_result infer_sink(void *ctx, const struct rn_job_event *ev)
 {
-	struct infer *I = ctx;
-	if (!I->direct)
+	struct rn_infer *I = ctx;
+	if (!rn_stream_direct(I->w))
 		return RN_SINK_QUEUE; /* libmicrohttpd has not sent the headers yet */
-	if (process_event(I, ev) < 0 || I->line.failed) {
+	if (process_event(I, ev) < 0) {
 		I->line.len = 0;
 		return RN_SINK_CANCEL;
 	}
 	if (I->line.len == 0)
 		return RN_SINK_DONE; /* text held back (UTF-8, stop string, partial tag) */
-	size_t sent;
-	if (rn_http_stream_write_chunk(I->fd, I->line.p, I->line.len, &sent) < 0) {
-		I->line.len = 0;
-		return RN_SINK_CANCEL; /* the client is gone */
-	}
-	char hdr[24];
-	size_t hn = (size_t)rn_http_chunk_frame(hdr, sizeof hdr, I->line.len);
-	enum rn_sink_result r = RN_SINK_DONE;
-	if (sent < hn + I->line.len + 2) {
-		if (sent < hn)
-			ob_buf_append(&I->rest, hdr + sent, hn - sent);
-		size_t off = sent > hn ? sent - hn : 0;
-		if (off < I->line.len)
-			ob_buf_append(&I->rest, I->line.p + off, I->line.len - off);
-		size_t toff = sent > hn + I->line.len ? sent - hn - I->line.len : 0;
-		ob_buf_append(&I->rest, "\r\n" + toff, 2 - toff);
-		r = I->rest.failed ? RN_SINK_CANCEL : RN_SINK_WAKE;
-		rn_metrics_backpressure(I->s->metrics);
-	}
+	enum rn_stream_status st = rn_stream_write(I->w, I->line.p, I->line.len);
 	I->line.len = 0;
-	return r;
+	if (st == RN_STREAM_GONE)
+		return RN_SINK_CANCEL; /* the client is gone */
+	if (st == RN_STREAM_HELD) {
+		rn_metrics_backpressure(I->api->metrics);
+		return RN_SINK_WAKE;
+	}
+	return RN_SINK_DONE;
 }
 
-static int src_next(void *ctx, const char **data, size_t *len)
+/* The stream's producer (connection thread): waits for events until a piece went out (or is held for the
+ * writer) or the body is complete. Returns 1, 0 at the end, -1 to cut the connection (err_status set when the
+ * generation failed). Also makes the first piece, before the answer starts. */
+static int stream_next(void *ctx, struct rn_stream *w)
 {
-	struct infer *I = ctx;
-	/* libmicrohttpd asks for the next piece: everything before is sent, tokens may go out directly now */
-	I->direct = I->fd >= 0 && rn_http_req_chunked(I->r);
-	int rc = produce(I);
-	if (rc <= 0)
-		return rc;
-	*data = I->line.p;
-	*len = I->line.len;
-	return 1;
+	struct rn_infer *I = ctx;
+	for (;;) {
+		if (rn_stream_flush(w) < 0)
+			return -1; /* the tail of a chunk the engine's thread could not write without blocking */
+		if (I->finished)
+			return 0;
+		struct rn_job_event *ev = rn_job_next_fd(I->job, rn_http_req_fd(I->r), infer_gone, I);
+		if (!ev || take_event(I, ev) < 0)
+			return -1;
+		if (I->line.len == 0)
+			continue;
+		enum rn_stream_status st = rn_stream_write(w, I->line.p, I->line.len);
+		I->line.len = 0;
+		if (st == RN_STREAM_GONE)
+			return -1;
+		if (st == RN_STREAM_HELD && rn_stream_direct(w))
+			rn_metrics_backpressure(I->api->metrics);
+		return 1;
+	}
 }
 
-static void src_close(void *ctx, bool completed)
+static void stream_close(void *ctx, bool completed)
 {
 	(void)completed;
 	infer_free(ctx);
+}
+
+/* A request that does not stream: every event until the final one; the face's whole answer in I->line. */
+static int collect_whole(struct rn_infer *I)
+{
+	while (!I->finished) {
+		struct rn_job_event *ev = rn_job_next_fd(I->job, rn_http_req_fd(I->r), infer_gone, I);
+		if (!ev || take_event(I, ev) < 0)
+			return -1;
+	}
+	return 0;
 }
 
 /* ---------------------------------------------------------------------------------------------------- */
@@ -767,31 +648,25 @@ static int build_messages(const struct rn_srv_model *sm, const struct mf_tpl_mes
 	return 0;
 }
 
-static int tokenize(struct infer *I, const char *text, size_t len, int32_t **ids, size_t *n)
+static int tokenize(struct rn_infer *I, const char *text, size_t len, int32_t **ids, size_t *n)
 {
 	struct rn_tok_error te = {0};
-	if (rn_tok_encode_alloc(rn_runner_tok(I->runner), text, len, true, true, ids, n, &te) != RN_TOK_OK) {
-		I->err_status = 500;
-		snprintf(I->err_msg, sizeof I->err_msg, "%s", te.msg);
-		return -1;
-	}
+	if (rn_tok_encode_alloc(rn_runner_tok(I->runner), text, len, true, true, ids, n, &te) != RN_TOK_OK)
+		return fail(I, 500, "%s", te.msg);
 	return 0;
 }
 
-static int render(struct infer *I, const struct mf_tpl *tpl, struct mf_tpl_values *v, char **out, size_t *len)
+static int render(struct rn_infer *I, const struct mf_tpl *tpl, struct mf_tpl_values *v, char **out, size_t *len)
 {
 	struct mf_tpl_error te = {0};
-	if (mf_tpl_execute(tpl, v, out, len, &te) != MF_TPL_OK) {
-		I->err_status = 500;
-		snprintf(I->err_msg, sizeof I->err_msg, "%s", te.msg);
-		return -1;
-	}
+	if (mf_tpl_execute(tpl, v, out, len, &te) != MF_TPL_OK)
+		return fail(I, 500, "%s", te.msg);
 	return 0;
 }
 
 /* Ollama's chatPrompt: drop messages from the front (keeping system messages and the last message) until
  * the rendered prompt fits num_ctx, then render it. */
-static int chat_prompt(struct infer *I, const struct msg_list *msgs, const struct ob_json *tools,
+static int chat_prompt(struct rn_infer *I, const struct msg_list *msgs, const struct ob_json *tools,
 		       const struct think_val *tv, bool truncate, int num_ctx)
 {
 	const struct mf_tpl *tpl = I->sm->tpl;
@@ -801,11 +676,8 @@ static int chat_prompt(struct infer *I, const struct msg_list *msgs, const struc
 	v.think_level = str_of(tv->level);
 	v.is_think_set = tv->set;
 	struct mf_tpl_message *buf = calloc(msgs->n + 1, sizeof *buf);
-	if (!buf) {
-		I->err_status = 500;
-		snprintf(I->err_msg, sizeof I->err_msg, "out of memory");
-		return -1;
-	}
+	if (!buf)
+		return fail(I, 500, "out of memory");
 	size_t last = msgs->n ? msgs->n - 1 : 0;
 	char *best = NULL;
 	size_t best_len = 0;
@@ -838,7 +710,7 @@ static int chat_prompt(struct infer *I, const struct msg_list *msgs, const struc
 		}
 		if ((long)n <= num_ctx || i == last) {
 			if (i > 0)
-				rn_srv_log(I->s, RN_LOG_DEBUG, "truncating input messages which exceed context length "
+				rn_log(&I->api->log, RN_LOG_DEBUG, "truncating input messages which exceed context length "
 							       "truncated=%zu", msgs->n - i);
 			best = p;
 			best_len = pl;
@@ -858,7 +730,7 @@ static int chat_prompt(struct infer *I, const struct msg_list *msgs, const struc
 }
 
 /* ---------------------------------------------------------------------------------------------------- */
-/* the handler */
+/* request checks */
 
 static bool json_is_empty_format(const struct ob_json *f)
 {
@@ -883,32 +755,6 @@ static int images_present(const struct ob_json *root, bool chat)
 	return im && im->type == OB_JSON_ARRAY && im->count;
 }
 
-static void respond_simple_done(struct infer *I, const char *reason)
-{
-	/* load / unload replies: api.ChatResponse / api.GenerateResponse with done and done_reason only */
-	char ts[64];
-	struct ob_jw w;
-	ob_jw_init(&w, 0, 0);
-	ob_jw_obj(&w);
-	ob_jw_key(&w, "model");
-	ob_jw_string(&w, I->model_name);
-	ob_jw_key(&w, "created_at");
-	ob_jw_string(&w, now_rfc3339(ts, sizeof ts));
-	if (I->kind == RN_INF_CHAT) {
-		ob_jw_key(&w, "message");
-		ob_jw_raw(&w, "{\"role\":\"assistant\",\"content\":\"\"}", 33);
-	} else {
-		ob_jw_key(&w, "response");
-		ob_jw_string(&w, "");
-	}
-	ob_jw_key(&w, "done");
-	ob_jw_bool(&w, true);
-	ob_jw_key(&w, "done_reason");
-	ob_jw_string(&w, reason);
-	ob_jw_obj_end(&w);
-	rn_api_send_jw(I->r, 200, &w);
-}
-
 static void write_details_json(const struct rn_srv_model *sm, char **out)
 {
 	struct ob_jw w;
@@ -919,255 +765,205 @@ static void write_details_json(const struct rn_srv_model *sm, char **out)
 	ob_jw_free(&w);
 }
 
-void rn_infer_run(struct rn_http_req *r, enum rn_infer_kind kind, const char *body, size_t len, enum rn_infer_out out,
-		  const struct rn_oai_opts *oai)
-{
-	struct rn_server *s = rn_api_server(r);
-	struct infer *I = calloc(1, sizeof *I);
-	if (!I) {
-		rn_http_respond_error(r, 500, "out of memory");
-		return;
-	}
-	I->r = r;
-	I->s = s;
-	I->kind = kind;
-	I->out = out;
-	if (oai)
-		I->oai = *oai;
-	I->t_start = rn_http_req_start_ns(r);
-	I->created_unix = rn_http_wall_ns() / 1000000000LL;
-	I->oai_first = true;
-	mf_options_init(&I->opts);
-	ob_buf_init(&I->acc_content, 0);
-	ob_buf_init(&I->acc_thinking, 0);
-	ob_buf_init(&I->gen_text, 0);
-	ob_buf_init(&I->line, 0);
-	ob_buf_init(&I->th, RN_PARSE_MAX_BUFFER);
-	ob_buf_init(&I->co, RN_PARSE_MAX_BUFFER);
-	ob_buf_init(&I->co2, RN_PARSE_MAX_BUFFER);
-	ob_jw_init(&I->jw, 0, 0);
-	ob_buf_init(&I->rest, 0);
-	I->fd = -1;
-	bool chat = kind == RN_INF_CHAT;
-	const char *gs = chat ? "ChatRequest" : "GenerateRequest";
+/* ---------------------------------------------------------------------------------------------------- */
+/* answers that are not a generation */
 
-	/* ---- decode */
+/* Sends a whole answer the face wrote into jw (content type: the face's, or gin's JSON type when NULL). */
+static void send_jw(struct rn_infer *I, struct ob_jw *w, const char *content_type)
+{
+	const char *s = ob_jw_str(w);
+	if (!s)
+		I->face->error(I->r, 500, ob_jw_status(w) == OB_JW_NOMEM ? "out of memory" : "json: unsupported value");
+	else if (content_type)
+		rn_http_respond(I->r, 200, content_type, s, w->len);
+	else
+		rn_http_respond_json(I->r, 200, s, w->len);
+}
+
+/* The reply to an empty request (no messages, no prompt): the model was loaded ("load") or unloaded
+ * ("unload"); a done answer without text or metrics. */
+static void reply_done(struct rn_infer *I, const char *reason)
+{
+	struct rn_infer_emit e = {
+		.content = "",
+		.thinking = "",
+		.done = true,
+		.done_reason = reason,
+		.model = I->model_name,
+		.created_unix = I->created_unix,
+	};
+	struct ob_jw *w = scratch_jw(I);
+	I->face->whole(I->state, &e, w);
+	send_jw(I, w, I->face->whole_type);
+}
+
+/* ---------------------------------------------------------------------------------------------------- */
+/* the steps */
+
+/* decode: the body by Go's encoding/json rules into I->in, with Ollama's early checks. */
+static int step_decode(struct rn_infer *I, const char *body, size_t len)
+{
+	bool chat = I->kind == RN_INF_CHAT;
+	const char *gs = chat ? "ChatRequest" : "GenerateRequest";
+	struct infer_in *in = &I->in;
 	struct rn_dec d = {.go_struct = gs, .prefix = ""};
-	const struct ob_json *root = NULL;
-	I->doc = rn_dec_parse(&d, body, len, &root);
-	if (!I->doc) {
-		respond_error(I, 400, d.err);
-		goto done;
-	}
-	const char *model = "";
-	rn_dec_string(&d, root, "model", &model, NULL);
-	bool stream = true;
-	rn_dec_bool(&d, root, "stream", &stream);
-	if (out == RN_OUT_OPENAI)
-		stream = I->oai.stream;
-	I->stream = stream;
-	const struct ob_json *opts_obj = rn_dec_object(&d, root, "options", "map[string]interface {}");
-	bool truncate = true, shift = true, logprobs = false, debug_render = false;
-	rn_dec_bool(&d, root, "truncate", &truncate);
-	rn_dec_bool(&d, root, "shift", &shift);
-	rn_dec_bool(&d, root, "logprobs", &logprobs);
-	rn_dec_bool(&d, root, "_debug_render_only", &debug_render);
-	int64_t top_logprobs = 0;
-	rn_dec_int(&d, root, "top_logprobs", &top_logprobs);
-	const struct ob_json *tools = NULL, *messages = NULL;
-	const char *prompt = "", *suffix = "", *system = "", *tmpl = "";
-	bool raw = false;
-	const struct ob_json *context = NULL;
+	I->doc = rn_dec_parse(&d, body, len, &in->root);
+	if (!I->doc)
+		return fail(I, 400, "%s", d.err);
+	const struct ob_json *root = in->root;
+	in->model = "";
+	rn_dec_string(&d, root, "model", &in->model, NULL);
+	in->stream = true;
+	rn_dec_bool(&d, root, "stream", &in->stream);
+	in->opts = rn_dec_object(&d, root, "options", "map[string]interface {}");
+	in->truncate = true;
+	in->shift = true;
+	rn_dec_bool(&d, root, "truncate", &in->truncate);
+	rn_dec_bool(&d, root, "shift", &in->shift);
+	rn_dec_bool(&d, root, "logprobs", &in->logprobs);
+	rn_dec_bool(&d, root, "_debug_render_only", &in->debug_render);
+	rn_dec_int(&d, root, "top_logprobs", &in->top_logprobs);
+	in->prompt = in->suffix = in->system = in->tmpl = "";
 	if (chat) {
-		messages = rn_dec_array(&d, root, "messages", "[]api.Message");
-		tools = rn_dec_array(&d, root, "tools", "api.Tools");
+		in->messages = rn_dec_array(&d, root, "messages", "[]api.Message");
+		in->tools = rn_dec_array(&d, root, "tools", "api.Tools");
 	} else {
-		rn_dec_string(&d, root, "prompt", &prompt, NULL);
-		rn_dec_string(&d, root, "suffix", &suffix, NULL);
-		rn_dec_string(&d, root, "system", &system, NULL);
-		rn_dec_string(&d, root, "template", &tmpl, NULL);
-		rn_dec_bool(&d, root, "raw", &raw);
-		context = rn_dec_array(&d, root, "context", "[]int");
+		rn_dec_string(&d, root, "prompt", &in->prompt, NULL);
+		rn_dec_string(&d, root, "suffix", &in->suffix, NULL);
+		rn_dec_string(&d, root, "system", &in->system, NULL);
+		rn_dec_string(&d, root, "template", &in->tmpl, NULL);
+		rn_dec_bool(&d, root, "raw", &in->raw);
+		in->context = rn_dec_array(&d, root, "context", "[]int");
 		rn_dec_array(&d, root, "images", "[]api.ImageData");
 	}
-	if (d.failed) {
-		respond_error(I, 400, d.err);
-		goto done;
-	}
-	struct think_val tv;
+	if (d.failed)
+		return fail(I, 400, "%s", d.err);
 	char err[1024];
 	bool bad;
-	think_from_json(rn_dec_get(root, "think"), &tv, err, sizeof err, &bad);
-	if (bad) {
-		respond_error(I, 400, err);
-		goto done;
-	}
-	int64_t keep_alive;
-	if (keep_alive_from_json(rn_dec_get(root, "keep_alive"), &keep_alive, err, sizeof err) < 0) {
-		respond_error(I, 400, err);
-		goto done;
-	}
-	struct mf_tpl_messages *req_msgs = NULL;
-	if (messages) {
-		struct mf_tpl_error te = {0};
-		if (mf_tpl_messages_from_json(messages, &req_msgs, &te) != MF_TPL_OK) {
-			respond_error(I, 400, te.msg);
-			goto done;
-		}
-	}
-	if (tools) {
-		struct mf_tpl_error te = {0};
-		if (mf_tpl_tools_check(tools, &te) != MF_TPL_OK) {
-			respond_error(I, 400, te.msg);
-			mf_tpl_messages_free(req_msgs);
-			goto done;
-		}
-	}
-	if (context) {
-		OB_JSON_FOREACH(c, context)
+	think_from_json(rn_dec_get(root, "think"), &in->think, err, sizeof err, &bad);
+	if (bad)
+		return fail(I, 400, "%s", err);
+	if (keep_alive_from_json(rn_dec_get(root, "keep_alive"), &in->keep_alive, err, sizeof err) < 0)
+		return fail(I, 400, "%s", err);
+	struct mf_tpl_error te = {0};
+	if (in->messages && mf_tpl_messages_from_json(in->messages, &in->msgs, &te) != MF_TPL_OK)
+		return fail(I, 400, "%s", te.msg);
+	if (in->tools && mf_tpl_tools_check(in->tools, &te) != MF_TPL_OK)
+		return fail(I, 400, "%s", te.msg);
+	if (in->context) {
+		OB_JSON_FOREACH(c, in->context)
 		{
 			int64_t x;
 			struct rn_dec d2 = {.go_struct = gs, .prefix = ""};
-			if (!rn_dec_int_value(&d2, "context", c, &x)) {
-				respond_error(I, 400, d2.err);
-				mf_tpl_messages_free(req_msgs);
-				goto done;
-			}
+			if (!rn_dec_int_value(&d2, "context", c, &x))
+				return fail(I, 400, "%s", d2.err);
 		}
 	}
-	if (top_logprobs < 0 || top_logprobs > 20) {
-		respond_error(I, 400, "top_logprobs must be between 0 and 20");
-		mf_tpl_messages_free(req_msgs);
-		goto done;
-	}
-	I->model_name = strdup(model);
-	I->raw = raw;
-	I->had_tools = tools && tools->count > 0;
-	if (!I->model_name) {
-		respond_error(I, 500, "out of memory");
-		mf_tpl_messages_free(req_msgs);
-		goto done;
-	}
+	if (in->top_logprobs < 0 || in->top_logprobs > 20)
+		return fail(I, 400, "top_logprobs must be between 0 and 20");
+	if (!(I->model_name = strdup(in->model)))
+		return fail(I, 500, "out of memory");
+	I->stream = in->stream;
+	I->raw = in->raw;
+	I->had_tools = in->tools && in->tools->count > 0;
+	I->want_context = !chat && !in->raw && I->face->generate_context;
+	in->empty = chat ? !in->msgs || in->msgs->n == 0 : *in->prompt == 0;
+	return STEP_NEXT;
+}
 
-	/* ---- model */
+/* resolve: the model's name → its manifest and layers; unload requests; capabilities and the think default. */
+static int step_resolve(struct rn_infer *I)
+{
+	bool chat = I->kind == RN_INF_CHAT;
+	struct infer_in *in = &I->in;
+	const char *model = in->model;
 	struct mf_name nm;
 	mf_name_parse(model, &nm);
-	if (!*model) {
-		respond_error(I, chat ? 400 : 404, chat ? "model is required" : "model '' not found");
-		mf_tpl_messages_free(req_msgs);
-		goto done;
-	}
-	if (!mf_name_is_valid(&nm)) {
-		respond_error(I, 400, "invalid model name");
-		mf_tpl_messages_free(req_msgs);
-		goto done;
-	}
+	if (!*model)
+		return chat ? fail(I, 400, "model is required") : fail(I, 404, "model '' not found");
+	if (!mf_name_is_valid(&nm))
+		return fail(I, 400, "invalid model name");
 	int st;
-	I->sm = rn_srv_model_load(s->store, model, &st, err, sizeof err);
-	if (!I->sm) {
-		if (st == 404)
-			respond_errorf(I, 404, "model '%s' not found", model);
-		else
-			respond_error(I, st, err);
-		mf_tpl_messages_free(req_msgs);
-		goto done;
-	}
-	struct rn_srv_model *sm = I->sm;
-	size_t n_req_msgs = req_msgs ? req_msgs->n : 0;
-	bool empty = chat ? n_req_msgs == 0 : *prompt == 0;
-	if (empty && keep_alive == 0) {
+	char err[1024];
+	I->sm = rn_srv_model_load(I->api->store, model, &st, err, sizeof err);
+	if (!I->sm)
+		return st == 404 ? fail(I, 404, "model '%s' not found", model) : fail(I, st, "%s", err);
+	const struct rn_srv_model *sm = I->sm;
+	if (in->empty && in->keep_alive == 0) {
 		if (sm->m->model_path)
-			rn_sched_expire(s->sched, sm->m->model_path);
-		respond_simple_done(I, "unload");
-		mf_tpl_messages_free(req_msgs);
-		goto done;
+			rn_sched_expire(I->api->sched, sm->m->model_path);
+		reply_done(I, "unload");
+		return STEP_ANSWERED;
 	}
-	if (!chat && raw && (*tmpl || *system || (context && context->count))) {
-		respond_error(I, 400, "raw mode does not support template, system, or context");
-		mf_tpl_messages_free(req_msgs);
-		goto done;
-	}
+	if (!chat && in->raw && (*in->tmpl || *in->system || (in->context && in->context->count)))
+		return fail(I, 400, "raw mode does not support template, system, or context");
 
-	/* ---- capabilities and think */
 	enum rn_cap want[4];
 	int n_want = 0;
 	want[n_want++] = RN_CAP_COMPLETION;
 	if (chat && I->had_tools)
 		want[n_want++] = RN_CAP_TOOLS;
-	if (!chat && *suffix)
+	if (!chat && *in->suffix)
 		want[n_want++] = RN_CAP_INSERT;
+	struct think_val *tv = &in->think;
+	char q[300];
+	quote(model, q, sizeof q);
 	if (rn_srv_model_has(sm, RN_CAP_THINKING)) {
-		if (!tv.set) {
-			tv.set = true;
-			tv.on = true;
-			snprintf(tv.level, sizeof tv.level, "medium");
+		if (!tv->set) {
+			tv->set = true;
+			tv->on = true;
+			snprintf(tv->level, sizeof tv->level, "medium");
 		}
-	} else if (tv.set && tv.on) {
-		char q[300];
-		quote(model, q, sizeof q);
-		respond_errorf(I, 400, "%s does not support thinking", q);
-		mf_tpl_messages_free(req_msgs);
-		goto done;
-	}
-	if (!rn_srv_model_has(sm, RN_CAP_COMPLETION)) {
-		char q[300];
-		quote(model, q, sizeof q);
-		respond_errorf(I, 400, "%s does not support %s", q, chat ? "chat" : "generate");
-		mf_tpl_messages_free(req_msgs);
-		goto done;
-	}
-	if (rn_srv_model_check(sm, want, n_want, err, sizeof err)) {
-		respond_error(I, 400, err);
-		mf_tpl_messages_free(req_msgs);
-		goto done;
-	}
+	} else if (tv->set && tv->on)
+		return fail(I, 400, "%s does not support thinking", q);
+	if (!rn_srv_model_has(sm, RN_CAP_COMPLETION))
+		return fail(I, 400, "%s does not support %s", q, chat ? "chat" : "generate");
+	if (rn_srv_model_check(sm, want, n_want, err, sizeof err))
+		return fail(I, 400, "%s", err);
+	return STEP_NEXT;
+}
 
-	/* ---- options: defaults, the model's params layer, the request */
+/* options: the defaults, the model's params layer, the request's options; then what orun does not do yet,
+ * said plainly. */
+static int step_options(struct rn_infer *I)
+{
+	struct infer_in *in = &I->in;
+	const struct rn_srv_model *sm = I->sm;
 	struct mf_warnings warns = {0};
 	struct mf_error me = {0};
-	if (sm->m->params && mf_options_apply_json(&I->opts, ob_json_root(sm->m->params), &warns, &me) != MF_OK) {
-		respond_error(I, me.http_status ? me.http_status : 500, me.msg);
-		mf_warnings_free(&warns);
-		mf_tpl_messages_free(req_msgs);
-		goto done;
-	}
-	if (opts_obj && mf_options_apply_json(&I->opts, opts_obj, &warns, &me) != MF_OK) {
-		respond_error(I, me.http_status ? me.http_status : 500, me.msg);
-		mf_warnings_free(&warns);
-		mf_tpl_messages_free(req_msgs);
-		goto done;
-	}
-	for (size_t i = 0; i < warns.n; i++)
-		rn_srv_log(s, RN_LOG_WARN, "%s", warns.items[i]);
+	int rc = MF_OK;
+	if (sm->m->params)
+		rc = mf_options_apply_json(&I->opts, ob_json_root(sm->m->params), &warns, &me);
+	if (rc == MF_OK && in->opts)
+		rc = mf_options_apply_json(&I->opts, in->opts, &warns, &me);
+	for (size_t i = 0; rc == MF_OK && i < warns.n; i++)
+		rn_log(&I->api->log, RN_LOG_WARN, "%s", warns.items[i]);
 	mf_warnings_free(&warns);
+	if (rc != MF_OK)
+		return fail(I, me.http_status ? me.http_status : 500, "%s", me.msg);
 
-	/* ---- what orun does not do yet: said plainly */
-	if (!json_is_empty_format(rn_dec_get(root, "format"))) {
-		respond_error(I, 400, "format (JSON mode and JSON schema output) is not supported by orun yet");
-		mf_tpl_messages_free(req_msgs);
-		goto done;
-	}
-	if (logprobs) {
-		respond_error(I, 400, "logprobs are not supported by orun yet");
-		mf_tpl_messages_free(req_msgs);
-		goto done;
-	}
-	if (images_present(root, chat)) {
+	if (!json_is_empty_format(rn_dec_get(in->root, "format")))
+		return fail(I, 400, "format (JSON mode and JSON schema output) is not supported by orun yet");
+	if (in->logprobs)
+		return fail(I, 400, "logprobs are not supported by orun yet");
+	if (images_present(in->root, I->kind == RN_INF_CHAT)) {
 		enum rn_cap v = RN_CAP_VISION;
+		char err[1024];
 		if (rn_srv_model_check(sm, &v, 1, err, sizeof err))
-			respond_error(I, 400, err);
-		else
-			respond_error(I, 400, "images are not supported by orun yet (no vision engine)");
-		mf_tpl_messages_free(req_msgs);
-		goto done;
+			return fail(I, 400, "%s", err);
+		return fail(I, 400, "images are not supported by orun yet (no vision engine)");
 	}
-	if (!sm->m->model_path) {
-		respond_errorf(I, 500, "model '%s' has no model layer", model);
-		mf_tpl_messages_free(req_msgs);
-		goto done;
-	}
+	if (!sm->m->model_path)
+		return fail(I, 500, "model '%s' has no model layer", in->model);
+	return STEP_NEXT;
+}
 
-	/* ---- schedule */
+/* schedule: the load-time options, then a runner from the scheduler (loading the model, or waiting for it);
+ * a load request ends here. */
+static int step_schedule(struct rn_infer *I)
+{
+	struct rn_api *s = I->api;
+	const struct rn_srv_model *sm = I->sm;
 	struct rn_load_params lo; /* what the options ask; the scheduler applies the defaults */
 	rn_load_params_from_options(&lo, &I->opts);
 	char *details = NULL;
@@ -1180,247 +976,208 @@ void rn_infer_run(struct rn_http_req *r, enum rn_infer_kind kind, const char *bo
 		.embedding = false,
 	};
 	struct rn_sched_error se = {0};
-	I->runner = rn_sched_acquire(s->sched, &smod, &lo, keep_alive, rn_api_req_gone, r, &se);
+	I->runner = rn_sched_acquire(s->sched, &smod, &lo, I->in.keep_alive, infer_gone, I, &se);
 	free(details);
-	if (!I->runner) {
-		respond_error(I, se.status, se.msg);
-		mf_tpl_messages_free(req_msgs);
-		goto done;
-	}
+	if (!I->runner)
+		return fail(I, se.status, "%s", se.msg);
+	I->runner_held = true;
 	I->t_loaded = rn_http_now_ns();
-	if (empty) {
-		respond_simple_done(I, "load");
-		mf_tpl_messages_free(req_msgs);
-		goto done;
+	if (I->in.empty) {
+		reply_done(I, "load");
+		return STEP_ANSWERED;
 	}
+	return STEP_NEXT;
+}
 
-	/* ---- prompt */
-	if (chat) {
-		struct msg_list ml = {0};
-		bool add_system = !(n_req_msgs && req_msgs->items[0].role.n == 6 &&
-				    memcmp(req_msgs->items[0].role.p, "system", 6) == 0);
-		if (build_messages(sm, req_msgs ? req_msgs->items : NULL, n_req_msgs, NULL, add_system, &ml) < 0) {
-			msg_list_free(&ml);
-			mf_tpl_messages_free(req_msgs);
-			respond_error(I, 500, "out of memory");
-			goto done;
+/* The chat's prompt: model messages and the request's, rendered with the model's template (history truncated
+ * to the context, as Ollama's chatPrompt). */
+static int render_chat(struct rn_infer *I)
+{
+	const struct infer_in *in = &I->in;
+	const struct rn_srv_model *sm = I->sm;
+	size_t n = in->msgs ? in->msgs->n : 0;
+	bool add_system = !(n && in->msgs->items[0].role.n == 6 && memcmp(in->msgs->items[0].role.p, "system", 6) == 0);
+	struct msg_list ml = {0};
+	int rc;
+	if (build_messages(sm, n ? in->msgs->items : NULL, n, NULL, add_system, &ml) < 0)
+		rc = fail(I, 500, "out of memory");
+	else if (!sm->tpl)
+		rc = fail(I, 500, "%s", sm->tpl_error);
+	else
+		rc = chat_prompt(I, &ml, in->tools, &in->think, in->truncate, rn_runner_n_ctx(I->runner));
+	msg_list_free(&ml);
+	return rc < 0 ? STEP_FAILED : STEP_NEXT;
+}
+
+/* generate's deprecated `context`: its ids, detokenized, go in front of the prompt. */
+static int context_prefix(struct rn_infer *I, struct ob_buf *pre)
+{
+	const struct ob_json *context = I->in.context;
+	int32_t *ids = malloc(context->count * sizeof *ids);
+	if (!ids)
+		return STEP_NEXT;
+	size_t k = 0;
+	OB_JSON_FOREACH(c, context)
+	{
+		int64_t x = 0;
+		ob_json_int(c, &x);
+		ids[k++] = (int32_t)x;
+	}
+	const struct rn_tok *tok = rn_runner_tok(I->runner);
+	size_t need = 0;
+	/* as llama-server's /detokenize: special tokens rendered */
+	int trc = rn_tok_detokenize(tok, ids, k, false, true, NULL, 0, &need);
+	char *txt = (trc == RN_TOK_OK || trc == RN_TOK_ERR_NOSPACE) ? malloc(need + 1) : NULL;
+	int rc = STEP_NEXT;
+	if (txt && rn_tok_detokenize(tok, ids, k, false, true, txt, need, &need) == RN_TOK_OK)
+		ob_buf_append(pre, txt, need);
+	else if (!txt || trc == RN_TOK_ERR_RANGE)
+		rc = fail(I, 500, "invalid context: a token id is out of range");
+	free(txt);
+	free(ids);
+	return rc;
+}
+
+/* generate with a suffix: the template's .Prompt and .Suffix (fill-in-the-middle). */
+static int render_suffix(struct rn_infer *I, const struct mf_tpl *tpl, struct ob_buf *pre)
+{
+	const struct infer_in *in = &I->in;
+	struct mf_tpl_values v = {0};
+	v.prompt = str_of(in->prompt);
+	v.suffix = str_of(in->suffix);
+	v.think = in->think.on;
+	v.think_level = str_of(in->think.level);
+	v.is_think_set = in->think.set;
+	char *p = NULL;
+	size_t pl = 0;
+	if (render(I, tpl, &v, &p, &pl) < 0)
+		return STEP_FAILED;
+	ob_buf_append(pre, p, pl);
+	free(p);
+	return STEP_NEXT;
+}
+
+/* generate's prompt as a message: [system (request or model)] + model MESSAGEs (only without context) + the
+ * prompt, through the model's template (with truncation, as chat) or the request's own template. */
+static int render_prompt(struct rn_infer *I, const struct mf_tpl *tpl, struct ob_buf *pre)
+{
+	const struct infer_in *in = &I->in;
+	const struct mf_model *m = I->sm->m;
+	struct msg_list ml = {0};
+	ml.v = calloc(m->n_messages + 2, sizeof *ml.v);
+	if (!ml.v)
+		return fail(I, 500, "out of memory");
+	const char *sys = *in->system ? in->system : m->system;
+	if (sys && *sys) {
+		ml.v[ml.n].role = str_of("system");
+		ml.v[ml.n].content = str_of(sys);
+		ml.n++;
+	}
+	if (!in->context)
+		for (size_t i = 0; i < m->n_messages; i++) {
+			ml.v[ml.n].role = str_of(m->messages[i].role);
+			ml.v[ml.n].content = str_of(m->messages[i].content);
+			ml.n++;
 		}
-		if (!sm->tpl) {
-			msg_list_free(&ml);
-			mf_tpl_messages_free(req_msgs);
-			respond_error(I, 500, sm->tpl_error);
-			goto done;
-		}
-		int rc = chat_prompt(I, &ml, tools, &tv, truncate, rn_runner_n_ctx(I->runner));
-		msg_list_free(&ml);
-		mf_tpl_messages_free(req_msgs);
-		req_msgs = NULL;
-		if (rc < 0) {
-			respond_error(I, I->err_status, I->err_msg);
-			goto done;
+	ml.v[ml.n].role = str_of("user");
+	ml.v[ml.n].content = str_of(in->prompt);
+	ml.n++;
+	int rc;
+	if (!*in->tmpl) {
+		rc = chat_prompt(I, &ml, NULL, &in->think, in->truncate, rn_runner_n_ctx(I->runner));
+		if (rc == 0) {
+			if (pre->len) { /* a context prefix: the ids no longer match */
+				free(I->tokens);
+				I->tokens = NULL;
+				I->n_tokens = 0;
+			}
+			ob_buf_append(pre, I->prompt, I->prompt_len);
+			free(I->prompt);
+			I->prompt = NULL;
 		}
 	} else {
-		mf_tpl_messages_free(req_msgs);
-		req_msgs = NULL;
-		if (raw) {
-			I->prompt = strdup(prompt);
-			I->prompt_len = strlen(prompt);
-		} else {
-			struct mf_tpl *own_tpl = NULL;
-			const struct mf_tpl *tpl = sm->tpl;
-			if (*tmpl) {
-				struct mf_tpl_error te = {0};
-				if (mf_tpl_parse(tmpl, strlen(tmpl), &own_tpl, &te) != MF_TPL_OK) {
-					respond_error(I, 500, te.msg);
-					goto done;
-				}
-				tpl = own_tpl;
-			}
-			if (!tpl) {
-				respond_error(I, 500, sm->tpl_error);
-				goto done;
-			}
-			/* context (deprecated): the detokenized ids go in front of the prompt */
-			struct ob_buf pre;
-			ob_buf_init(&pre, 0);
-			if (context && context->count) {
-				int32_t *ids = malloc(context->count * sizeof *ids);
-				size_t k = 0;
-				if (ids) {
-					OB_JSON_FOREACH(c, context)
-					{
-						int64_t x = 0;
-						ob_json_int(c, &x);
-						ids[k++] = (int32_t)x;
-					}
-					size_t need = 0;
-					const struct rn_tok *tok = rn_runner_tok(I->runner);
-					/* as llama-server's /detokenize: special tokens rendered */
-					int trc = rn_tok_detokenize(tok, ids, k, false, true, NULL, 0, &need);
-					char *txt = (trc == RN_TOK_OK || trc == RN_TOK_ERR_NOSPACE) ? malloc(need + 1) : NULL;
-					if (txt && rn_tok_detokenize(tok, ids, k, false, true, txt, need, &need) == RN_TOK_OK)
-						ob_buf_append(&pre, txt, need);
-					else if (!txt || trc == RN_TOK_ERR_RANGE) {
-						free(txt);
-						free(ids);
-						ob_buf_free(&pre);
-						mf_tpl_free(own_tpl);
-						respond_error(I, 500, "invalid context: a token id is out of range");
-						goto done;
-					}
-					free(txt);
-					free(ids);
-				}
-			}
-			if (*suffix) {
-				struct mf_tpl_values v = {0};
-				v.prompt = str_of(prompt);
-				v.suffix = str_of(suffix);
-				v.think = tv.on;
-				v.think_level = str_of(tv.level);
-				v.is_think_set = tv.set;
-				char *p = NULL;
-				size_t pl = 0;
-				int rc = render(I, tpl, &v, &p, &pl);
-				if (rc == 0) {
-					ob_buf_append(&pre, p, pl);
-					free(p);
-				}
-				if (rc < 0) {
-					ob_buf_free(&pre);
-					mf_tpl_free(own_tpl);
-					respond_error(I, I->err_status, I->err_msg);
-					goto done;
-				}
-			} else {
-				struct mf_tpl_message user = {0};
-				user.role = str_of("user");
-				user.content = str_of(prompt);
-				struct msg_list ml = {0};
-				/* [system (request or model)] + model MESSAGEs (only without context) + the prompt */
-				const struct mf_model *m = sm->m;
-				size_t cap = m->n_messages + 2;
-				ml.v = calloc(cap, sizeof *ml.v);
-				if (!ml.v) {
-					ob_buf_free(&pre);
-					mf_tpl_free(own_tpl);
-					respond_error(I, 500, "out of memory");
-					goto done;
-				}
-				const char *sys = *system ? system : m->system;
-				if (sys && *sys) {
-					ml.v[ml.n].role = str_of("system");
-					ml.v[ml.n].content = str_of(sys);
-					ml.n++;
-				}
-				if (!context)
-					for (size_t i = 0; i < m->n_messages; i++) {
-						ml.v[ml.n].role = str_of(m->messages[i].role);
-						ml.v[ml.n].content = str_of(m->messages[i].content);
-						ml.n++;
-					}
-				ml.v[ml.n++] = user;
-				int rc;
-				if (!*tmpl) {
-					rc = chat_prompt(I, &ml, NULL, &tv, truncate, rn_runner_n_ctx(I->runner));
-					if (rc == 0) {
-						if (pre.len) { /* a context prefix: the ids no longer match */
-							free(I->tokens);
-							I->tokens = NULL;
-							I->n_tokens = 0;
-						}
-						ob_buf_append(&pre, I->prompt, I->prompt_len);
-						free(I->prompt);
-						I->prompt = NULL;
-					}
-				} else {
-					struct mf_tpl_values v = {0};
-					v.messages = ml.v;
-					v.n_messages = ml.n;
-					v.think = tv.on;
-					v.think_level = str_of(tv.level);
-					v.is_think_set = tv.set;
-					char *p = NULL;
-					size_t pl = 0;
-					rc = render(I, tpl, &v, &p, &pl);
-					if (rc == 0) {
-						ob_buf_append(&pre, p, pl);
-						free(p);
-					}
-				}
-				msg_list_free(&ml);
-				if (rc < 0) {
-					ob_buf_free(&pre);
-					mf_tpl_free(own_tpl);
-					respond_error(I, I->err_status, I->err_msg);
-					goto done;
-				}
-			}
-			mf_tpl_free(own_tpl);
-			if (pre.failed) {
-				ob_buf_free(&pre);
-				respond_error(I, 500, "out of memory");
-				goto done;
-			}
-			I->prompt_len = pre.len;
-			I->prompt = ob_buf_take(&pre);
-			if (!I->prompt)
-				I->prompt = strdup("");
-		}
-		if (!I->prompt) {
-			respond_error(I, 500, "out of memory");
-			goto done;
+		struct mf_tpl_values v = {0};
+		v.messages = ml.v;
+		v.n_messages = ml.n;
+		v.think = in->think.on;
+		v.think_level = str_of(in->think.level);
+		v.is_think_set = in->think.set;
+		char *p = NULL;
+		size_t pl = 0;
+		rc = render(I, tpl, &v, &p, &pl);
+		if (rc == 0) {
+			ob_buf_append(pre, p, pl);
+			free(p);
 		}
 	}
+	msg_list_free(&ml);
+	return rc < 0 ? STEP_FAILED : STEP_NEXT;
+}
 
-	if (debug_render) {
-		char ts[64];
-		struct ob_jw w;
-		ob_jw_init(&w, 0, 0);
-		if (out == RN_OUT_OPENAI) {
-			/* openai.ChatCompletion / Completion with _debug_info */
-			ob_jw_obj(&w);
-			ob_jw_key(&w, "_debug_info");
-			ob_jw_obj(&w);
-			ob_jw_key(&w, "rendered_template");
-			ob_jw_stringn(&w, I->prompt, I->prompt_len);
-			ob_jw_obj_end(&w);
-			ob_jw_obj_end(&w);
-		} else {
-			ob_jw_obj(&w);
-			ob_jw_key(&w, "model");
-			ob_jw_string(&w, I->model_name);
-			ob_jw_key(&w, "created_at");
-			ob_jw_string(&w, now_rfc3339(ts, sizeof ts));
-			if (chat) {
-				ob_jw_key(&w, "message");
-				ob_jw_raw(&w, "{\"role\":\"\",\"content\":\"\"}", 24);
-			} else {
-				ob_jw_key(&w, "response");
-				ob_jw_string(&w, "");
-			}
-			ob_jw_key(&w, "done");
-			ob_jw_bool(&w, false);
-			ob_jw_key(&w, "_debug_info");
-			ob_jw_obj(&w);
-			ob_jw_key(&w, "rendered_template");
-			ob_jw_stringn(&w, I->prompt, I->prompt_len);
-			ob_jw_obj_end(&w);
-			ob_jw_obj_end(&w);
-		}
-		rn_api_send_jw(r, 200, &w);
-		goto done;
+/* The generate's prompt: raw as given, or rendered (the request's template or the model's). */
+static int render_generate(struct rn_infer *I)
+{
+	const struct infer_in *in = &I->in;
+	if (in->raw) {
+		I->prompt = strdup(in->prompt);
+		I->prompt_len = strlen(in->prompt);
+		return I->prompt ? STEP_NEXT : fail(I, 500, "out of memory");
 	}
+	struct mf_tpl *own_tpl = NULL;
+	const struct mf_tpl *tpl = I->sm->tpl;
+	struct ob_buf pre;
+	ob_buf_init(&pre, 0);
+	int rc = STEP_NEXT;
+	struct mf_tpl_error te = {0};
+	if (*in->tmpl && mf_tpl_parse(in->tmpl, strlen(in->tmpl), &own_tpl, &te) != MF_TPL_OK)
+		rc = fail(I, 500, "%s", te.msg);
+	else if (*in->tmpl)
+		tpl = own_tpl;
+	if (rc == STEP_NEXT && !tpl)
+		rc = fail(I, 500, "%s", I->sm->tpl_error);
+	if (rc == STEP_NEXT && in->context && in->context->count)
+		rc = context_prefix(I, &pre);
+	if (rc == STEP_NEXT)
+		rc = *in->suffix ? render_suffix(I, tpl, &pre) : render_prompt(I, tpl, &pre);
+	if (rc == STEP_NEXT && pre.failed)
+		rc = fail(I, 500, "out of memory");
+	if (rc == STEP_NEXT) {
+		I->prompt_len = pre.len;
+		I->prompt = ob_buf_take(&pre);
+		if (!I->prompt)
+			I->prompt = strdup("");
+		if (!I->prompt)
+			rc = fail(I, 500, "out of memory");
+	}
+	ob_buf_free(&pre);
+	mf_tpl_free(own_tpl);
+	return rc;
+}
 
-	/* ---- parsers */
+/* render: the prompt text (and, when truncation tokenized it, its ids); _debug_render_only ends here. */
+static int step_render(struct rn_infer *I)
+{
+	bool chat = I->kind == RN_INF_CHAT;
+	int rc = chat ? render_chat(I) : render_generate(I);
+	if (rc != STEP_NEXT || !I->in.debug_render)
+		return rc;
+	struct rn_infer_emit e = {.model = I->model_name, .created_unix = I->created_unix};
+	struct ob_jw *w = scratch_jw(I);
+	I->face->rendered(I->state, &e, I->prompt, I->prompt_len, chat, w);
+	send_jw(I, w, NULL);
+	return STEP_ANSWERED;
+}
+
+/* The thinking parser (starting inside the thinking state when the template prefilled the opening tag) and
+ * the tool-call parser (for the request's tools, with the template's tool tag). */
+static int init_parsers(struct rn_infer *I)
+{
+	const struct rn_srv_model *sm = I->sm;
 	const char *open = sm->think_open, *close = sm->think_close;
-	if (tv.on && *open && *close) {
-		if (rn_think_init(&I->think, open, close) < 0) {
-			respond_error(I, 500, "out of memory");
-			goto done;
-		}
+	if (I->in.think.on && *open && *close) {
+		if (rn_think_init(&I->think, open, close) < 0)
+			return fail(I, 500, "out of memory");
 		I->use_think = true;
-		/* the template prefilled the opening tag: start inside the thinking state */
 		size_t pl = I->prompt_len;
 		while (pl && (I->prompt[pl - 1] == ' ' || I->prompt[pl - 1] == '\n' || I->prompt[pl - 1] == '\t' ||
 			      I->prompt[pl - 1] == '\r'))
@@ -1435,13 +1192,12 @@ void rn_infer_run(struct rn_http_req *r, enum rn_infer_kind kind, const char *bo
 			ob_buf_free(&b);
 		}
 	}
-	if (chat && I->had_tools && sm->tpl) {
-		size_t nt = tools->count, k = 0;
-		const char **names = calloc(nt ? nt : 1, sizeof *names);
-		if (!names) {
-			respond_error(I, 500, "out of memory");
-			goto done;
-		}
+	if (I->kind == RN_INF_CHAT && I->had_tools && sm->tpl) {
+		const struct ob_json *tools = I->in.tools;
+		size_t k = 0;
+		const char **names = calloc(tools->count ? tools->count : 1, sizeof *names);
+		if (!names)
+			return fail(I, 500, "out of memory");
 		OB_JSON_FOREACH(t, tools)
 		{
 			const struct ob_json *fn = rn_dec_get(t, "function");
@@ -1450,26 +1206,43 @@ void rn_infer_run(struct rn_http_req *r, enum rn_infer_kind kind, const char *bo
 		}
 		int rc = rn_tools_init(&I->tools, mf_tpl_tool_tag(sm->tpl), names, k);
 		free(names);
-		if (rc < 0) {
-			respond_error(I, 500, "out of memory");
-			goto done;
-		}
+		if (rc < 0)
+			return fail(I, 500, "out of memory");
 		I->use_tools = true;
 	}
+	return STEP_NEXT;
+}
 
-	/* ---- tokens and the job */
-	if (!I->tokens && tokenize(I, I->prompt, I->prompt_len, &I->tokens, &I->n_tokens) < 0) {
-		respond_error(I, I->err_status, I->err_msg);
-		goto done;
-	}
-	if (I->n_tokens == 0) {
-		respond_error(I, 400, "the prompt is empty after tokenization");
-		goto done;
-	}
+/* Queues the job for I->tokens (rq: the rest of the request) and, for a streamed answer, makes its writer and
+ * (unless the connection's thread formats, FLOW.md) hands the job's events to the engine-thread sink. */
+static int submit(struct rn_infer *I, struct rn_request *rq)
+{
+	rq->prompt = I->tokens;
+	rq->n_prompt = I->n_tokens;
+	if (I->stream && !(I->w = rn_stream_new(I->r)))
+		return fail(I, 500, "out of memory");
+	struct rn_sched_error se = {0};
+	I->job = rn_job_submit(I->api->sched, I->runner, rq, &se);
+	if (!I->job)
+		return fail(I, se.status ? se.status : 500, "%s", se.msg);
+	if (I->stream && !I->api->format_on_connection)
+		rn_job_set_sink(I->job, infer_sink, I);
+	rn_metrics_in_flight(I->api->metrics, +1);
+	I->in_flight = true;
+	return STEP_NEXT;
+}
+
+/* submit: the parsers, the prompt's ids, the sampling options, the job. */
+static int step_submit(struct rn_infer *I)
+{
+	if (init_parsers(I) != STEP_NEXT)
+		return STEP_FAILED;
+	if (!I->tokens && tokenize(I, I->prompt, I->prompt_len, &I->tokens, &I->n_tokens) < 0)
+		return STEP_FAILED;
+	if (I->n_tokens == 0)
+		return fail(I, 400, "the prompt is empty after tokenization");
 	struct rn_request rq;
 	rn_request_default(&rq);
-	rq.prompt = I->tokens;
-	rq.n_prompt = I->n_tokens;
 	rq.sampling.temperature = I->opts.temperature;
 	rq.sampling.top_k = (int)I->opts.top_k;
 	rq.sampling.top_p = I->opts.top_p;
@@ -1483,61 +1256,92 @@ void rn_infer_run(struct rn_http_req *r, enum rn_infer_kind kind, const char *bo
 	rq.num_predict = I->opts.num_predict < 0 ? -1 : (int)(I->opts.num_predict > INT32_MAX ? INT32_MAX : I->opts.num_predict);
 	rq.num_keep = (int)I->opts.num_keep;
 	rq.cache_prompt = I->opts.cache_prompt;
-	rq.truncate = truncate;
-	rq.shift = shift;
+	rq.truncate = I->in.truncate;
+	rq.shift = I->in.shift;
 	rq.stop = (const char *const *)I->opts.stop;
 	rq.n_stop = (int)I->opts.n_stop;
-	I->job = rn_job_submit(s->sched, I->runner, &rq, &se);
-	if (I->job && I->stream) {
-		I->fd = rn_http_req_fd(r);
-		rn_job_set_sink(I->job, infer_sink, I);
-	}
-	if (!I->job) {
-		respond_error(I, se.status, se.msg);
-		goto done;
-	}
-	rn_metrics_in_flight(s->metrics, +1);
-	I->in_flight = true;
+	return submit(I, &rq);
+}
 
-	/* ---- answer: wait for the first piece, then stream (or collect everything) */
-	int rc = produce(I);
+/* stream: waits for the first piece (so that a failure before any output is still an HTTP error), then
+ * streams the rest, or answers with the whole text. Takes over I. */
+static void step_stream(struct rn_infer *I)
+{
+	int rc = I->stream ? stream_next(I, I->w) : collect_whole(I);
 	if (rc < 0) {
 		if (I->err_status)
-			respond_error(I, I->err_status, I->err_msg);
-		else if (rn_api_req_gone(r))
-			respond_error(I, 499, "request canceled");
+			I->face->error(I->r, I->err_status, I->err_msg);
+		else if (infer_gone(I))
+			I->face->error(I->r, 499, "request canceled");
 		else
-			respond_error(I, 500, "generation failed");
-		goto done;
+			I->face->error(I->r, 500, "generation failed");
+		infer_free(I);
+		return;
 	}
 	if (!I->stream) {
-		if (out == RN_OUT_OPENAI)
-			rn_http_respond(r, 200, "application/json", I->line.p, I->line.len);
+		if (I->face->whole_type)
+			rn_http_respond(I->r, 200, I->face->whole_type, I->line.p, I->line.len);
 		else
-			rn_http_respond_json(r, 200, I->line.p, I->line.len);
-		goto done;
+			rn_http_respond_json(I->r, 200, I->line.p, I->line.len);
+		infer_free(I);
+		return;
 	}
-	const char *ctype = out == RN_OUT_OPENAI ? "text/event-stream" : "application/x-ndjson";
-	struct rn_http_source src = {src_next, src_close, I};
-	rn_http_respond_stream(r, 200, ctype, rc > 0 ? I->line.p : "", rc > 0 ? I->line.len : 0, &src);
-	return; /* I is owned by the stream now */
-done:
-	infer_free(I);
+	struct rn_stream_producer p = {stream_next, stream_close, I};
+	I->started = true; /* the writer owns I from here on, and I no longer owns the writer */
+	rn_stream_start(I->w, 200, I->face->stream_type, &p);
 }
 
 /* ---------------------------------------------------------------------------------------------------- */
-/* the Ollama routes */
+/* entry points */
 
-void rn_api_chat(struct rn_http_req *r)
+void rn_infer_run(struct rn_http_req *r, enum rn_infer_kind kind, const char *body, size_t len,
+		  const struct rn_infer_face *face, const void *state)
 {
-	size_t len;
-	const char *body = rn_http_req_body(r, &len);
-	rn_infer_run(r, RN_INF_CHAT, body, len, RN_OUT_OLLAMA, NULL);
+	struct rn_infer *I = infer_new(r, rn_api_of(r), kind, face, state);
+	if (!I) {
+		face->error(r, 500, "out of memory");
+		return;
+	}
+	int rc = step_decode(I, body, len);
+	if (rc == STEP_NEXT)
+		rc = step_resolve(I);
+	if (rc == STEP_NEXT)
+		rc = step_options(I);
+	if (rc == STEP_NEXT)
+		rc = step_schedule(I);
+	if (rc == STEP_NEXT)
+		rc = step_render(I);
+	if (rc == STEP_NEXT)
+		rc = step_submit(I);
+	if (rc == STEP_NEXT) {
+		step_stream(I);
+		return;
+	}
+	if (rc == STEP_FAILED)
+		face->error(r, I->err_status, I->err_msg);
+	infer_free(I);
 }
 
-void rn_api_generate(struct rn_http_req *r)
+void rn_infer_tokens(struct rn_http_req *r, struct rn_api *api, struct rn_runner *runner, struct rn_request *rq,
+		     int32_t *tokens, size_t n_tokens, bool stream, const char *model, const struct rn_infer_face *face,
+		     const void *state)
 {
-	size_t len;
-	const char *body = rn_http_req_body(r, &len);
-	rn_infer_run(r, RN_INF_GENERATE, body, len, RN_OUT_OLLAMA, NULL);
+	struct rn_infer *I = infer_new(r, api, RN_INF_GENERATE, face, state);
+	if (!I || !(I->model_name = strdup(model))) {
+		free(tokens);
+		infer_free(I);
+		face->error(r, 500, "out of memory");
+		return;
+	}
+	I->runner = runner;
+	I->tokens = tokens;
+	I->n_tokens = n_tokens;
+	I->stream = stream;
+	I->t_loaded = I->t_start;
+	if (submit(I, rq) != STEP_NEXT) {
+		face->error(r, I->err_status, I->err_msg);
+		infer_free(I);
+		return;
+	}
+	step_stream(I);
 }

@@ -1,8 +1,17 @@
-/* runner/api/pipeline.h — the inference path shared by /api/chat, /api/generate and the OpenAI /v1
- * endpoints: decode the request (Go rules), resolve the model, check capabilities, merge options, acquire a
- * runner, render the prompt with the model's template (history truncation as Ollama's chatPrompt), tokenize,
- * queue the job, then stream what the engine produces through the thinking and tool-call parsers to the
- * client — one NDJSON line (or one SSE event) per token, written the moment it is ready.
+/* runner/api/pipeline.h — the generation path every face shares: Ollama's /api/chat and /api/generate,
+ * OpenAI's /v1/chat/completions and /v1/completions, llama-server's /completion and /v1/chat/completions.
+ *
+ * A request goes through steps, each a function of runner/api/pipeline.c: decode (Go rules) → resolve the
+ * model → options → schedule (acquire a runner) → render the prompt → submit the job → stream. One request
+ * context owns everything a step allocates and frees it once. A face plugs in with a table of formatters
+ * (struct rn_infer_face): the pipeline never names a face's functions, and a face never sees the context.
+ * The Ollama and OpenAI faces run every step (rn_infer_run); llama-server decodes, renders and tokenizes
+ * itself and runs only submit and stream (rn_infer_tokens).
+ *
+ * Streaming: each token's text goes through the thinking and tool-call parsers, then the face's chunk
+ * formatter, and out as one HTTP chunk through runner/server/stream.h the moment it is ready: on the engine's
+ * thread (a job sink) once the headers are out, on the connection's thread for the first and the last piece
+ * and after a short write. runner/FLOW.md draws it, with the measurement that chose the engine's thread.
  */
 #ifndef ORUN_RUNNER_API_PIPELINE_H
 #define ORUN_RUNNER_API_PIPELINE_H
@@ -13,31 +22,14 @@
 
 #include "base/buf.h"
 #include "base/json.h"
-#include "runner/server/http.h"
+#include "runner/api/api.h"
 #include "runner/api/parsers.h"
 
 enum rn_infer_kind { RN_INF_CHAT, RN_INF_GENERATE };
-enum rn_infer_out { RN_OUT_OLLAMA, RN_OUT_OPENAI };
 
-/* What the OpenAI layer adds to a native request. */
-struct rn_oai_opts {
-	bool stream;        /* OpenAI's stream (default false) */
-	bool include_usage; /* stream_options.include_usage */
-	char id[32];        /* "chatcmpl-N" / "cmpl-N" */
-};
+#define RN_INFER_FACE_STATE_MAX 128 /* bytes of a face's per-request state (struct rn_infer_face.state_size) */
 
-/* Runs a chat (kind CHAT, body = api.ChatRequest) or a generate (kind GENERATE, body = api.GenerateRequest)
- * and answers r. With out == RN_OUT_OPENAI the body is the converted native request and oai says how to
- * shape the answer. */
-void rn_infer_run(struct rn_http_req *r, enum rn_infer_kind kind, const char *body, size_t len, enum rn_infer_out out,
-		  const struct rn_oai_opts *oai);
-
-/* OpenAI error body {"error":{"message","type","param":null,"code":null}} with the type for the status. */
-void rn_oai_respond_error(struct rn_http_req *r, int status, const char *msg);
-
-/* ---------------------------------------------------------------------------------------------------- */
-/* What one emission carries (for the formatters). */
-
+/* What one emission carries to a formatter. Strings are borrowed for the call. */
 struct rn_infer_emit {
 	const char *content;
 	size_t content_len;
@@ -46,20 +38,58 @@ struct rn_infer_emit {
 	const struct rn_tool_call *calls;
 	size_t n_calls;
 	bool done;
-	const char *done_reason; /* "stop" | "length" (final only) */
+	const char *done_reason; /* "stop" | "length" | "load" | "unload" (final only) */
+	enum rn_done_reason reason;              /* final only */
+	const struct rn_engine_stats *stats;     /* final only; NULL in load/unload replies */
 	int64_t total_ns, load_ns, prompt_eval_count, prompt_eval_ns, eval_count, eval_ns;
 	const int32_t *context;  /* generate's context (final, not raw) */
 	size_t n_context;
 	const char *model;       /* the model name as requested */
-	int64_t created_unix;    /* for OpenAI chunks: the stream's created value */
+	int64_t created_unix;    /* when the request arrived (OpenAI's `created`) */
+	size_t n_prompt_tokens;  /* tokens of the submitted prompt */
 };
 
-/* OpenAI formatters (runner/api/openai.c). `first` tells whether the role chunk is still due; tool_sent
- * records whether a tool call went out (finish_reason tool_calls). Output goes to out as complete SSE events. */
-void rn_oai_chat_chunk(const struct rn_oai_opts *o, const struct rn_infer_emit *e, bool *first, bool *tool_sent,
-		       struct ob_buf *out);
-void rn_oai_chat_whole(const struct rn_oai_opts *o, const struct rn_infer_emit *e, struct ob_jw *w);
-void rn_oai_completion_chunk(const struct rn_oai_opts *o, const struct rn_infer_emit *e, struct ob_buf *out);
-void rn_oai_completion_whole(const struct rn_oai_opts *o, const struct rn_infer_emit *e, struct ob_jw *w);
+/* A face's formatters. `state` is the face's per-request state: state_size bytes (at most
+ * RN_INFER_FACE_STATE_MAX, plain data) copied from what the face passed in, kept with the request and given
+ * to every call; the formatters of one request never run at the same time. `jw` is a scratch JSON writer
+ * (flags jw_flags, reset before the call; the formatter may reset and reuse it): no allocation per token. */
+struct rn_infer_face {
+	const char *stream_type; /* Content-Type of a streamed answer */
+	const char *whole_type;  /* Content-Type of a whole answer; NULL: gin's JSON type */
+	unsigned jw_flags;       /* OB_JW_* */
+	bool generate_context;   /* a generate's final emission carries `context` (the prompt's and answer's ids) */
+	size_t state_size;
+	/* One streamed emission as complete wire units (an NDJSON line, SSE events) appended to out; the final
+	 * emission (e->done) carries the end markers too. Runs on the engine's or the connection's thread. */
+	void (*chunk)(void *state, const struct rn_infer_emit *e, struct ob_jw *jw, struct ob_buf *out);
+	/* The whole answer of a request that does not stream (the accumulated text, every tool call), or the
+	 * reply to a load/unload request (e->stats NULL, done_reason "load"/"unload"), into jw. */
+	void (*whole)(void *state, const struct rn_infer_emit *e, struct ob_jw *jw);
+	/* An error before any output: the face's error body with this status. */
+	void (*error)(struct rn_http_req *r, int status, const char *msg);
+	/* An error after streaming began, as a last wire unit; NULL: cut the connection instead. */
+	void (*stream_error)(void *state, const char *msg, struct ob_jw *jw, struct ob_buf *out);
+	/* _debug_render_only: the answer that carries the rendered prompt (e: model and time only); NULL where
+	 * the face has none. */
+	void (*rendered)(void *state, const struct rn_infer_emit *e, const char *prompt, size_t len, bool chat,
+			 struct ob_jw *jw);
+};
+
+/* For formatters: appends jw's JSON to out as one SSE event ("data: <json>\n\n") or one NDJSON line
+ * ("<json>\n"); out is marked failed when jw failed. */
+void rn_infer_put_sse(struct ob_buf *out, const struct ob_jw *jw);
+void rn_infer_put_line(struct ob_buf *out, const struct ob_jw *jw);
+
+/* Runs every step for a chat (kind CHAT, body = api.ChatRequest) or a generate (kind GENERATE, body =
+ * api.GenerateRequest) and answers r in face's format. state: the face's initial per-request state. */
+void rn_infer_run(struct rn_http_req *r, enum rn_infer_kind kind, const char *body, size_t len,
+		  const struct rn_infer_face *face, const void *state);
+
+/* Runs the submit and stream steps for a prompt the face tokenized itself, on a runner the caller holds (not
+ * released here): rq gives sampling, limits and stop strings (its prompt is set here; the scheduler copies
+ * what it keeps). Takes over tokens (malloc'd). model: the name to echo (copied). */
+void rn_infer_tokens(struct rn_http_req *r, struct rn_api *api, struct rn_runner *runner, struct rn_request *rq,
+		     int32_t *tokens, size_t n_tokens, bool stream, const char *model, const struct rn_infer_face *face,
+		     const void *state);
 
 #endif

@@ -21,7 +21,6 @@
 #include <strings.h>
 #include <sys/socket.h>
 #include <sys/syscall.h>
-#include <sys/uio.h>
 #include <sys/types.h>
 #include <time.h>
 #include <unistd.h>
@@ -331,45 +330,6 @@ bool rn_http_fd_gone(int fd)
 bool rn_http_req_chunked(const struct rn_http_req *r)
 {
 	return r->http11;
-}
-
-int rn_http_stream_write_chunk(int fd, const char *data, size_t len, size_t *sent)
-{
-	char hdr[24];
-	int hn = snprintf(hdr, sizeof hdr, "%zx\r\n", len);
-	struct iovec iov[3] = {{hdr, (size_t)hn}, {(void *)data, len}, {"\r\n", 2}};
-	struct msghdr m = {.msg_iov = iov, .msg_iovlen = 3};
-	*sent = 0;
-	ssize_t k = sendmsg(fd, &m, MSG_DONTWAIT | MSG_NOSIGNAL);
-	if (k < 0)
-		return errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR ? 0 : -1;
-	*sent = (size_t)k;
-	return 0;
-}
-
-int rn_http_chunk_frame(char *hdr, size_t hdr_size, size_t len)
-{
-	return snprintf(hdr, hdr_size, "%zx\r\n", len);
-}
-
-int rn_http_write_all(int fd, const char *data, size_t len)
-{
-	while (len) {
-		ssize_t k = send(fd, data, len, MSG_DONTWAIT | MSG_NOSIGNAL);
-		if (k > 0) {
-			data += k;
-			len -= (size_t)k;
-			continue;
-		}
-		if (k < 0 && errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR)
-			return -1;
-		struct pollfd p = {.fd = fd, .events = POLLOUT};
-		if (poll(&p, 1, RN_HTTP_WRITE_POLL_MS) < 0 && errno != EINTR)
-			return -1;
-		if (p.revents & (POLLERR | POLLHUP | POLLNVAL))
-			return -1;
-	}
-	return 0;
 }
 
 bool rn_http_req_client_gone(const struct rn_http_req *r)

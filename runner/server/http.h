@@ -5,7 +5,8 @@
  * allowed`; CORS follows gin-contrib/cors with Ollama's configuration; the Host-header check
  * (DNS-rebinding protection) applies when the listener is on a loopback address. Streamed bodies come from
  * a source that yields one piece at a time; each piece goes out as one HTTP chunk, at once, on a socket
- * with TCP_NODELAY. The layer knows nothing about models or JSON schemas.
+ * with TCP_NODELAY (runner/server/stream.h builds generation streams on this). The layer knows nothing about
+ * models or JSON schemas.
  */
 #ifndef ORUN_RUNNER_SERVER_HTTP_H
 #define ORUN_RUNNER_SERVER_HTTP_H
@@ -20,7 +21,6 @@
 #define RN_HTTP_MAX_CONNECTIONS 1024          /* concurrent connections */
 #define RN_HTTP_MAX_HEADERS 16                /* extra response headers per request */
 #define RN_HTTP_SLICE_NS 100000u              /* EEVDF slice asked for latency-sensitive threads (the minimum) */
-#define RN_HTTP_WRITE_POLL_MS 1000            /* rn_http_write_all: wait for room this long between tries */
 
 enum rn_http_method {
 	RN_HTTP_GET = 1 << 0,
@@ -117,25 +117,15 @@ void *rn_http_req_user(const struct rn_http_req *r);
 void rn_http_req_set_user(struct rn_http_req *r, void *user);
 /* Monotonic time (ns) when the request's headers arrived. */
 int64_t rn_http_req_start_ns(const struct rn_http_req *r);
-/* The connection's socket (for rn_http_fd_gone from a stream source). */
+/* The connection's socket (for rn_http_fd_gone from a stream source, and runner/server/stream.c). */
 int rn_http_req_fd(const struct rn_http_req *r);
 /* True once the client has closed or reset the connection (checked without blocking). */
 bool rn_http_req_client_gone(const struct rn_http_req *r);
 bool rn_http_fd_gone(int fd);
 
-/* Writing a stream's chunks straight to the socket (bypassing libmicrohttpd) is sound only while a stream
- * source of that request is being asked for its next piece (libmicrohttpd has sent everything before and
- * waits for the source), and only for a chunked response: rn_http_req_chunked() says whether it is one (an
- * HTTP/1.1 request; HTTP/1.0 streams are sent unframed and end with the connection). */
+/* Whether a streamed answer to r is chunked (an HTTP/1.1 request; HTTP/1.0 streams are sent unframed and end
+ * with the connection). runner/server/stream.c writes chunks straight to the socket only then. */
 bool rn_http_req_chunked(const struct rn_http_req *r);
-/* One whole chunk (size line, data, CRLF) in one non-blocking sendmsg. *sent: the bytes of the frame
- * (rn_http_chunk_frame's header + len + 2) that went out, maybe fewer. Returns 0, or -1 when the connection
- * failed (the client is gone). */
-int rn_http_stream_write_chunk(int fd, const char *data, size_t len, size_t *sent);
-/* Writes a chunk's size line for len bytes into hdr; returns its length. */
-int rn_http_chunk_frame(char *hdr, size_t hdr_size, size_t len);
-/* Writes all of data (blocking the caller, polling for room). Returns 0, or -1 when the connection failed. */
-int rn_http_write_all(int fd, const char *data, size_t len);
 
 /* Asks the kernel for a short scheduler slice (RN_HTTP_SLICE_NS, sched_setattr's sched_runtime for a
  * SCHED_OTHER thread; policy and nice unchanged) for the calling thread, once per thread. Under Linux >= 6.6

@@ -1,379 +1,35 @@
 /* runner/server/server.c — `orun serve`: start-up (store, prune, scheduler, HTTP listener), the route table,
- * logging, shutdown on SIGINT/SIGTERM, and the helpers the API files share (JSON replies, line pipes).
+ * the access log, shutdown on SIGINT/SIGTERM.
  *
  * Start-up mirrors Ollama's Serve(): log the configuration, prune unused blobs unless OLLAMA_NOPRUNE,
- * listen on OLLAMA_HOST. The per-endpoint logic lives in runner/api_*.c.
+ * listen on OLLAMA_HOST. The per-endpoint logic lives in runner/api/ (the handlers named in the route table).
  */
 #include "config.h"
 
-#include <errno.h>
-#include <pthread.h>
 #include <signal.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "runner/backend.h"
 #include "runner/kvcache.h"
 #include "runner/server/server.h"
-
 /* ---------------------------------------------------------------------------------------------------- */
-/* logging */
-
-static pthread_mutex_t log_mu = PTHREAD_MUTEX_INITIALIZER;
-
-void rn_srv_log(const struct rn_server *s, enum rn_log_level lv, const char *fmt, ...)
-{
-	if ((lv == RN_LOG_DEBUG && (!s || s->cfg.debug < 1)) || (s && s->quiet && lv < RN_LOG_ERROR))
-		return;
-	static const char *names[] = {"DEBUG", "INFO", "WARN", "ERROR"};
-	char msg[2048], ts[96];
-	va_list ap;
-	va_start(ap, fmt);
-	vsnprintf(msg, sizeof msg, fmt, ap);
-	va_end(ap);
-	struct timespec now;
-	clock_gettime(CLOCK_REALTIME, &now);
-	struct tm tm;
-	localtime_r(&now.tv_sec, &tm);
-	char zone[8];
-	strftime(zone, sizeof zone, "%z", &tm);
-	snprintf(ts, sizeof ts, "%04d-%02d-%02dT%02d:%02d:%02d.%03ld%.3s:%.2s", tm.tm_year + 1900, tm.tm_mon + 1,
-		 tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec, now.tv_nsec / 1000000, zone, zone + 3);
-	pthread_mutex_lock(&log_mu);
-	fprintf(stderr, "time=%s level=%s source=orun msg=\"", ts, names[lv]);
-	for (const char *p = msg; *p; p++) {
-		if (*p == '"' || *p == '\\')
-			fputc('\\', stderr);
-		if (*p == '\n')
-			fputs("\\n", stderr);
-		else
-			fputc(*p, stderr);
-	}
-	fputs("\"\n", stderr);
-	pthread_mutex_unlock(&log_mu);
-}
+/* the access log */
 
 static void on_complete(void *app, const char *route, const char *method, const char *path, const char *remote,
 			int status, double seconds)
 {
-	struct rn_server *s = app;
-	rn_metrics_request(s->metrics, route, method, status, seconds);
-	if (s->quiet)
-		return;
-	char when[32], dur[32];
-	time_t t = time(NULL);
-	struct tm tm;
-	localtime_r(&t, &tm);
-	strftime(when, sizeof when, "%Y/%m/%d - %H:%M:%S", &tm);
-	if (seconds < 1e-3)
-		snprintf(dur, sizeof dur, "%.3fµs", seconds * 1e6);
-	else if (seconds < 1)
-		snprintf(dur, sizeof dur, "%.6fms", seconds * 1e3);
-	else
-		snprintf(dur, sizeof dur, "%.9fs", seconds);
-	pthread_mutex_lock(&log_mu);
-	fprintf(stderr, "[GIN] %s | %3d | %13s | %15s | %-7s \"%s\"\n", when, status, dur, remote, method, path);
-	pthread_mutex_unlock(&log_mu);
-}
-
-/* ---------------------------------------------------------------------------------------------------- */
-/* shared helpers */
-
-struct rn_server *rn_api_server(struct rn_http_req *r)
-{
-	return rn_http_req_app(r);
-}
-
-bool rn_api_req_gone(void *req)
-{
-	const struct rn_server *s = rn_http_req_app(req);
-	return atomic_load(&s->stopping) || rn_http_req_client_gone(req);
-}
-
-void rn_api_send_jw(struct rn_http_req *r, int status, struct ob_jw *w)
-{
-	const char *s = ob_jw_str(w);
-	if (s)
-		rn_http_respond_json(r, status, s, w->len);
-	else
-		rn_http_respond_error(r, 500, ob_jw_status(w) == OB_JW_NOMEM ? "out of memory" : "json: unsupported value");
-	ob_jw_free(w);
-}
-
-/* ---------------------------------------------------------------------------------------------------- */
-/* line pipes */
-
-struct pipe_item {
-	char *line;
-	size_t len;
-	bool error;
-	int status;
-	struct pipe_item *next;
-};
-
-struct rn_pipe {
-	pthread_mutex_t mu;
-	pthread_cond_t cv;
-	struct pipe_item *head, *tail;
-	bool closed;         /* producer finished (normally or with an error item) */
-	bool consumer_gone;
-	int refs;            /* producer + consumer */
-	int fd;              /* the client's socket, for disconnect checks */
-	struct pipe_item *cur; /* item being written */
-};
-
-struct rn_pipe *rn_pipe_new(void)
-{
-	struct rn_pipe *p = calloc(1, sizeof *p);
-	if (!p)
-		return NULL;
-	pthread_mutex_init(&p->mu, NULL);
-	pthread_cond_init(&p->cv, NULL);
-	p->refs = 2;
-	p->fd = -1;
-	return p;
-}
-
-static void pipe_unref(struct rn_pipe *p)
-{
-	pthread_mutex_lock(&p->mu);
-	bool last = --p->refs == 0;
-	pthread_mutex_unlock(&p->mu);
-	if (!last)
-		return;
-	struct pipe_item *it = p->head;
-	while (it) {
-		struct pipe_item *n = it->next;
-		free(it->line);
-		free(it);
-		it = n;
-	}
-	if (p->cur) {
-		free(p->cur->line);
-		free(p->cur);
-	}
-	pthread_mutex_destroy(&p->mu);
-	pthread_cond_destroy(&p->cv);
-	free(p);
-}
-
-static int pipe_add(struct rn_pipe *p, const char *line, size_t len, bool error, int status)
-{
-	struct pipe_item *it = calloc(1, sizeof *it);
-	char *copy = malloc(len + 1);
-	if (!it || !copy) {
-		free(it);
-		free(copy);
-		return -1;
-	}
-	memcpy(copy, line, len);
-	copy[len] = 0;
-	it->line = copy;
-	it->len = len;
-	it->error = error;
-	it->status = status;
-	pthread_mutex_lock(&p->mu);
-	bool gone = p->consumer_gone;
-	if (!gone && !p->closed) {
-		if (p->tail)
-			p->tail->next = it;
-		else
-			p->head = it;
-		p->tail = it;
-		if (error)
-			p->closed = true;
-		it = NULL;
-	}
-	pthread_cond_broadcast(&p->cv);
-	pthread_mutex_unlock(&p->mu);
-	if (it) {
-		free(it->line);
-		free(it);
-	}
-	return gone ? -1 : 0;
-}
-
-int rn_pipe_push(struct rn_pipe *p, const char *line, size_t len)
-{
-	return pipe_add(p, line, len, false, 200);
-}
-
-void rn_pipe_error(struct rn_pipe *p, int status, const char *msg)
-{
-	(void)pipe_add(p, msg, strlen(msg), true, status);
-}
-
-void rn_pipe_close(struct rn_pipe *p)
-{
-	pthread_mutex_lock(&p->mu);
-	p->closed = true;
-	pthread_cond_broadcast(&p->cv);
-	pthread_mutex_unlock(&p->mu);
-}
-
-bool rn_pipe_consumer_gone(struct rn_pipe *p)
-{
-	pthread_mutex_lock(&p->mu);
-	bool g = p->consumer_gone;
-	pthread_mutex_unlock(&p->mu);
-	return g;
-}
-
-void rn_pipe_release(struct rn_pipe *p)
-{
-	if (p)
-		pipe_unref(p);
-}
-
-/* Next item (blocking); NULL at the end. Marks the consumer gone when the socket closes. */
-static struct pipe_item *pipe_pop(struct rn_pipe *p)
-{
-	pthread_mutex_lock(&p->mu);
-	while (!p->head && !p->closed) {
-		struct timespec ts;
-		clock_gettime(CLOCK_REALTIME, &ts);
-		ts.tv_nsec += 50 * 1000000L;
-		if (ts.tv_nsec >= 1000000000L) {
-			ts.tv_sec++;
-			ts.tv_nsec -= 1000000000L;
-		}
-		pthread_cond_timedwait(&p->cv, &p->mu, &ts);
-		if (!p->head && rn_http_fd_gone(p->fd)) {
-			p->consumer_gone = true;
-			pthread_mutex_unlock(&p->mu);
-			return NULL;
-		}
-	}
-	struct pipe_item *it = p->head;
-	if (it) {
-		p->head = it->next;
-		if (!p->head)
-			p->tail = NULL;
-		it->next = NULL;
-	}
-	pthread_mutex_unlock(&p->mu);
-	return it;
-}
-
-static int pipe_next(void *ctx, const char **data, size_t *len)
-{
-	struct rn_pipe *p = ctx;
-	if (p->cur) {
-		free(p->cur->line);
-		free(p->cur);
-		p->cur = NULL;
-	}
-	struct pipe_item *it = pipe_pop(p);
-	if (!it)
-		return 0;
-	if (it->error) {
-		/* after streaming started: a final {"error"} line */
-		struct ob_jw w;
-		ob_jw_init(&w, 0, 0);
-		ob_jw_obj(&w);
-		ob_jw_key(&w, "error");
-		ob_jw_stringn(&w, it->line, it->len);
-		ob_jw_obj_end(&w);
-		size_t n;
-		char *s = ob_jw_take(&w, &n);
-		ob_jw_free(&w);
-		free(it->line);
-		if (!s) {
-			free(it);
-			return -1;
-		}
-		char *line = realloc(s, n + 2);
-		if (!line) {
-			free(s);
-			free(it);
-			return -1;
-		}
-		line[n] = '\n';
-		line[n + 1] = 0;
-		it->line = line;
-		it->len = n + 1;
-	}
-	p->cur = it;
-	*data = it->line;
-	*len = it->len;
-	return 1;
-}
-
-static void pipe_stream_close(void *ctx, bool completed)
-{
-	struct rn_pipe *p = ctx;
-	if (!completed) {
-		pthread_mutex_lock(&p->mu);
-		p->consumer_gone = true;
-		pthread_cond_broadcast(&p->cv);
-		pthread_mutex_unlock(&p->mu);
-	}
-	pipe_unref(p);
-}
-
-void rn_pipe_respond(struct rn_http_req *r, struct rn_pipe *p, bool stream)
-{
-	p->fd = rn_http_req_fd(r);
-	struct pipe_item *first = pipe_pop(p);
-	if (!first) {
-		if (rn_http_req_client_gone(r))
-			rn_http_respond_error(r, 499, "request canceled");
-		else
-			rn_http_respond_error(r, 500, "unexpected end of response");
-		pipe_unref(p);
-		return;
-	}
-	if (first->error) {
-		char *msg = first->line;
-		rn_http_respond_error(r, first->status ? first->status : 500, msg);
-		free(first->line);
-		free(first);
-		pipe_unref(p);
-		return;
-	}
-	if (!stream) {
-		/* waitForStream: the last progress object, or the error */
-		struct pipe_item *last = first;
-		for (;;) {
-			struct pipe_item *it = pipe_pop(p);
-			if (!it)
-				break;
-			if (it->error) {
-				rn_http_respond_error(r, it->status ? it->status : 500, it->line);
-				free(it->line);
-				free(it);
-				free(last->line);
-				free(last);
-				pipe_unref(p);
-				return;
-			}
-			free(last->line);
-			free(last);
-			last = it;
-		}
-		size_t n = last->len;
-		while (n && last->line[n - 1] == '\n')
-			n--;
-		rn_http_respond_json(r, 200, last->line, n);
-		free(last->line);
-		free(last);
-		pipe_unref(p);
-		return;
-	}
-	struct rn_http_source src = {pipe_next, pipe_stream_close, p};
-	rn_http_respond_stream(r, 200, "application/x-ndjson", first->line, first->len, &src);
-	free(first->line);
-	free(first);
+	struct rn_api *a = app;
+	rn_metrics_request(a->metrics, route, method, status, seconds);
+	rn_log_access(&a->log, status, seconds, remote, method, path);
 }
 
 /* ---------------------------------------------------------------------------------------------------- */
 /* routes */
 
-const struct rn_http_route rn_serve_routes[] = {
+static const struct rn_http_route routes[] = {
 	{RN_HTTP_GET | RN_HTTP_HEAD, "/", rn_api_root, NULL, NULL, NULL, NULL},
 	{RN_HTTP_GET | RN_HTTP_HEAD, "/api/version", rn_api_version, NULL, NULL, NULL, NULL},
 	{RN_HTTP_GET, "/api/status", rn_api_status, NULL, NULL, NULL, NULL},
@@ -423,9 +79,10 @@ struct rn_server *rn_server_start(const struct rn_srv_config *cfg, bool quiet)
 	*sp = srv_init;
 	struct rn_server *s = sp;
 	s->cfg = *cfg;
-	s->quiet = quiet;
+	s->api.log.debug = cfg->debug;
+	s->api.log.quiet = quiet;
 	for (size_t i = 0; i < cfg->n_warnings; i++)
-		rn_srv_log(s, RN_LOG_WARN, "%s", cfg->warnings[i]);
+		rn_log(&s->api.log, RN_LOG_WARN, "%s", cfg->warnings[i]);
 
 	char env[8192];
 	char ka[40];
@@ -436,7 +93,7 @@ struct rn_server *rn_server_start(const struct rn_srv_config *cfg, bool quiet)
 		 "OLLAMA_NOPRUNE:%s OLLAMA_NUM_PARALLEL:%u]\"",
 		 cfg->context_length, cfg->host.scheme, cfg->host.host, cfg->host.port, ka, cfg->kv_cache_type,
 		 cfg->max_loaded, cfg->max_queue, cfg->models, cfg->noprune ? "true" : "false", cfg->num_parallel);
-	rn_srv_log(s, RN_LOG_INFO, "%s", env);
+	rn_log(&s->api.log, RN_LOG_INFO, "%s", env);
 
 	enum rn_kv_type kv = RN_KV_F16;
 	struct rn_error ke = {0};
@@ -446,18 +103,18 @@ struct rn_server *rn_server_start(const struct rn_srv_config *cfg, bool quiet)
 		return NULL;
 	}
 	struct mf_error me = {0};
-	if (mf_store_open(cfg->models, &s->store, &me) != MF_OK) {
+	if (mf_store_open(cfg->models, &s->api.store, &me) != MF_OK) {
 		fprintf(stderr, "Error: %s\n", me.msg);
 		free(s);
 		return NULL;
 	}
 	if (!cfg->noprune) {
 		size_t nb = 0, nr = 0;
-		if (mf_store_prune(s->store, &nb, &nr, &me) != MF_OK)
-			rn_srv_log(s, RN_LOG_WARN, "corrupt manifests detected, skipping prune operation.  Re-pull or "
+		if (mf_store_prune(s->api.store, &nb, &nr, &me) != MF_OK)
+			rn_log(&s->api.log, RN_LOG_WARN, "corrupt manifests detected, skipping prune operation.  Re-pull or "
 						    "delete to clear error=\"%s\"", me.msg);
 		else if (nr)
-			rn_srv_log(s, RN_LOG_INFO, "total unused blobs removed: %zu", nr);
+			rn_log(&s->api.log, RN_LOG_INFO, "total unused blobs removed: %zu", nr);
 	}
 	s->backend = -1;
 	for (int i = 0; i < rn_backend_count(); i++)
@@ -466,23 +123,23 @@ struct rn_server *rn_server_start(const struct rn_srv_config *cfg, bool quiet)
 	/* Ollama's default context (HEAD): OLLAMA_CONTEXT_LENGTH, else by total VRAM: >= 47 GiB 262144,
 	 * >= 23 GiB 32768, else 4096 (so 4096 without a GPU). Always capped at the model's own context later. */
 	const uint64_t vram = rn_backend_gpu_memory();
-	s->default_num_ctx = cfg->context_length ? (int)cfg->context_length
+	s->api.default_num_ctx = cfg->context_length ? (int)cfg->context_length
 			     : vram >= (47ULL << 30)  ? 262144
 			     : vram >= (23ULL << 30)  ? 32768
 						      : 4096;
-	s->metrics = rn_metrics_new();
+	s->api.metrics = rn_metrics_new();
 	struct rn_sched_config sc = {
 		.num_parallel = cfg->num_parallel ? cfg->num_parallel : 1,
-		.default_num_ctx = s->default_num_ctx,
+		.default_num_ctx = s->api.default_num_ctx,
 		.max_loaded = cfg->max_loaded,
 		.max_queue = cfg->max_queue,
 		.keep_alive_ns = cfg->keep_alive_ns,
 		.kv_type = kv,
 		.backend = s->backend,
-		.metrics = s->metrics,
+		.metrics = s->api.metrics,
 	};
-	s->sched = rn_sched_new(&sc);
-	if (!s->metrics || !s->sched) {
+	s->api.sched = rn_sched_new(&sc);
+	if (!s->api.metrics || !s->api.sched) {
 		fprintf(stderr, "Error: out of memory\n");
 		rn_server_stop(s);
 		return NULL;
@@ -491,8 +148,8 @@ struct rn_server *rn_server_start(const struct rn_srv_config *cfg, bool quiet)
 		.listen = &s->cfg.host,
 		.origins = (const char *const *)cfg->origins,
 		.n_origins = cfg->n_origins,
-		.routes = rn_serve_routes,
-		.app = s,
+		.routes = routes,
+		.app = &s->api,
 		.on_complete = on_complete,
 	};
 	char err[512];
@@ -504,14 +161,14 @@ struct rn_server *rn_server_start(const struct rn_srv_config *cfg, bool quiet)
 	}
 	char hp[300];
 	rn_srv_join_host_port(cfg->host.host, rn_http_port(s->http), hp, sizeof hp);
-	rn_srv_log(s, RN_LOG_INFO, "Listening on %s (version %s, orun %s)", hp, RN_OLLAMA_VERSION, PACKAGE_VERSION);
+	rn_log(&s->api.log, RN_LOG_INFO, "Listening on %s (version %s, orun %s)", hp, RN_OLLAMA_VERSION, PACKAGE_VERSION);
 	char backends[128] = "";
 	for (int i = 0; i < rn_backend_count(); i++) {
 		size_t l = strlen(backends);
 		snprintf(backends + l, sizeof backends - l, "%s%s(%d)", i ? " " : "", rn_backend_name(i),
 			 rn_backend_device_count(i));
 	}
-	rn_srv_log(s, RN_LOG_INFO, "backends: %s; default_num_ctx=%d", backends, s->default_num_ctx);
+	rn_log(&s->api.log, RN_LOG_INFO, "backends: %s; default_num_ctx=%d", backends, s->api.default_num_ctx);
 	return s;
 }
 
@@ -524,12 +181,12 @@ void rn_server_stop(struct rn_server *s)
 {
 	if (!s)
 		return;
-	atomic_store(&s->stopping, true);
+	atomic_store(&s->api.stopping, true);
 	/* waiting requests give up (gone() sees stopping), streams end, then the engines stop */
 	rn_http_stop(s->http);
-	rn_sched_free(s->sched);
-	rn_metrics_free(s->metrics);
-	mf_store_close(s->store);
+	rn_sched_free(s->api.sched);
+	rn_metrics_free(s->api.metrics);
+	mf_store_close(s->api.store);
 	free(s);
 }
 
@@ -546,7 +203,7 @@ int rn_serve(const struct rn_srv_config *cfg)
 		return 1;
 	while (!got_signal)
 		pause();
-	rn_srv_log(s, RN_LOG_INFO, "shutting down (signal %d)", (int)got_signal);
+	rn_log(&s->api.log, RN_LOG_INFO, "shutting down (signal %d)", (int)got_signal);
 	rn_server_stop(s);
 	return 0;
 }

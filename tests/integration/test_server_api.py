@@ -188,6 +188,17 @@ def test_openai_completion(served):
                                  "param": None, "code": None}
 
 
+def test_openai_completion_load(served):
+    # an empty prompt loads the model; the reply comes through the OpenAI face (Ollama's CompleteWriter turns
+    # the GenerateResponse into a Completion the same way): finish_reason "load", no text, zero usage
+    r = requests.post(served.base + "/v1/completions", json={"model": "qwen2", "prompt": ""})
+    assert r.status_code == 200 and r.headers["Content-Type"] == "application/json"
+    j = r.json()
+    assert j["object"] == "text_completion" and j["model"] == "qwen2"
+    assert j["choices"] == [{"text": "", "index": 0, "finish_reason": "load"}]
+    assert j["usage"] == {"prompt_tokens": 0, "completion_tokens": 0, "total_tokens": 0}
+
+
 def test_seed_requests(served):
     # article 1: streaming chat with num_keep / repeat_last_n / temperature
     r = requests.post(served.base + "/api/chat", json={

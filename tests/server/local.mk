@@ -9,4 +9,8 @@ TESTS += tests/server/test_parsers
 check_PROGRAMS += tests/server/test_sched
 tests_server_test_sched_LDADD = $(TEST_LDADD)
 TESTS += tests/server/test_sched
+check_PROGRAMS += tests/server/test_ls_flags
+tests_server_test_ls_flags_SOURCES = tests/server/test_ls_flags.c tools/llama_server_flags.c
+tests_server_test_ls_flags_LDADD = $(TEST_LDADD)
+TESTS += tests/server/test_ls_flags
 endif

@@ -1,0 +1,29 @@
+/* runner/server/log.h — the server's log lines on stderr: Ollama's slog text style (`time=... level=INFO
+ * msg="..."`) and gin's access lines (`[GIN] 2024/05/01 - 12:34:56 | 200 | ...`).
+ *
+ * A leaf module: `orun serve`'s start-up and the API handlers both log through it. Thread-safe (one mutex
+ * keeps lines whole).
+ */
+#ifndef ORUN_RUNNER_SERVER_LOG_H
+#define ORUN_RUNNER_SERVER_LOG_H
+
+#include <stdbool.h>
+
+enum rn_log_level { RN_LOG_DEBUG, RN_LOG_INFO, RN_LOG_WARN, RN_LOG_ERROR };
+
+/* Who logs and how much: debug >= 1 shows DEBUG lines (OLLAMA_DEBUG); quiet keeps only ERROR lines and no
+ * access lines (in-process use, e.g. orun bench --api). */
+struct rn_log {
+	int debug;
+	bool quiet;
+};
+
+/* One log line (printf-style message, escaped as slog quotes it). l may be NULL: then DEBUG lines are dropped
+ * and the others printed. */
+void rn_log(const struct rn_log *l, enum rn_log_level lv, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+
+/* One gin access line for a finished request (nothing when quiet). */
+void rn_log_access(const struct rn_log *l, int status, double seconds, const char *remote, const char *method,
+		   const char *path);
+
+#endif
