@@ -1,10 +1,11 @@
-/* runner/kvcache.c — KV element types and the per-sequence cell bookkeeping (positions only; the stored
- * rows live in each backend). */
+/* runner/kvcache.c — KV element types, the per-sequence cell bookkeeping (positions only) and the host
+ * storage of the cached rows (layout, reservation, moves and copies; the f32 conversion is the backend's). */
 #include "config.h"
 
 #include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 
 #include "runner/kvcache.h"
 
@@ -112,4 +113,52 @@ int rn_kv_cells_shift(struct rn_kv_cells *c, int seq, int c0, int c1, int32_t de
 	for (int i = c0; i < c1; i++)
 		pos[i] += delta;
 	return RN_OK;
+}
+
+/* ---------------------------------------------------------------------------------------------------- */
+/* host storage */
+
+int rn_kv_store_init(struct rn_kv_store *s, enum rn_kv_type type, int n_layer, int n_seq, int n_ctx, int kv_dim,
+		     int head_dim, struct rn_error *err)
+{
+	memset(s, 0, sizeof *s);
+	const size_t row = rn_kv_row_bytes(type, kv_dim);
+	const size_t bytes = (size_t)n_layer * 2u * (size_t)n_seq * (size_t)n_ctx * row;
+	/* reserved address space, committed by the kernel only where rows are written */
+	void *p = mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+	if (p == MAP_FAILED)
+		return rn_error_set(err, RN_ERR_NOMEM, "cannot reserve %.1f MiB for the KV cache (%d sequences x %d tokens)",
+				    (double)bytes / 1048576.0, n_seq, n_ctx);
+	*s = (struct rn_kv_store){
+		.type = type,
+		.n_layer = n_layer,
+		.n_seq = n_seq,
+		.n_ctx = n_ctx,
+		.row_bytes = row,
+		.head_bytes = rn_kv_row_bytes(type, head_dim),
+		.bytes = bytes,
+		.data = p,
+	};
+	return RN_OK;
+}
+
+void rn_kv_store_free(struct rn_kv_store *s)
+{
+	if (s->data)
+		munmap(s->data, s->bytes);
+	memset(s, 0, sizeof *s);
+}
+
+void rn_kv_store_move(const struct rn_kv_store *s, int seq, int src, int dst, int n)
+{
+	for (int l = 0; l < s->n_layer; l++)
+		for (int t = 0; t < 2; t++)
+			memmove(rn_kv_store_row(s, l, t, seq, dst), rn_kv_store_row(s, l, t, seq, src), (size_t)n * s->row_bytes);
+}
+
+void rn_kv_store_copy(const struct rn_kv_store *s, int src, int dst, int n)
+{
+	for (int l = 0; l < s->n_layer; l++)
+		for (int t = 0; t < 2; t++)
+			memcpy(rn_kv_store_row(s, l, t, dst, 0), rn_kv_store_row(s, l, t, src, 0), (size_t)n * s->row_bytes);
 }

@@ -1,9 +1,10 @@
-/* runner/kvcache.h — the KV cache's element types and its cell bookkeeping, shared by every backend.
+/* runner/kvcache.h — the KV cache: its element types, the cell bookkeeping shared by every backend, and the
+ * storage of the cached rows in host memory (the CPU backend's; the CUDA backend keeps its rows on the device).
  *
  * Each sequence (slot) owns n_ctx cells. Cells are filled in order and always hold increasing positions,
  * so "the cells a query at cell c may attend to" is simply cells [0, c]. Positions and cells differ only
- * after a removal without a shift. This module only does the arithmetic on positions; the backends move
- * and re-rotate the stored rows when told which cells to touch.
+ * after a removal without a shift. The bookkeeping does the arithmetic on positions; the backends move and
+ * re-rotate the stored rows when told which cells to touch (the host storage below moves and copies them).
  */
 #ifndef ORUN_RUNNER_KVCACHE_H
 #define ORUN_RUNNER_KVCACHE_H
@@ -53,5 +54,37 @@ void rn_kv_cells_remove(struct rn_kv_cells *c, int seq, int c0, int c1);
 /* Check that adding delta to cells [c0, c1) of seq keeps positions increasing and >= 0 (RN_ERR_INVALID_ARG
  * otherwise), then apply it. */
 int rn_kv_cells_shift(struct rn_kv_cells *c, int seq, int c0, int c1, int32_t delta, struct rn_error *err) RN_WUR;
+
+/* ---------------------------------------------------------------------------------------------------- */
+/* Host storage: rows of n_layer x {K, V} x n_seq x n_ctx cells, each row the kv_dim values of one token in
+ * rn_kv_row_bytes(type, kv_dim) bytes, a KV head's head_dim values at head_bytes strides inside it. The rows
+ * are converted to and from f32 by the backend (the conversion is SIMD code of the backend's own). */
+struct rn_kv_store {
+	enum rn_kv_type type;
+	int n_layer, n_seq, n_ctx;
+	size_t row_bytes;  /* bytes of one cell's row (kv_dim values) */
+	size_t head_bytes; /* bytes of one KV head's head_dim values inside a row */
+	size_t bytes;      /* the whole reservation */
+	uint8_t *data;     /* [n_layer][2][n_seq][n_ctx][row_bytes] */
+};
+
+/* Reserves the storage (address space only: the kernel commits pages where rows are written, so a large
+ * num_ctx costs memory only as it fills). Returns RN_OK, or RN_ERR_NOMEM naming the size with *s zeroed. */
+int rn_kv_store_init(struct rn_kv_store *s, enum rn_kv_type type, int n_layer, int n_seq, int n_ctx, int kv_dim,
+		     int head_dim, struct rn_error *err) RN_WUR;
+/* Releases the storage; a zeroed or freed store is fine. */
+void rn_kv_store_free(struct rn_kv_store *s);
+
+/* The row of `cell` in layer `layer`'s keys (kv 0) or values (kv 1) of sequence seq. */
+static inline uint8_t *rn_kv_store_row(const struct rn_kv_store *s, int layer, int kv, int seq, int cell)
+{
+	size_t idx = ((size_t)layer * 2 + (size_t)kv) * (size_t)s->n_seq + (size_t)seq;
+	return s->data + (idx * (size_t)s->n_ctx + (size_t)cell) * s->row_bytes;
+}
+
+/* Moves cells [src, src + n) of seq to [dst, dst + n) in every layer's keys and values (ranges may overlap). */
+void rn_kv_store_move(const struct rn_kv_store *s, int seq, int src, int dst, int n);
+/* Copies the first n cells of sequence src to sequence dst in every layer's keys and values. */
+void rn_kv_store_copy(const struct rn_kv_store *s, int src, int dst, int n);
 
 #endif

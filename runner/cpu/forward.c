@@ -1,5 +1,6 @@
 /* runner/cpu/forward.c — the CPU backend: the transformer forward pass for llama / qwen2 / qwen3 over a
- * batch of tokens from several sequences, and its KV cache (f16 or q8_0 rows in host memory).
+ * batch of tokens from several sequences, over the KV cache's host storage (runner/kvcache.h; f16 or q8_0
+ * rows, converted here).
  *
  * One forward call is one pool job: every thread walks the same layer loop and the phases are separated by
  * barriers, so decode pays one dispatch per token instead of one per op. Matmuls split weight rows between
@@ -52,10 +53,7 @@ struct cpu {
 	struct rn_weight out_w;
 	int n_embd, q_dim, kv_dim, head_dim, n_head, n_head_kv, n_ff, n_vocab, max_cols;
 	float kq_scale;
-	/* KV cache: [n_layer][K, V][n_seq][n_ctx] rows of kv_row bytes (kv_dim values each) */
-	size_t kv_row, head_bytes;
-	uint8_t *kv;
-	size_t kv_bytes;
+	struct rn_kv_store kv; /* the KV cache's rows */
 	/* scratch for n_batch rows */
 	float *x, *xn, *tmp, *q, *k, *v, *att, *hb, *hb2;
 	float *cs;       /* [n_batch][n_rot] cos/sin per row */
@@ -81,13 +79,7 @@ struct cpu {
 };
 
 /* ---------------------------------------------------------------------------------------------------- */
-/* KV layout */
-
-static uint8_t *kv_base(const struct cpu *c, int layer, int t, int seq)
-{
-	size_t idx = ((size_t)layer * 2 + (size_t)t) * (size_t)c->p.n_seq + (size_t)seq;
-	return c->kv + idx * (size_t)c->p.n_ctx * c->kv_row;
-}
+/* KV rows to and from f32 */
 
 static void kv_store(const struct cpu *c, uint8_t *dst, const float *x, int n)
 {
@@ -383,8 +375,8 @@ static void qkv_post(struct cpu *c, const struct rn_layer *ml, int layer, const 
 			if (ml->k_norm)
 				rn_ops_rmsnorm(k, k, ml->k_norm, D, eps);
 			rn_ops_rope(k, cs, c->rope.n_rot, c->rope.type == RN_ROPE_NEOX);
-			uint8_t *dst = kv_base(c, layer, 0, bc->b.seq[i]) + (size_t)bc->cell[i] * c->kv_row +
-				       (size_t)g * c->head_bytes;
+			uint8_t *dst = rn_kv_store_row(&c->kv, layer, 0, bc->b.seq[i], bc->cell[i]) +
+				       (size_t)g * c->kv.head_bytes;
 			kv_store(c, dst, k, D);
 		} else {
 			int g = h - H - HK;
@@ -392,8 +384,8 @@ static void qkv_post(struct cpu *c, const struct rn_layer *ml, int layer, const 
 			if (ml->bv)
 				for (int j = 0; j < D; j++)
 					v[j] += ml->bv[g * D + j];
-			uint8_t *dst = kv_base(c, layer, 1, bc->b.seq[i]) + (size_t)bc->cell[i] * c->kv_row +
-				       (size_t)g * c->head_bytes;
+			uint8_t *dst = rn_kv_store_row(&c->kv, layer, 1, bc->b.seq[i], bc->cell[i]) +
+				       (size_t)g * c->kv.head_bytes;
 			kv_store(c, dst, v, D);
 		}
 	}
@@ -402,9 +394,9 @@ static void qkv_post(struct cpu *c, const struct rn_layer *ml, int layer, const 
 static struct rn_attn_kv kv_head(const struct cpu *c, int layer, int seq, int g)
 {
 	struct rn_attn_kv kv = {
-		.k = kv_base(c, layer, 0, seq) + (size_t)g * c->head_bytes,
-		.v = kv_base(c, layer, 1, seq) + (size_t)g * c->head_bytes,
-		.stride = c->kv_row,
+		.k = rn_kv_store_row(&c->kv, layer, 0, seq, 0) + (size_t)g * c->kv.head_bytes,
+		.v = rn_kv_store_row(&c->kv, layer, 1, seq, 0) + (size_t)g * c->kv.head_bytes,
+		.stride = c->kv.row_bytes,
 		.type = c->p.kv_type,
 	};
 	return kv;
@@ -646,20 +638,12 @@ static int cpu_forward(void *state, const struct rn_batch_cells *bc, const struc
 
 static void cpu_kv_move(void *state, int seq, int src, int dst, int n)
 {
-	struct cpu *c = state;
-	for (int l = 0; l < c->m->hp.n_layer; l++)
-		for (int t = 0; t < 2; t++) {
-			uint8_t *base = kv_base(c, l, t, seq);
-			memmove(base + (size_t)dst * c->kv_row, base + (size_t)src * c->kv_row, (size_t)n * c->kv_row);
-		}
+	rn_kv_store_move(&((struct cpu *)state)->kv, seq, src, dst, n);
 }
 
 static void cpu_kv_copy(void *state, int src, int dst, int n)
 {
-	struct cpu *c = state;
-	for (int l = 0; l < c->m->hp.n_layer; l++)
-		for (int t = 0; t < 2; t++)
-			memcpy(kv_base(c, l, t, dst), kv_base(c, l, t, src), (size_t)n * c->kv_row);
+	rn_kv_store_copy(&((struct cpu *)state)->kv, src, dst, n);
 }
 
 struct rot_job {
@@ -680,7 +664,7 @@ static void rotate_job(void *ctx, int ith, int nth)
 	for (int64_t t = b; t < e; t++) {
 		int l = (int)(t / per_layer), r = (int)(t % per_layer);
 		int cell = R->c0 + r / c->n_head_kv, g = r % c->n_head_kv;
-		uint8_t *p = kv_base(c, l, 0, R->seq) + (size_t)cell * c->kv_row + (size_t)g * c->head_bytes;
+		uint8_t *p = rn_kv_store_row(&c->kv, l, 0, R->seq, cell) + (size_t)g * c->kv.head_bytes;
 		kv_load(c, buf, p, D);
 		rn_rope_apply(&c->rope, R->cs, buf, 1.0f);
 		kv_store(c, p, buf, D);
@@ -712,7 +696,7 @@ static int cpu_kv_rotate(void *state, int seq, int c0, int c1, int32_t delta, st
 static uint64_t cpu_memory(const void *state)
 {
 	const struct cpu *c = state;
-	return (uint64_t)c->kv_bytes + (uint64_t)c->scratch_bytes + (uint64_t)c->wcopy_bytes;
+	return (uint64_t)c->kv.bytes + (uint64_t)c->scratch_bytes + (uint64_t)c->wcopy_bytes;
 }
 
 static uint64_t cpu_copied(const void *state)
@@ -729,8 +713,7 @@ static void cpu_free(void *state)
 	if (!c)
 		return;
 	rn_pool_free(c->pool);
-	if (c->kv)
-		munmap(c->kv, c->kv_bytes);
+	rn_kv_store_free(&c->kv);
 	if (c->wcopy)
 		munmap(c->wcopy, c->wcopy_bytes);
 	free(c->layers);
@@ -931,17 +914,9 @@ static int cpu_load(const struct rn_model *m, const struct rn_load_params *p, vo
 	}
 	c->nth = rn_pool_size(c->pool);
 
-	/* KV cache: reserved address space, committed by the kernel only where rows are written */
-	c->kv_row = rn_kv_row_bytes(p->kv_type, c->kv_dim);
-	c->head_bytes = rn_kv_row_bytes(p->kv_type, c->head_dim);
-	c->kv_bytes = (size_t)hp->n_layer * 2u * (size_t)p->n_seq * (size_t)p->n_ctx * c->kv_row;
-	void *kv = mmap(NULL, c->kv_bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
-	if (kv == MAP_FAILED) {
-		rc = rn_error_set(err, RN_ERR_NOMEM, "cannot reserve %.1f MiB for the KV cache (%d sequences x %d tokens)",
-				  (double)c->kv_bytes / 1048576.0, p->n_seq, p->n_ctx);
+	rc = rn_kv_store_init(&c->kv, p->kv_type, hp->n_layer, p->n_seq, p->n_ctx, c->kv_dim, c->head_dim, err);
+	if (rc != RN_OK)
 		goto fail;
-	}
-	c->kv = kv;
 
 	const size_t B = (size_t)p->n_batch;
 	c->x = xalloc(c, B * (size_t)c->n_embd, sizeof(float));

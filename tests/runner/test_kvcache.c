@@ -1,4 +1,4 @@
-/* tests/runner/test_kvcache.c — KV element types and the per-sequence cell bookkeeping. */
+/* tests/runner/test_kvcache.c — KV element types, the per-sequence cell bookkeeping and the host storage. */
 #include "config.h"
 
 #include "runner/kvcache.h"
@@ -68,5 +68,40 @@ int main(void)
 
 	rn_kv_cells_free(&c);
 	rn_kv_cells_free(&c); /* idempotent */
+
+	/* host storage: 3 layers x {K, V} x 2 sequences x 8 cells of 64 values in q8_0 (2 blocks a row, 2 heads) */
+	struct rn_kv_store s;
+	CHECK(rn_kv_store_init(&s, RN_KV_Q8_0, 3, 2, 8, 64, 32, &err) == RN_OK);
+	CHECK_EQ_INT(s.row_bytes, 68);
+	CHECK_EQ_INT(s.head_bytes, 34);
+	CHECK_EQ_INT(s.bytes, 3 * 2 * 2 * 8 * 68);
+	/* every row distinct and in its own place: the row of (l, t, seq, cell) starts where the layout says */
+	for (int l = 0; l < 3; l++)
+		for (int v = 0; v < 2; v++)
+			for (int q = 0; q < 2; q++)
+				for (int k = 0; k < 8; k++) {
+					uint8_t *r = rn_kv_store_row(&s, l, v, q, k);
+					CHECK(r == s.data + ((size_t)((l * 2 + v) * 2 + q) * 8 + (size_t)k) * 68);
+					memset(r, (l * 2 + v) * 16 + q * 8 + k, s.row_bytes);
+				}
+	/* move cells [3, 7) of sequence 1 down to [1, 5) in every layer; sequence 0 untouched */
+	rn_kv_store_move(&s, 1, 3, 1, 4);
+	for (int l = 0; l < 3; l++)
+		for (int v = 0; v < 2; v++)
+			for (int k = 0; k < 8; k++) {
+				int want1 = (l * 2 + v) * 16 + 8 + (k >= 1 && k < 5 ? k + 2 : k);
+				CHECK_EQ_INT(rn_kv_store_row(&s, l, v, 1, k)[67], want1);
+				CHECK_EQ_INT(rn_kv_store_row(&s, l, v, 0, k)[0], (l * 2 + v) * 16 + k);
+			}
+	/* copy the first 3 cells of sequence 1 to sequence 0 */
+	rn_kv_store_copy(&s, 1, 0, 3);
+	for (int l = 0; l < 3; l++)
+		for (int v = 0; v < 2; v++)
+			for (int k = 0; k < 8; k++)
+				CHECK_EQ_INT(rn_kv_store_row(&s, l, v, 0, k)[5],
+					     k < 3 ? rn_kv_store_row(&s, l, v, 1, k)[5] : (l * 2 + v) * 16 + k);
+	rn_kv_store_free(&s);
+	CHECK(s.data == NULL);
+	rn_kv_store_free(&s); /* idempotent */
 	return check_done();
 }
