@@ -10,7 +10,7 @@
  * delay <= 200 us. The delivery delay is split into the server's part (sampled -> line formatted, about to be
  * written) and the kernel's (written -> read by the sleeping client), and the kernel's part is set beside this
  * machine's floor: a bare loopback write -> blocked read() measured while the engine decodes, no orun code on
- * its path. --placement both alternates the two places the per-token work can run (runner/FLOW.md) run by run.
+ * its path. --placement both alternates the two places the per-token work can run (runner/README.md) run by run.
  */
 #include "config.h"
 

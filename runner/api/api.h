@@ -35,11 +35,11 @@ struct rn_api {
 	atomic_bool stopping;   /* shutting down: waiting requests give up (set by the main thread, read by all) */
 	/* Measurement only (orun bench --api --placement): true = the engine's thread only queues each token's
 	 * text and the connection's thread runs the parsers, formats and writes it. The default (false) is the
-	 * placement measured faster per token (runner/FLOW.md). */
+	 * placement measured faster per token (runner/README.md). */
 	bool format_on_connection;
 	/* Optional tap for measurements (orun bench --api): called for every streamed token line with the
 	 * connection's socket, the monotonic time the engine delivered the token and the time the line was
-	 * formatted, about to be written. Runs where the line is formatted (FLOW.md): it must be quick. */
+	 * formatted, about to be written. Runs where the line is formatted (runner/README.md): it must be quick. */
 	void (*emit_tap)(void *ctx, int fd, int64_t t_engine_ns, int64_t t_line_ns);
 	void *emit_tap_ctx;
 };

@@ -1214,7 +1214,7 @@ static int init_parsers(struct rn_infer *I)
 }
 
 /* Queues the job for I->tokens (rq: the rest of the request) and, for a streamed answer, makes its writer and
- * (unless the connection's thread formats, FLOW.md) hands the job's events to the engine-thread sink. */
+ * (unless the connection's thread formats, runner/README.md) hands the job's events to the engine-thread sink. */
 static int submit(struct rn_infer *I, struct rn_request *rq)
 {
 	rq->prompt = I->tokens;

@@ -11,7 +11,7 @@
  * Streaming: each token's text goes through the thinking and tool-call parsers, then the face's chunk
  * formatter, and out as one HTTP chunk through runner/server/stream.h the moment it is ready: on the engine's
  * thread (a job sink) once the headers are out, on the connection's thread for the first and the last piece
- * and after a short write. runner/FLOW.md draws it, with the measurement that chose the engine's thread.
+ * and after a short write. runner/README.md draws it, with the measurement that chose the engine's thread.
  */
 #ifndef ORUN_RUNNER_API_PIPELINE_H
 #define ORUN_RUNNER_API_PIPELINE_H
