@@ -11,14 +11,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#define OB_RUNE_ERROR 0xFFFDu
-
-/* Decodes one rune from s[0..n) (n >= 1); stores the byte count in *size (1 for invalid input). */
-uint32_t ob_utf8_decode(const unsigned char *s, size_t n, size_t *size);
-
-/* Encodes r into out (4 bytes of room) and returns the byte count; surrogates and values above U+10FFFF
- * are written as U+FFFD. */
-size_t ob_utf8_encode(char *out, uint32_t r);
+#include "base/utf8.h"
 
 /* Go's strconv.IsPrint (Unicode 15.0). */
 bool ob_rune_is_print(uint32_t r);
