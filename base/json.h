@@ -1,10 +1,10 @@
 /* base/json.h — JSON in and out, with Go's encoding/json rules where clients can see a difference.
  *
- * Parsing: jsmn tokenizes; orun validates the grammar jsmn leaves open (separators, keys, number and
- * literal syntax, control characters, trailing data) so that anything Go's decoder rejects is rejected
- * here too, then builds an immutable tree with unescaped strings. Writing: a growable buffer with a
- * ceiling, compact output, Go's string escaping (HTML-safe by default, as json.Marshal) and Go's float
- * formatting. Neither side prints or exits.
+ * Parsing (base/json.c): one strict pass that accepts exactly what Go's decoder accepts, reports the first
+ * error with Go's scanner text and its byte offset, and builds an immutable tree with unescaped strings;
+ * time and memory are linear in the input (nesting included). Writing (base/jsonw.c): a growable buffer
+ * with a ceiling, compact output, Go's string escaping (HTML-safe by default, as json.Marshal) and Go's
+ * float formatting. Neither side prints or exits.
  */
 #ifndef ORUN_BASE_JSON_H
 #define ORUN_BASE_JSON_H
