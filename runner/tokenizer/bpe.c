@@ -4,7 +4,8 @@
  * pre-tokenizer's patterns, applied one after another inside the pieces of the previous one. PCRE2 never sees
  * the real text: it matches a copy where each non-ASCII code point is replaced by a stand-in of the same class
  * (letter, number, punctuation, symbol, mark, white space, other) and the same UTF-8 length, so the classes come
- * from orun's Unicode 15.1 table (the reference's) rather than from the installed PCRE2's Unicode version.
+ * from orun's Unicode 15.1 table (base/unicode.h; the reference's version) rather than from the installed
+ * PCRE2's Unicode version.
  * Each piece is then mapped byte by byte to the GPT-2 byte alphabet and merged by rank (pair -> rank hash).
  */
 #include "config.h"
@@ -13,6 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/unicode.h"
 #include "gguf/gguf.h"
 #include "runner/tokenizer/internal.h"
 
@@ -632,7 +634,7 @@ static void split(struct work *w, int level, size_t off, size_t len)
 }
 
 /* Stand-ins by UTF-8 length (2, 3, 4) and class: code points whose class is the same in every Unicode
- * version PCRE2 may have. Index: enum rn_uclass, then white space last. */
+ * version PCRE2 may have. Index: enum ob_uclass, then white space last. */
 static const uint32_t stand_in[3][8] = {
 	/* other, letter, number, punct, symbol, mark, separator(non-space: none exist), white space */
 	{0x0080, 0x00e0, 0x00b2, 0x00a1, 0x00a2, 0x0300, 0x0080, 0x00a0},
@@ -703,8 +705,8 @@ int rn_tok_bpe_encode(const struct rn_tok *tok, const char *text, size_t len, st
 			if (cp < 0x80) { /* an overlong form of an ASCII character */
 				subj[j] = (uint8_t)cp;
 			} else {
-				unsigned c = rn_uclass_of((uint32_t)cp);
-				unsigned k = (c & RN_UCLASS_WHITESPACE) ? 7 : (c & RN_UCLASS_MASK);
+				unsigned c = ob_uprops((uint32_t)cp);
+				unsigned k = (c & OB_UPROP_WHITE_SPACE) ? 7 : (c & OB_UCLASS_MASK);
 				put_utf8(subj + j, stand_in[l - 2][k]);
 			}
 			j += l;

@@ -10,3 +10,7 @@ tests_base_bench_json_LDADD = libbase.a -lm
 check_PROGRAMS += tests/base/test_json_reader
 tests_base_test_json_reader_LDADD = $(BASE_TEST_LDADD)
 TESTS += tests/base/test_json_reader
+check_PROGRAMS += tests/base/test_unicode tests/base/test_buf
+tests_base_test_unicode_LDADD = $(BASE_TEST_LDADD)
+tests_base_test_buf_LDADD = $(BASE_TEST_LDADD)
+TESTS += tests/base/test_unicode tests/base/test_buf
