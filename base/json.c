@@ -110,8 +110,11 @@ static void quote_char(char *buf, size_t size, int c)
 		snprintf(buf, size, "'%c'", c);
 	else if (c <= 0xa0 || c == 0xad)
 		snprintf(buf, size, "'\\u%04x'", c);
-	else
-		snprintf(buf, size, "'%c%c'", 0xc0 | (c >> 6), 0x80 | (c & 0x3f));
+	else {
+		char u[OB_UTF8_MAX + 1] = {0};
+		ob_utf8_encode(u, (uint32_t)c);
+		snprintf(buf, size, "'%s'", u);
+	}
 }
 
 static int fail_msg(struct reader *r, size_t pos, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
@@ -179,17 +182,6 @@ static int unescape(unsigned char x)
 	case 't': return '\t';
 	}
 	return -1;
-}
-
-/* ob_utf8_valid_len with the common 2- and 3-byte forms decided inline (t[0] >= 0x80). */
-static size_t utf8_len(const unsigned char *t, size_t n)
-{
-	unsigned c = t[0];
-	if (c >= 0xC2 && c <= 0xDF && n >= 2 && (t[1] & 0xC0) == 0x80)
-		return 2;
-	if (c >= 0xE1 && c <= 0xEC && n >= 3 && (t[1] & 0xC0) == 0x80 && (t[2] & 0xC0) == 0x80)
-		return 3;
-	return ob_utf8_valid_len(t, n);
 }
 
 static size_t skip_ws(const unsigned char *t, size_t i, size_t n)
@@ -266,7 +258,7 @@ static int read_string(struct reader *r, size_t *pos)
 		}
 		if (c < 0x20)
 			return fail_at(r, k, "in string literal");
-		size_t l = utf8_len(t + k, n - k);
+		size_t l = ob_utf8_valid_len(t + k, n - k);
 		if (l) {
 			k += l;
 		} else {
@@ -314,7 +306,7 @@ static int read_string(struct reader *r, size_t *pos)
 				w += ob_utf8_encode(o + w, cp); /* a lone surrogate becomes U+FFFD */
 				continue;
 			}
-			size_t l = utf8_len(t + i, e - i); /* a byte >= 0x80: control characters were refused */
+			size_t l = ob_utf8_valid_len(t + i, e - i); /* a byte >= 0x80: control characters were refused */
 			if (l) {
 				memcpy(o + w, t + i, l);
 				w += l;

@@ -40,6 +40,22 @@ bool ob_rune_is_print(uint32_t r)
 	return c != OB_UCLASS_OTHER && c != OB_UCLASS_SEPARATOR && !(p & OB_UPROP_NEW_IN_15_1);
 }
 
+bool ob_rune_is_letter(uint32_t r)
+{
+	unsigned p = ob_uprops(r);
+	return (p & OB_UCLASS_MASK) == OB_UCLASS_LETTER && !(p & OB_UPROP_NEW_IN_15_1);
+}
+
+bool ob_rune_is_digit(uint32_t r)
+{
+	return ob_uprops(r) & OB_UPROP_DIGIT;
+}
+
+bool ob_rune_is_space(uint32_t r)
+{
+	return ob_uprops(r) & OB_UPROP_WHITE_SPACE;
+}
+
 int ob_rune_width(uint32_t r)
 {
 	return (int)(ob_uprops(r) >> OB_UPROP_WIDTH_SHIFT) & 3;

@@ -4,8 +4,9 @@
 One Unicode version for everything: 15.1.0, the version of llama.cpp's src/unicode-data.cpp, because the
 tokenizer must split text exactly as llama.cpp does (tests/tokenizer). From the same data:
   - the class the BPE pre-tokenizer patterns ask about (\\p{L} \\p{N} \\p{P} \\p{S} \\p{M}, separators, other)
-    and the White_Space property (llama.cpp's \\s);
-  - Go's strconv.IsPrint (categories L M N P S, and U+0020). Go (1.21 up to 1.26, which Ollama builds with)
+    and the White_Space property (llama.cpp's \\s, Go's unicode.IsSpace);
+  - Go's strconv.IsPrint (categories L M N P S, and U+0020), unicode.IsLetter (L) and unicode.IsDigit (Nd, a
+    bit of its own). Go (1.21 up to 1.26, which Ollama builds with)
     has Unicode 15.0.0, so the table marks the code points 15.1 assigned (DerivedAge.txt: 2FFC..2FFF, 31EF,
     2EBF0..2EE5D; 15.1 changed no earlier property) and ob_rune_is_print leaves them out;
   - the terminal width the CLI's tables use, by go-runewidth's rule (Ollama's tablewriter measures with it,
@@ -33,6 +34,7 @@ OTHER, LETTER, NUMBER, PUNCT, SYMBOL, MARK, SEPARATOR = range(7)  # OB_UCLASS_*,
 WHITE_SPACE = 0x08  # OB_UPROP_WHITE_SPACE
 WIDTH_SHIFT = 4  # OB_UPROP_WIDTH_SHIFT: 2 bits
 NEW_IN_15_1 = 0x40  # OB_UPROP_NEW_IN_15_1
+DECIMAL_DIGIT = 0x80  # OB_UPROP_DIGIT: general category Nd
 
 CLASS = {"L": LETTER, "N": NUMBER, "P": PUNCT, "S": SYMBOL, "M": MARK, "Z": SEPARATOR, "C": OTHER}
 
@@ -78,6 +80,8 @@ def main():
         ch = chr(cp)
         cat = ud.category(ch)
         props[cp] = CLASS[cat[0]] | width(cp, ch, cat, nonprint) << WIDTH_SHIFT
+        if cat == "Nd":
+            props[cp] |= DECIMAL_DIGIT
     for cp in WHITE_SPACE_CPS:
         props[cp] |= WHITE_SPACE
     for lo, hi in ADDED_IN_15_1:

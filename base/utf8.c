@@ -51,12 +51,6 @@ enum ob_utf8_status ob_utf8_check(const unsigned char *s, size_t n, size_t *len)
 	return OB_UTF8_VALID;
 }
 
-size_t ob_utf8_valid_len(const unsigned char *s, size_t n)
-{
-	size_t len;
-	return ob_utf8_check(s, n, &len) == OB_UTF8_VALID ? len : 0;
-}
-
 uint32_t ob_utf8_decode(const unsigned char *s, size_t n, size_t *size)
 {
 	size_t len;
@@ -69,6 +63,27 @@ uint32_t ob_utf8_decode(const unsigned char *s, size_t n, size_t *size)
 	uint32_t r = s[0] & mask[len];
 	for (size_t i = 1; i < len; i++)
 		r = (r << 6) | (s[i] & 0x3F);
+	*size = len;
+	return r;
+}
+
+uint32_t ob_utf8_decode_last(const unsigned char *s, size_t n, size_t *size)
+{
+	if (n == 0) {
+		*size = 0;
+		return OB_RUNE_ERROR;
+	}
+	*size = 1;
+	if (s[n - 1] < 0x80)
+		return s[n - 1];
+	/* back to the nearest lead byte within OB_UTF8_MAX bytes of the end */
+	size_t start = n - 1, lim = n > OB_UTF8_MAX ? n - OB_UTF8_MAX : 0;
+	while (start > lim && (s[start] & 0xC0) == 0x80)
+		start--;
+	size_t len;
+	uint32_t r = ob_utf8_decode(s + start, n - start, &len);
+	if (start + len != n)
+		return OB_RUNE_ERROR;
 	*size = len;
 	return r;
 }

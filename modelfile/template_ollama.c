@@ -13,6 +13,7 @@
 #include <string.h>
 
 #include "base/json.h"
+#include "base/unicode.h"
 #include "modelfile/template_internal.h"
 
 static void set_err(struct mf_tpl_error *err, int code, const char *msg)
@@ -32,25 +33,12 @@ static bool sv_eq(const struct tpl_sv *a, const char *s)
 }
 
 /* Go's unicode.IsSpace for the runes strings.TrimSpace removes. */
+/* Byte length of the white-space rune at s[i] (unicode.IsSpace), or 0. */
 static size_t space_at(const char *s, size_t n, size_t i)
 {
-	unsigned char c = (unsigned char)s[i];
-	if (c == ' ' || (c >= '\t' && c <= '\r'))
-		return 1;
-	if (c == 0xc2 && i + 1 < n && ((unsigned char)s[i + 1] == 0x85 || (unsigned char)s[i + 1] == 0xa0))
-		return 2;
-	if (c == 0xe1 && i + 2 < n && (unsigned char)s[i + 1] == 0x9a && (unsigned char)s[i + 2] == 0x80)
-		return 3;
-	if (c == 0xe2 && i + 2 < n) {
-		unsigned char c1 = (unsigned char)s[i + 1], c2 = (unsigned char)s[i + 2];
-		if (c1 == 0x80 && (c2 <= 0x8a || c2 == 0xa8 || c2 == 0xa9 || c2 == 0xaf))
-			return 3;
-		if (c1 == 0x81 && c2 == 0x9f)
-			return 3;
-	}
-	if (c == 0xe3 && i + 2 < n && (unsigned char)s[i + 1] == 0x80 && (unsigned char)s[i + 2] == 0x80)
-		return 3;
-	return 0;
+	size_t w;
+	uint32_t r = ob_utf8_decode((const unsigned char *)s + i, n - i, &w);
+	return ob_rune_is_space(r) ? w : 0;
 }
 
 /* strings.TrimSpace into a malloc'd string. */
@@ -60,15 +48,10 @@ static char *trim_dup(const char *s, size_t n)
 	for (size_t w; b < e && (w = space_at(s, n, b)) > 0;)
 		b += w;
 	while (e > b) {
-		/* find the start of the last rune */
-		size_t k = e - 1;
-		while (k > b && ((unsigned char)s[k] & 0xc0) == 0x80)
-			k--;
-		size_t w = space_at(s, n, k);
-		if (w && k + w == e)
-			e = k;
-		else
+		size_t w;
+		if (!ob_rune_is_space(ob_utf8_decode_last((const unsigned char *)s + b, e - b, &w)))
 			break;
+		e -= w;
 	}
 	char *r = malloc(e - b + 1);
 	if (!r)

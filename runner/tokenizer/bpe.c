@@ -15,6 +15,7 @@
 #include <string.h>
 
 #include "base/unicode.h"
+#include "base/utf8.h"
 #include "gguf/gguf.h"
 #include "runner/tokenizer/internal.h"
 
@@ -164,14 +165,10 @@ int rn_tok_bpe_init(struct rn_tok *tok, const struct gguf_array *merges, struct 
 	for (int b = 0; b < 256; b++) {
 		uint32_t cp = byte_char(b, &extra);
 		tok->byte_dec[cp] = (int16_t)b;
-		if (cp < 0x80) {
-			tok->byte_enc[b][0] = (uint8_t)cp;
-			tok->byte_enc_len[b] = 1;
-		} else {
-			tok->byte_enc[b][0] = (uint8_t)(0xc0 | (cp >> 6));
-			tok->byte_enc[b][1] = (uint8_t)(0x80 | (cp & 0x3f));
-			tok->byte_enc_len[b] = 2;
-		}
+		char u[OB_UTF8_MAX];
+		size_t ul = ob_utf8_encode(u, cp); /* cp < 0x144: one or two bytes */
+		memcpy(tok->byte_enc[b], u, ul);
+		tok->byte_enc_len[b] = (uint8_t)ul;
 		char c = (char)b;
 		tok->single_tok[b] = rn_tok_vocab_find(tok, &c, 1);
 	}
@@ -240,7 +237,7 @@ size_t rn_tok_bpe_decode_text(const struct rn_tok *tok, const char *s, size_t n,
 	size_t j = 0;
 	for (size_t i = 0; i < n;) {
 		size_t adv;
-		int32_t cp = rn_tok_utf8_lax((const uint8_t *)s + i, n - i, &adv);
+		int32_t cp = ob_utf8_decode_lax((const unsigned char *)s + i, n - i, &adv);
 		i += adv;
 		if (cp < 0)
 			cp = 0xfffd;
@@ -251,28 +248,12 @@ size_t rn_tok_bpe_decode_text(const struct rn_tok *tok, const char *s, size_t n,
 			continue;
 		}
 		/* llama.cpp: "[UNK_BYTE_0x" + the character's UTF-8 in hex + the whole token text + "]" */
-		uint8_t u[4];
-		int ul;
-		if (cp < 0x800) {
-			u[0] = (uint8_t)(0xc0 | (cp >> 6));
-			u[1] = (uint8_t)(0x80 | (cp & 0x3f));
-			ul = 2;
-		} else if (cp < 0x10000) {
-			u[0] = (uint8_t)(0xe0 | (cp >> 12));
-			u[1] = (uint8_t)(0x80 | ((cp >> 6) & 0x3f));
-			u[2] = (uint8_t)(0x80 | (cp & 0x3f));
-			ul = 3;
-		} else {
-			u[0] = (uint8_t)(0xf0 | (cp >> 18));
-			u[1] = (uint8_t)(0x80 | ((cp >> 12) & 0x3f));
-			u[2] = (uint8_t)(0x80 | ((cp >> 6) & 0x3f));
-			u[3] = (uint8_t)(0x80 | (cp & 0x3f));
-			ul = 4;
-		}
+		uint8_t u[OB_UTF8_MAX];
+		size_t ul = ob_utf8_encode_lax((char *)u, (uint32_t)cp);
 		if (out)
 			memcpy(out + j, "[UNK_BYTE_0x", 12);
 		j += 12;
-		for (int k = 0; k < ul; k++) {
+		for (size_t k = 0; k < ul; k++) {
 			if (out) {
 				out[j] = hex[u[k] >> 4];
 				out[j + 1] = hex[u[k] & 15];
@@ -594,11 +575,6 @@ static int match(struct work *w, int level, const uint8_t *subj, size_t len, siz
 	return 1;
 }
 
-static size_t utf8_len(uint8_t b)
-{
-	return b < 0xc0 ? 1 : b < 0xe0 ? 2 : b < 0xf0 ? 3 : 4;
-}
-
 /* Apply pattern `level` to norm[off, off + len): matches and the gaps between them are the pieces the next
  * pattern splits further; after the last pattern each piece is a word. */
 static void split(struct work *w, int level, size_t off, size_t len)
@@ -621,7 +597,7 @@ static void split(struct work *w, int level, size_t off, size_t len)
 		if (me == ms) { /* an empty match (none of the patterns has one): look again one character on */
 			if (ms >= len)
 				break;
-			pos = ms + utf8_len(subj[ms]);
+			pos = ms + ob_utf8_lead_len(subj[ms]);
 			continue;
 		}
 		if (ms > gap)
@@ -641,30 +617,6 @@ static const uint32_t stand_in[3][8] = {
 	{0xe000, 0x4e00, 0x0966, 0x2010, 0x20ac, 0x0900, 0xe000, 0x3000},
 	{0xf0000, 0x20000, 0x10107, 0x10100, 0x1d100, 0x101fd, 0xf0000, 0xf0000},
 };
-
-static size_t put_utf8(uint8_t *o, uint32_t cp)
-{
-	if (cp < 0x80) {
-		o[0] = (uint8_t)cp;
-		return 1;
-	}
-	if (cp < 0x800) {
-		o[0] = (uint8_t)(0xc0 | (cp >> 6));
-		o[1] = (uint8_t)(0x80 | (cp & 0x3f));
-		return 2;
-	}
-	if (cp < 0x10000) {
-		o[0] = (uint8_t)(0xe0 | (cp >> 12));
-		o[1] = (uint8_t)(0x80 | ((cp >> 6) & 0x3f));
-		o[2] = (uint8_t)(0x80 | (cp & 0x3f));
-		return 3;
-	}
-	o[0] = (uint8_t)(0xf0 | (cp >> 18));
-	o[1] = (uint8_t)(0x80 | ((cp >> 12) & 0x3f));
-	o[2] = (uint8_t)(0x80 | ((cp >> 6) & 0x3f));
-	o[3] = (uint8_t)(0x80 | (cp & 0x3f));
-	return 4;
-}
 
 int rn_tok_bpe_encode(const struct rn_tok *tok, const char *text, size_t len, struct rn_tok_ids *out,
 		      struct rn_tok_error *err)
@@ -697,17 +649,17 @@ int rn_tok_bpe_encode(const struct rn_tok *tok, const char *text, size_t len, st
 				continue;
 			}
 			size_t adv;
-			int32_t cp = rn_tok_utf8_lax(in + i, len - i, &adv);
+			int32_t cp = ob_utf8_decode_lax(in + i, len - i, &adv);
 			i += adv;
 			if (cp < 0)
 				cp = 0xfffd;
-			size_t l = put_utf8(norm + j, (uint32_t)cp);
+			size_t l = ob_utf8_encode_lax((char *)norm + j, (uint32_t)cp);
 			if (cp < 0x80) { /* an overlong form of an ASCII character */
 				subj[j] = (uint8_t)cp;
 			} else {
 				unsigned c = ob_uprops((uint32_t)cp);
 				unsigned k = (c & OB_UPROP_WHITE_SPACE) ? 7 : (c & OB_UCLASS_MASK);
-				put_utf8(subj + j, stand_in[l - 2][k]);
+				ob_utf8_encode_lax((char *)subj + j, stand_in[l - 2][k]);
 			}
 			j += l;
 		}

@@ -140,9 +140,5 @@ int rn_tok_spm_encode(const struct rn_tok *tok, const char *text, size_t len, bo
 		      struct rn_tok_ids *out, struct rn_tok_error *err);
 int32_t rn_tok_spm_byte_token(const struct rn_tok *tok, uint8_t b);
 
-/* stream.c: llama.cpp's lenient UTF-8 decoder (unicode_cpt_from_utf8): returns the code point at
- * s[0..n) and its length in *adv, or -1 with *adv 1 for an invalid sequence (then U+FFFD is used). Accepts
- * overlong forms and surrogates; code points above U+10FFFF count as invalid. */
-int32_t rn_tok_utf8_lax(const uint8_t *s, size_t n, size_t *adv);
 
 #endif

@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/utf8.h"
 #include "runner/tokenizer/internal.h"
 
 int32_t rn_tok_spm_byte_token(const struct rn_tok *tok, uint8_t b)
@@ -133,10 +134,9 @@ int rn_tok_spm_encode(const struct rn_tok *tok, const char *raw, size_t raw_len,
 	}
 
 	/* characters by their lead byte (llama.cpp's unicode_len_utf8: continuation and invalid bytes are 1) */
-	static const uint8_t lead_len[16] = {1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 2, 2, 3, 4};
 	int32_t m = 0;
 	for (size_t off = 0; off < n;) {
-		size_t l = lead_len[(uint8_t)text[off] >> 4];
+		size_t l = ob_utf8_lead_len((unsigned char)text[off]);
 		if (l > n - off)
 			l = n - off;
 		s.start[m] = (uint32_t)off;
