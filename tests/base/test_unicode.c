@@ -50,6 +50,20 @@ static void test_decode(void)
 	CHECK_EQ_INT(ob_utf8_valid_prefix("\xc0\x80", 2), 0);
 	CHECK_EQ_INT(ob_utf8_rune_count("a\xc3\xa9\xff\xe6\x97\xa5", 7), 4);
 	CHECK_EQ_INT(ob_utf8_valid_len((const unsigned char *)"\xc3\xa9", 2), 2);
+	CHECK_EQ_INT(ob_utf8_valid_len((const unsigned char *)"\xe0\x80\xaf", 3), 0);
+	CHECK_EQ_INT(ob_utf8_valid_len((const unsigned char *)"\xed\x9f\xbf", 3), 3);
+	/* Go's DecodeLastRune */
+	size_t size;
+	CHECK(ob_utf8_decode_last((const unsigned char *)"a\xe6\x97\xa5", 4, &size) == 0x65e5 && size == 3);
+	CHECK(ob_utf8_decode_last((const unsigned char *)"a\xe6\x97", 3, &size) == OB_RUNE_ERROR && size == 1);
+	CHECK(ob_utf8_decode_last((const unsigned char *)"\x97\x97\x97\x97\x97", 5, &size) == OB_RUNE_ERROR && size == 1);
+	CHECK(ob_utf8_decode_last((const unsigned char *)"", 0, &size) == OB_RUNE_ERROR && size == 0);
+	CHECK(ob_utf8_decode_last((const unsigned char *)"ab", 2, &size) == 'b' && size == 1);
+	CHECK_EQ_INT(ob_utf8_lead_len(0x41), 1);
+	CHECK_EQ_INT(ob_utf8_lead_len(0x80), 1);
+	CHECK_EQ_INT(ob_utf8_lead_len(0xc0), 2);
+	CHECK_EQ_INT(ob_utf8_lead_len(0xef), 3);
+	CHECK_EQ_INT(ob_utf8_lead_len(0xff), 4);
 	CHECK_EQ_INT(ob_utf8_valid_len((const unsigned char *)"\xc3", 1), 0);
 }
 
@@ -101,6 +115,12 @@ static void test_properties(void)
 	CHECK(!ob_rune_is_print(0x200b) && !ob_rune_is_print(0xe000) && !ob_rune_is_print(0xfffe));
 	CHECK(!ob_rune_is_print(0x2ebf0) && !ob_rune_is_print(0x31ef) && !ob_rune_is_print(0x2ffc)); /* added in 15.1 */
 	CHECK(ob_rune_is_print(0x2ebe0) && ob_rune_is_print(0x31e3)); /* neighbours from 15.0 and earlier */
+
+	/* Go's unicode.IsLetter / IsDigit / IsSpace */
+	CHECK(ob_rune_is_letter('x') && ob_rune_is_letter(0x4e00) && ob_rune_is_letter(0x01c5) && !ob_rune_is_letter('1'));
+	CHECK(!ob_rune_is_letter(0x2ebf0)); /* 15.1: not a letter to Go yet */
+	CHECK(ob_rune_is_digit('7') && ob_rune_is_digit(0x0966) && !ob_rune_is_digit(0x00b2) && !ob_rune_is_digit(0x2160));
+	CHECK(ob_rune_is_space(' ') && ob_rune_is_space(0x85) && ob_rune_is_space(0x2028) && !ob_rune_is_space(0x200b));
 
 	/* terminal widths (go-runewidth outside East Asian locales) */
 	CHECK_EQ_INT(ob_rune_width('a'), 1);
