@@ -100,6 +100,10 @@ bool gg_json_int(const struct ob_json *v, int64_t lo, int64_t hi, int64_t *out);
 /* Byte offset of v in its document as gguf reports it: for a string, its first byte after the quote. */
 uint64_t gg_json_pos(const struct ob_json *v);
 
+/* An open-addressing table of uint32_t slots (0 = empty) for n entries, zeroed, in the arena: a power of two
+ * at least 2n and 16 slots; *mask = slots - 1. NULL when the arena is out of memory. */
+uint32_t *gg_hash_table(struct gg_arena *a, uint64_t n, uint64_t *mask);
+
 /* Hash of a byte string (FNV-1a 64). */
 uint64_t gg_hash(const void *p, size_t n);
 

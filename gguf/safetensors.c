@@ -15,6 +15,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "base/buf.h"
 #include "base/json.h"
 #include "gguf/internal.h"
 #include "gguf/safetensors.h"
@@ -45,18 +46,6 @@ struct gguf_st_file {
 	uint64_t mask;
 	struct gg_arena arena;
 };
-
-static uint32_t *name_table(struct gg_arena *a, uint64_t n, uint64_t *mask)
-{
-	uint64_t cap = 16;
-	while (cap < 2 * n)
-		cap <<= 1;
-	uint32_t *t = gg_arena_alloc(a, cap * sizeof *t);
-	if (t)
-		memset(t, 0, cap * sizeof *t);
-	*mask = cap - 1;
-	return t;
-}
 
 /* Insert tensor i by name; returns the index of an existing tensor with that name, or -1. */
 static int64_t name_insert(uint32_t *tab, uint64_t mask, const struct gguf_st_tensor *ts, uint32_t i)
@@ -217,7 +206,7 @@ static struct gguf_st_file *parse_into(struct gguf_st_file *f, struct gguf_error
 		goto fail;
 	}
 	f->t = gg_arena_alloc(&f->arena, (size_t)(nkeys ? nkeys : 1) * sizeof *f->t);
-	f->hash = name_table(&f->arena, (uint64_t)nkeys, &f->mask);
+	f->hash = gg_hash_table(&f->arena, (uint64_t)nkeys, &f->mask);
 	if (!f->t || !f->hash) {
 		gg_fail(err, GGUF_ERR_NOMEM, 0, "out of memory for %u tensors", nkeys);
 		goto fail;
@@ -384,6 +373,7 @@ float gguf_st_get_f32(const struct gguf_st_tensor *t, uint64_t i)
 struct gguf_st_model {
 	struct gguf_st_file **shards;
 	uint64_t n_shards;
+	size_t cap_shards;
 	const struct gguf_st_tensor **all;
 	uint64_t n;
 	uint32_t *hash;
@@ -469,12 +459,10 @@ static int add_shard(struct gguf_st_model *m, const char *dir, const char *file,
 		}
 		return err ? err->code : GGUF_ERR_FORMAT;
 	}
-	struct gguf_st_file **ns = realloc(m->shards, (m->n_shards + 1) * sizeof *ns);
-	if (!ns) {
+	if (OB_GROW(m->shards, m->cap_shards, m->n_shards + 1, GGUF_ST_MAX_SHARDS) != OB_GROW_OK) {
 		gguf_st_close(f);
 		return gg_fail(err, GGUF_ERR_NOMEM, 0, "out of memory");
 	}
-	m->shards = ns;
 	m->shards[m->n_shards++] = f;
 	return 0;
 }
@@ -484,14 +472,9 @@ static int index_model(struct gguf_st_model *m, struct gguf_error *err)
 	for (uint64_t s = 0; s < m->n_shards; s++)
 		m->n += m->shards[s]->n;
 	m->all = malloc((m->n ? m->n : 1) * sizeof *m->all);
-	uint64_t cap = 16;
-	while (cap < 2 * m->n)
-		cap <<= 1;
-	m->hash = gg_arena_alloc(&m->arena, cap * sizeof *m->hash);
+	m->hash = gg_hash_table(&m->arena, m->n, &m->mask);
 	if (!m->all || !m->hash)
 		return gg_fail(err, GGUF_ERR_NOMEM, 0, "out of memory");
-	memset(m->hash, 0, cap * sizeof *m->hash);
-	m->mask = cap - 1;
 	uint64_t k = 0;
 	for (uint64_t s = 0; s < m->n_shards; s++)
 		for (uint64_t i = 0; i < m->shards[s]->n; i++) {
@@ -550,6 +533,7 @@ struct gguf_st_model *gguf_st_model_open(const char *dir, struct gguf_error *err
 	const struct ob_json *wm = ob_json_get(ob_json_root(doc), "weight_map");
 	char **names = NULL;
 	uint64_t nn = 0;
+	size_t cap_names = 0;
 	if (!wm || wm->type != OB_JSON_OBJECT) {
 		e = gg_fail(err, GGUF_ERR_FORMAT, 0, "model.safetensors.index.json has no weight_map object");
 		goto done;
@@ -573,10 +557,7 @@ struct gguf_st_model *gguf_st_model_open(const char *dir, struct gguf_error *err
 			if (nn >= GGUF_ST_MAX_SHARDS) {
 				e = gg_fail(err, GGUF_ERR_FORMAT, 0, "more than %u shards", GGUF_ST_MAX_SHARDS);
 			} else {
-				char **nn2 = realloc(names, (nn + 1) * sizeof *names);
-				char *copy = nn2 ? strdup(file) : NULL;
-				if (nn2)
-					names = nn2;
+				char *copy = OB_GROW(names, cap_names, nn + 1, GGUF_ST_MAX_SHARDS) == OB_GROW_OK ? strdup(file) : NULL;
 				if (!copy) {
 					e = gg_fail(err, GGUF_ERR_NOMEM, 0, "out of memory");
 				} else {

@@ -141,6 +141,18 @@ void gg_arena_free(struct gg_arena *a)
 	a->head = NULL;
 }
 
+uint32_t *gg_hash_table(struct gg_arena *a, uint64_t n, uint64_t *mask)
+{
+	uint64_t cap = 16;
+	while (cap < 2 * n)
+		cap <<= 1;
+	uint32_t *t = gg_arena_alloc(a, cap * sizeof *t);
+	if (t)
+		memset(t, 0, cap * sizeof *t);
+	*mask = cap - 1;
+	return t;
+}
+
 uint64_t gg_hash(const void *p, size_t n)
 {
 	const unsigned char *s = p;

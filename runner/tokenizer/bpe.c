@@ -14,6 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/buf.h"
 #include "base/unicode.h"
 #include "base/utf8.h"
 #include "gguf/gguf.h"
@@ -193,14 +194,9 @@ int rn_tok_bpe_init(struct rn_tok *tok, const struct gguf_array *merges, struct 
 			return rn_tok_fail(err, RN_TOK_ERR_LENGTH, "merge rule %u is %llu bytes long, more than the limit %u", i,
 					   (unsigned long long)s.len, RN_TOK_MAX_TOKEN_BYTES);
 		}
-		if (ll + rl > cap) {
-			cap = ll + rl;
-			char *b = realloc(buf, cap);
-			if (!b) {
-				free(buf);
-				return rn_tok_fail(err, RN_TOK_ERR_NOMEM, "out of memory reading merge rules");
-			}
-			buf = b;
+		if (ob_grow(&buf, &cap, ll + rl, 1, 64, 0) != OB_GROW_OK) {
+			free(buf);
+			return rn_tok_fail(err, RN_TOK_ERR_NOMEM, "out of memory reading merge rules");
 		}
 		memcpy(buf, s.ptr, ll);
 		memcpy(buf + ll, sp + 1, rl);
@@ -324,15 +320,9 @@ static bool heap_less(const struct heap_ent *a, const struct heap_ent *b)
 
 static void heap_push(struct work *w, struct heap_ent e)
 {
-	if (w->hn == w->hcap) {
-		size_t cap = w->hcap ? w->hcap * 2 : 64;
-		struct heap_ent *h = realloc(w->heap, cap * sizeof *h);
-		if (!h) {
-			w->oom = true;
-			return;
-		}
-		w->heap = h;
-		w->hcap = cap;
+	if (w->hn == w->hcap && ob_grow(&w->heap, &w->hcap, w->hn + 1, sizeof *w->heap, 64, 0) != OB_GROW_OK) {
+		w->oom = true;
+		return;
 	}
 	size_t i = w->hn++;
 	while (i > 0) {
@@ -380,26 +370,14 @@ static bool grow(struct work *w, size_t n)
 {
 	if (n <= w->cap)
 		return true;
-	size_t cap = w->cap ? w->cap : 64;
-	while (cap < n)
-		cap *= 2;
-	int32_t *a = realloc(w->id, cap * sizeof *a);
-	if (a)
-		w->id = a;
-	int32_t *b = a ? realloc(w->prev, cap * sizeof *b) : NULL;
-	if (b)
-		w->prev = b;
-	int32_t *c = b ? realloc(w->next, cap * sizeof *c) : NULL;
-	if (c)
-		w->next = c;
-	uint32_t *d = c ? realloc(w->len, cap * sizeof *d) : NULL;
-	if (d)
-		w->len = d;
-	if (!d) {
+	/* four arrays of one length: each grows from the same capacity by the same rule */
+	size_t c0 = w->cap, c1 = w->cap, c2 = w->cap, c3 = w->cap;
+	if (ob_grow(&w->id, &c0, n, sizeof *w->id, 64, 0) || ob_grow(&w->prev, &c1, n, sizeof *w->prev, 64, 0) ||
+	    ob_grow(&w->next, &c2, n, sizeof *w->next, 64, 0) || ob_grow(&w->len, &c3, n, sizeof *w->len, 64, 0)) {
 		w->oom = true;
 		return false;
 	}
-	w->cap = cap;
+	w->cap = c0;
 	return true;
 }
 
@@ -419,14 +397,9 @@ static void bpe_merge(struct work *w, const uint8_t *s, size_t n)
 {
 	const struct rn_tok *tok = w->tok;
 	if (tok->ignore_merges) {
-		if (w->enc_cap < 2 * n) {
-			uint8_t *e = realloc(w->enc, 2 * n);
-			if (!e) {
-				w->oom = true;
-				return;
-			}
-			w->enc = e;
-			w->enc_cap = 2 * n;
+		if (ob_grow(&w->enc, &w->enc_cap, 2 * n, 1, 64, 0) != OB_GROW_OK) {
+			w->oom = true;
+			return;
 		}
 		size_t el = 0;
 		for (size_t i = 0; i < n; i++)
@@ -493,16 +466,8 @@ static void wc_store(struct work *w, uint32_t h, uint32_t j, const uint8_t *s, s
 	size_t k = w->out->n - first;
 	if (w->out->oom || k > UINT16_MAX || w->wc_n >= WC_SLOTS / 2)
 		return;
-	if (w->wc_ids_n + k > w->wc_ids_cap) {
-		size_t cap = w->wc_ids_cap ? w->wc_ids_cap * 2 : 4096;
-		while (cap < w->wc_ids_n + k)
-			cap *= 2;
-		int32_t *v = realloc(w->wc_ids, cap * sizeof *v);
-		if (!v)
-			return; /* the cache is an optimisation: just stop filling it */
-		w->wc_ids = v;
-		w->wc_ids_cap = cap;
-	}
+	if (ob_grow(&w->wc_ids, &w->wc_ids_cap, w->wc_ids_n + k, sizeof *w->wc_ids, 4096, 0) != OB_GROW_OK)
+		return; /* the cache is an optimisation: just stop filling it */
 	memcpy(w->wc_ids + w->wc_ids_n, w->out->v + first, k * sizeof *w->wc_ids);
 	w->wc[j] = (struct wc_slot){h, (uint32_t)(s - w->norm), (uint32_t)w->wc_ids_n, (uint16_t)n, (uint16_t)k};
 	w->wc_ids_n += k;

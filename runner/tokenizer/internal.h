@@ -107,6 +107,7 @@ struct rn_tok {
 	uint32_t n_special;
 	int32_t *eog;       /* ascending */
 	uint32_t n_eog;
+	size_t cap_eog;
 };
 
 /* A growable array of ids with a ceiling (tokenizer.c). */

@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/buf.h"
 #include "base/utf8.h"
 #include "runner/tokenizer/internal.h"
 
@@ -47,15 +48,9 @@ static bool better(const struct bigram *a, const struct bigram *b)
 
 static void push(struct spm *s, struct bigram e)
 {
-	if (s->hn == s->hcap) {
-		size_t cap = s->hcap ? s->hcap * 2 : 64;
-		struct bigram *h = realloc(s->heap, cap * sizeof *h);
-		if (!h) {
-			s->oom = true;
-			return;
-		}
-		s->heap = h;
-		s->hcap = cap;
+	if (s->hn == s->hcap && OB_GROW(s->heap, s->hcap, s->hn + 1, 0) != OB_GROW_OK) {
+		s->oom = true;
+		return;
 	}
 	size_t i = s->hn++;
 	while (i > 0) {

@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/buf.h"
 #include "base/utf8.h"
 #include "runner/tokenizer/internal.h"
 
@@ -50,17 +51,7 @@ size_t rn_tok_stream_pending(const struct rn_tok_stream *s)
 
 static bool reserve(struct rn_tok_stream *s, size_t n)
 {
-	if (n <= s->cap)
-		return true;
-	size_t cap = s->cap ? s->cap : 256;
-	while (cap < n)
-		cap *= 2;
-	char *o = realloc(s->out, cap);
-	if (!o)
-		return false;
-	s->out = o;
-	s->cap = cap;
-	return true;
+	return ob_grow(&s->out, &s->cap, n, 1, 256, 0) == OB_GROW_OK;
 }
 
 /* Copy the complete part of pend + piece to s->out; keep an incomplete tail in pend (unless final). */
