@@ -162,14 +162,9 @@ static void pop(struct xs *s, size_t m)
 static void push(struct xs *s, const char *name, size_t n, struct tv v)
 {
 	if (s->nvars == s->capvars) {
-		size_t cap = s->capvars ? s->capvars * 2 : 32;
-		if (cap > 1u << 20)
-			xfail(s, MF_TPL_ERR_LIMIT);
-		struct xvar *nv = realloc(s->vars, cap * sizeof *nv);
-		if (!nv)
-			xfail(s, MF_TPL_ERR_NOMEM);
-		s->vars = nv;
-		s->capvars = cap;
+		int g = ob_grow(&s->vars, &s->capvars, s->nvars + 1, sizeof *s->vars, 32, 1u << 20);
+		if (g)
+			xfail(s, g == OB_GROW_LIMIT ? MF_TPL_ERR_LIMIT : MF_TPL_ERR_NOMEM);
 	}
 	s->vars[s->nvars].name = name;
 	s->vars[s->nvars].n = n;

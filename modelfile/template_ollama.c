@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/buf.h"
 #include "base/json.h"
 #include "base/unicode.h"
 #include "modelfile/template_internal.h"
@@ -94,16 +95,10 @@ static void idset_add(struct idset *s, const char *p, size_t n)
 			free(low);
 			return;
 		}
-	if (s->n == s->cap) {
-		size_t cap = s->cap ? s->cap * 2 : 16;
-		char **nv = realloc(s->v, cap * sizeof *nv);
-		if (!nv) {
-			free(low);
-			s->nomem = true;
-			return;
-		}
-		s->v = nv;
-		s->cap = cap;
+	if (s->n == s->cap && OB_GROW(s->v, s->cap, s->n + 1, 0) != OB_GROW_OK) {
+		free(low);
+		s->nomem = true;
+		return;
 	}
 	s->v[s->n++] = low;
 }
@@ -255,15 +250,9 @@ static void infer_visit(struct infer *in, const struct tn *n);
 
 static void infer_push(struct infer *in, const struct tn *n)
 {
-	if (in->nanc == in->cap) {
-		size_t cap = in->cap ? in->cap * 2 : 64;
-		const struct tn **a = realloc(in->anc, cap * sizeof *a);
-		if (!a) {
-			in->nomem = true;
-			return;
-		}
-		in->anc = a;
-		in->cap = cap;
+	if (in->nanc == in->cap && OB_GROW(in->anc, in->cap, in->nanc + 1, 0) != OB_GROW_OK) {
+		in->nomem = true;
+		return;
 	}
 	in->anc[in->nanc++] = n;
 }

@@ -15,6 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/buf.h"
 #include "base/unicode.h"
 #include "base/utf8.h"
 #include "modelfile/template_internal.h"
@@ -104,15 +105,9 @@ static bool is_alnum_rune(int32_t r)
 
 static bool lex_push(struct lexer *l, enum tk type)
 {
-	if (l->ntoks == l->cap) {
-		size_t cap = l->cap ? l->cap * 2 : 256;
-		struct tok *t = realloc(l->toks, cap * sizeof *t);
-		if (!t) {
-			l->nomem = l->failed = true;
-			return false;
-		}
-		l->toks = t;
-		l->cap = cap;
+	if (l->ntoks == l->cap && ob_grow(&l->toks, &l->cap, l->ntoks + 1, sizeof *l->toks, 256, 0) != OB_GROW_OK) {
+		l->nomem = l->failed = true;
+		return false;
 	}
 	struct tok *t = &l->toks[l->ntoks++];
 	t->type = type;
@@ -818,14 +813,8 @@ static struct tn *new_variable(struct parser *p, uint32_t pos, uint32_t line, co
 
 static void push_var(struct parser *p, const char *s, size_t n)
 {
-	if (p->nvars == p->capvars) {
-		size_t cap = p->capvars ? p->capvars * 2 : 16;
-		struct tpl_sv *v = realloc(p->vars, cap * sizeof *v);
-		if (!v)
-			pnomem(p);
-		p->vars = v;
-		p->capvars = cap;
-	}
+	if (p->nvars == p->capvars && OB_GROW(p->vars, p->capvars, p->nvars + 1, 0) != OB_GROW_OK)
+		pnomem(p);
 	p->vars[p->nvars].p = s;
 	p->vars[p->nvars].n = n;
 	p->nvars++;
