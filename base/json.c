@@ -687,6 +687,45 @@ bool ob_json_int(const struct ob_json *v, int64_t *out)
 	return true;
 }
 
+int ob_json_str_cmp(const struct ob_json *a, const struct ob_json *b)
+{
+	size_t n = a->len < b->len ? a->len : b->len;
+	int c = memcmp(a->str, b->str, n);
+	if (c)
+		return c;
+	return (a->len > b->len) - (a->len < b->len);
+}
+
+/* order of members: by key, then by position (a later duplicate sorts after the earlier one) */
+static int cmp_keys_stable(const void *pa, const void *pb)
+{
+	const struct ob_json *a = *(const struct ob_json *const *)pa, *b = *(const struct ob_json *const *)pb;
+	int c = ob_json_str_cmp(a, b);
+	return c ? c : (a > b) - (a < b);
+}
+
+size_t ob_json_map_members(const struct ob_json *obj, const struct ob_json ***keys)
+{
+	*keys = NULL;
+	if (!obj || obj->type != OB_JSON_OBJECT || obj->count == 0)
+		return 0;
+	const struct ob_json **k = malloc(obj->count * sizeof *k);
+	if (!k)
+		return SIZE_MAX;
+	size_t n = 0;
+	OB_JSON_FOREACH_MEMBER(key, val, obj)
+	k[n++] = key;
+	qsort(k, n, sizeof *k, cmp_keys_stable);
+	size_t u = 0;
+	for (size_t i = 0; i < n; i++) {
+		if (i + 1 < n && ob_json_str_cmp(k[i], k[i + 1]) == 0)
+			continue; /* a later duplicate replaces this one */
+		k[u++] = k[i];
+	}
+	*keys = k;
+	return u;
+}
+
 bool ob_json_str_eq(const struct ob_json *v, const char *s)
 {
 	return v && v->type == OB_JSON_STRING && v->len == strlen(s) && memcmp(v->str, s, v->len) == 0;

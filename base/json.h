@@ -86,6 +86,15 @@ const struct ob_json *ob_json_get_fold(const struct ob_json *obj, const char *ke
  * Go decodes into an int field. Returns true and stores it, else false. */
 bool ob_json_int(const struct ob_json *v, int64_t *out);
 
+/* Go's order of two strings (bytes compared unsigned, a prefix first) on string values: <0, 0 or >0. */
+int ob_json_str_cmp(const struct ob_json *a, const struct ob_json *b);
+
+/* The members of object obj as a Go map decoded from it holds them: one per key (the last duplicate wins),
+ * sorted by key as Go's encoders sort map keys. Stores a malloc'ed array of the KEY nodes in *keys (a
+ * member's value is key + 1; free() the array) and returns the count; SIZE_MAX when memory ran out (*keys
+ * NULL). An empty or non-object obj gives 0. */
+size_t ob_json_map_members(const struct ob_json *obj, const struct ob_json ***keys) __attribute__((warn_unused_result));
+
 /* String equality with a C string (NUL-terminated), false for non-strings. */
 bool ob_json_str_eq(const struct ob_json *v, const char *s);
 

@@ -295,30 +295,6 @@ void ob_jw_raw(struct ob_jw *w, const char *json, size_t n)
 		put(w, json, n);
 }
 
-struct member_ref {
-	const struct ob_json *key, *val;
-	size_t index;
-};
-
-static int cmp_member(const void *a, const void *b)
-{
-	const struct member_ref *x = a, *y = b;
-	size_t n = x->key->len < y->key->len ? x->key->len : y->key->len;
-	int c = memcmp(x->key->str, y->key->str, n);
-	if (c)
-		return c;
-	return (x->key->len > y->key->len) - (x->key->len < y->key->len);
-}
-
-static int cmp_member_stable(const void *a, const void *b)
-{
-	int c = cmp_member(a, b);
-	if (c)
-		return c;
-	const struct member_ref *x = a, *y = b;
-	return (x->index > y->index) - (x->index < y->index);
-}
-
 void ob_jw_value(struct ob_jw *w, const struct ob_json *v, bool sort_keys)
 {
 	if (w->status || !v)
@@ -345,28 +321,17 @@ void ob_jw_value(struct ob_jw *w, const struct ob_json *v, bool sort_keys)
 			ob_jw_value(w, val, sort_keys);
 		}
 	} else {
-		struct member_ref *m = malloc(v->count * sizeof *m);
-		if (!m) {
+		const struct ob_json **keys;
+		size_t n = ob_json_map_members(v, &keys);
+		if (n == SIZE_MAX) {
 			w->status = OB_JW_NOMEM;
 			return;
 		}
-		size_t n = 0;
-		OB_JSON_FOREACH_MEMBER(k, val, v)
-		{
-			m[n].key = k;
-			m[n].val = val;
-			m[n].index = n;
-			n++;
-		}
-		qsort(m, n, sizeof *m, cmp_member_stable);
 		for (size_t i = 0; i < n; i++) {
-			/* Go's map keeps one entry per key: the last duplicate wins */
-			if (i + 1 < n && cmp_member(&m[i], &m[i + 1]) == 0)
-				continue;
-			ob_jw_keyn(w, m[i].key->str, m[i].key->len);
-			ob_jw_value(w, m[i].val, sort_keys);
+			ob_jw_keyn(w, keys[i]->str, keys[i]->len);
+			ob_jw_value(w, keys[i] + 1, sort_keys);
 		}
-		free(m);
+		free(keys);
 	}
 	ob_jw_obj_end(w);
 }

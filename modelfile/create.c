@@ -1215,12 +1215,9 @@ struct pmember {
 static int cmp_pmember(const void *a, const void *b)
 {
 	const struct pmember *x = a, *y = b;
-	size_t n = x->key->len < y->key->len ? x->key->len : y->key->len;
-	int c = memcmp(x->key->str, y->key->str, n);
+	int c = ob_json_str_cmp(x->key, y->key);
 	if (c)
 		return c;
-	if (x->key->len != y->key->len)
-		return x->key->len < y->key->len ? -1 : 1;
 	return x->order < y->order ? -1 : x->order > y->order;
 }
 

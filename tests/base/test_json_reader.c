@@ -151,9 +151,32 @@ static void test_strings(void)
 	ob_json_free(d);
 }
 
+static void test_map_members(void)
+{
+	/* Go's map from an object: last duplicate wins, keys in byte order (a prefix first, bytes unsigned) */
+	const char *s = "{\"b\":1,\"a\":2,\"\xc3\xa9\":3,\"ab\":4,\"b\":5,\"A\":6}";
+	struct ob_json_doc *d = ob_json_parse(s, strlen(s), NULL);
+	CHECK(d != NULL);
+	if (!d)
+		return;
+	const struct ob_json **keys;
+	size_t n = ob_json_map_members(ob_json_root(d), &keys);
+	static const char *const want_k[] = {"A", "a", "ab", "b", "\xc3\xa9"};
+	static const int want_v[] = {6, 2, 4, 5, 3};
+	CHECK_EQ_INT(n, 5);
+	for (size_t i = 0; i < n && i < 5; i++) {
+		CHECK(ob_json_str_eq(keys[i], want_k[i]));
+		CHECK(keys[i][1].number == want_v[i]);
+	}
+	free(keys);
+	CHECK(ob_json_map_members(ob_json_at(ob_json_root(d), 0), &keys) == 0 && keys == NULL);
+	ob_json_free(d);
+}
+
 int main(void)
 {
 	test_linear_depth();
+	test_map_members();
 	test_errors();
 	test_strings();
 	return check_done();
