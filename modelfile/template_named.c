@@ -13,6 +13,7 @@
 #include <string.h>
 
 #include "base/json.h"
+#include "base/jsonutil.h"
 #include "base/utf8.h"
 #include "modelfile/template.h"
 #include "modelfile/template_corpus.h"
@@ -230,21 +231,7 @@ char *mf_tpl_named_params_json(const struct mf_tpl_named *t, size_t *len)
 		ob_jw_arr_end(&w);
 	}
 	ob_jw_obj_end(&w);
-	size_t n = 0;
-	char *s = ob_jw_take(&w, &n);
-	ob_jw_free(&w);
-	if (!s)
-		return NULL;
-	char *r = realloc(s, n + 2);
-	if (!r) {
-		free(s);
-		return NULL;
-	}
-	r[n] = '\n'; /* json.Encoder ends each value with a newline */
-	r[n + 1] = 0;
-	if (len)
-		*len = n + 1;
-	return r;
+	return ob_jw_take_line(&w, len); /* json.Encoder ends each value with a newline */
 }
 
 size_t mf_tpl_named_count(void)
