@@ -306,7 +306,8 @@ static int read_string(struct reader *r, size_t *pos)
 				w += ob_utf8_encode(o + w, cp); /* a lone surrogate becomes U+FFFD */
 				continue;
 			}
-			size_t l = ob_utf8_valid_len(t + i, e - i); /* a byte >= 0x80: control characters were refused */
+			/* a byte >= 0x80 (control characters were refused) */
+			size_t l = ob_utf8_valid_len(t + i, e - i);
 			if (l) {
 				memcpy(o + w, t + i, l);
 				w += l;

@@ -178,7 +178,8 @@ bool ob_jw_escape(struct ob_jw *w, const char *s, size_t n)
 			size_t l = ob_utf8_valid_len(u + i, n - i);
 			if (l == 0) {
 				esc = "\\ufffd";
-			} else if (l == 3 && u[i] == 0xe2 && u[i + 1] == 0x80 && (u[i + 2] == 0xa8 || u[i + 2] == 0xa9)) {
+			} else if (l == 3 && u[i] == 0xe2 && u[i + 1] == 0x80 &&
+				   (u[i + 2] == 0xa8 || u[i + 2] == 0xa9)) {
 				esc = u[i + 2] == 0xa8 ? "\\u2028" : "\\u2029";
 				adv = 3;
 			} else {

@@ -59,7 +59,8 @@ static int jint(const struct ob_json *root, const char *key, int64_t *out, bool 
 		return 1;
 	}
 	if (!gg_json_int(v, 1, INT32_MAX, out))
-		return gg_fail(err, GGUF_ERR_FORMAT, gg_json_pos(v), "config.json: \"%s\" is not a positive integer", key);
+		return gg_fail(err, GGUF_ERR_FORMAT, gg_json_pos(v), "config.json: \"%s\" is not a positive integer",
+			       key);
 	return 0;
 }
 
@@ -172,8 +173,8 @@ static int read_config(const char *dir, struct hp *h, struct gguf_error *err)
 		}
 		const struct ob_json *bs = ob_json_get(qc, "weight_block_size");
 		int64_t b0, b1;
-		if (bs && (!gg_json_int(ob_json_at(bs, 0), 1, 1 << 20, &b0) || !gg_json_int(ob_json_at(bs, 1), 1, 1 << 20, &b1) ||
-			   b0 != GGUF_FP8_TILE || b1 != GGUF_FP8_TILE)) {
+		if (bs && (!gg_json_int(ob_json_at(bs, 0), 1, 1 << 20, &b0) ||
+			   !gg_json_int(ob_json_at(bs, 1), 1, 1 << 20, &b1) || b0 != GGUF_FP8_TILE || b1 != GGUF_FP8_TILE)) {
 			e = gg_fail(err, GGUF_ERR_UNSUPPORTED, 0, "config.json: fp8 weight_block_size must be [128, 128]");
 			goto out;
 		}
@@ -375,7 +376,8 @@ static int read_tokenizer(const char *dir, const struct hp *h, struct vocab *v, 
 			goto out;
 		}
 		if (v->tok[id]) {
-			e = gg_fail(err, GGUF_ERR_FORMAT, gg_json_pos(tk), "tokenizer.json: id %lld appears twice", (long long)id);
+			e = gg_fail(err, GGUF_ERR_FORMAT, gg_json_pos(tk), "tokenizer.json: id %lld appears twice",
+				    (long long)id);
 			goto out;
 		}
 		v->tok[id] = gg_json_dup(tk, &v->tok_len[id]);
@@ -436,7 +438,8 @@ static int read_tokenizer(const char *dir, const struct hp *h, struct vocab *v, 
 		{
 			char *merged = merge_text(m);
 			if (!merged) {
-				e = gg_fail(err, GGUF_ERR_FORMAT, gg_json_pos(m), "tokenizer.json: merge %d is malformed", k);
+				e = gg_fail(err, GGUF_ERR_FORMAT, gg_json_pos(m), "tokenizer.json: merge %d is malformed",
+					    k);
 				goto out;
 			}
 			v->merges[v->n_merges++] = merged;
@@ -470,7 +473,8 @@ static int read_tokenizer(const char *dir, const struct hp *h, struct vocab *v, 
 				const struct ob_json *ac = ob_json_get(at, "content");
 				int64_t id;
 				if (ac && ac->type == OB_JSON_STRING && ac->len == content->len &&
-				    memcmp(ac->str, content->str, ac->len) == 0 && gg_json_int(ob_json_get(at, "id"), 0, v->n - 1, &id)) {
+				    memcmp(ac->str, content->str, ac->len) == 0 &&
+				    gg_json_int(ob_json_get(at, "id"), 0, v->n - 1, &id)) {
 					v->special[t] = id;
 					break;
 				}

@@ -87,8 +87,8 @@ static int parse_entry(struct gguf_st_file *f, const struct ob_json *key, const 
 	gg_escape(esc, sizeof esc, name, nl, 60);
 	uint64_t at = 8 + gg_json_pos(key);
 	if (nl == 0 || nl > GGUF_ST_MAX_NAME || memchr(name, 0, nl))
-		return gg_fail(err, GGUF_ERR_FORMAT, at, "tensor name '%s' is empty, longer than %u bytes or contains NUL", esc,
-			       GGUF_ST_MAX_NAME);
+		return gg_fail(err, GGUF_ERR_FORMAT, at, "tensor name '%s' is empty, longer than %u bytes or contains NUL",
+			       esc, GGUF_ST_MAX_NAME);
 	t->name = gg_arena_alloc(&f->arena, nl + 1);
 	if (!t->name)
 		return gg_fail(err, GGUF_ERR_NOMEM, at, "out of memory");
@@ -124,7 +124,8 @@ static int parse_entry(struct gguf_st_file *f, const struct ob_json *key, const 
 				       "tensor '%s': shape dimension %u is not a non-negative integer", esc, d);
 		t->shape[d++] = v;
 		if (gg_mul_ovf(nel, (uint64_t)v, &nel) || nel > INT64_MAX)
-			return gg_fail(err, GGUF_ERR_FORMAT, 8 + gg_json_pos(sh), "tensor '%s': element count overflows", esc);
+			return gg_fail(err, GGUF_ERR_FORMAT, 8 + gg_json_pos(sh), "tensor '%s': element count overflows",
+				       esc);
 	}
 	t->n_elements = nel;
 	if (gg_mul_ovf(nel, dtypes[t->dtype].size, &t->n_bytes))
@@ -136,8 +137,8 @@ static int parse_entry(struct gguf_st_file *f, const struct ob_json *key, const 
 			       "tensor '%s': data_offsets is not [begin, end] of non-negative integers", esc);
 	if (b > en || (uint64_t)en > data_len)
 		return gg_fail(err, GGUF_ERR_FORMAT, 8 + gg_json_pos(of),
-			       "tensor '%s': data_offsets [%lld, %lld] outside the %llu bytes of data", esc, (long long)b,
-			       (long long)en, (unsigned long long)data_len);
+			       "tensor '%s': data_offsets [%lld, %lld] outside the %llu bytes of data", esc,
+			       (long long)b, (long long)en, (unsigned long long)data_len);
 	if ((uint64_t)(en - b) != t->n_bytes)
 		return gg_fail(err, GGUF_ERR_FORMAT, 8 + gg_json_pos(of),
 			       "tensor '%s': data_offsets [%lld, %lld] hold %lld bytes, the %s shape needs %llu", esc,
@@ -557,7 +558,9 @@ struct gguf_st_model *gguf_st_model_open(const char *dir, struct gguf_error *err
 			if (nn >= GGUF_ST_MAX_SHARDS) {
 				e = gg_fail(err, GGUF_ERR_FORMAT, 0, "more than %u shards", GGUF_ST_MAX_SHARDS);
 			} else {
-				char *copy = OB_GROW(names, cap_names, nn + 1, GGUF_ST_MAX_SHARDS) == OB_GROW_OK ? strdup(file) : NULL;
+				char *copy = NULL;
+				if (OB_GROW(names, cap_names, nn + 1, GGUF_ST_MAX_SHARDS) == OB_GROW_OK)
+					copy = strdup(file);
 				if (!copy) {
 					e = gg_fail(err, GGUF_ERR_NOMEM, 0, "out of memory");
 				} else {
@@ -567,8 +570,8 @@ struct gguf_st_model *gguf_st_model_open(const char *dir, struct gguf_error *err
 			}
 		}
 		if (!e && !gguf_st_find(m->shards[s], tname))
-			e = gg_fail(err, GGUF_ERR_FORMAT, 0, "weight_map names tensor '%s' in %s, which does not hold it", tname,
-				    names[s]);
+			e = gg_fail(err, GGUF_ERR_FORMAT, 0, "weight_map names tensor '%s' in %s, which does not hold it",
+				    tname, names[s]);
 		k++;
 	}
 	for (uint64_t s = 0; s < nn; s++)

@@ -90,8 +90,8 @@ static char *gen_tools(size_t *len)
 	put_message(&b, "user", 400, &seed);
 	ob_buf_puts(&b, "],\"tools\":[");
 	for (int t = 0; t < 36; t++) {
-		ob_buf_printf(&b, "%s{\"type\":\"function\",\"function\":{\"name\":\"tool_%d\",\"description\":\"", t ? "," : "",
-			      t);
+		ob_buf_printf(&b, "%s{\"type\":\"function\",\"function\":{\"name\":\"tool_%d\",\"description\":\"",
+			      t ? "," : "", t);
 		put_text(&b, 160, &seed);
 		ob_buf_puts(&b, "\",\"parameters\":{\"type\":\"object\",\"properties\":{");
 		for (int p = 0; p < 5; p++) {
@@ -150,7 +150,8 @@ static char *gen_image(size_t target, size_t *len)
 	struct ob_buf b;
 	unsigned seed = 5;
 	ob_buf_init(&b, 0);
-	ob_buf_puts(&b, "{\"model\":\"llava\",\"messages\":[{\"role\":\"user\",\"content\":\"what is this?\",\"images\":[\"");
+	ob_buf_puts(&b, "{\"model\":\"llava\",\"messages\":[{\"role\":\"user\",\"content\":\"what is this?\","
+			"\"images\":[\"");
 	char chunk[4096];
 	while (b.len < target) {
 		for (size_t k = 0; k < sizeof chunk; k++) {
@@ -268,8 +269,8 @@ static void bench(const char *name, const char *s, size_t n, double seconds)
 			if (dt < best)
 				best = dt;
 		}
-		printf("%-12s %-11s %10zu B  %10.1f us  %7.1f MB/s  %5.2f B held/B  (best of %d)\n", name, impl_name[im], n,
-		       best * 1e6, (double)n / best / 1e6, (double)mem / (double)n, iters);
+		printf("%-12s %-11s %10zu B  %10.1f us  %7.1f MB/s  %5.2f B held/B  (best of %d)\n", name, impl_name[im],
+		       n, best * 1e6, (double)n / best / 1e6, (double)mem / (double)n, iters);
 	}
 }
 

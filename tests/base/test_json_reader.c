@@ -91,7 +91,8 @@ static void check_error(const char *s, size_t n, const char *msg, size_t offset)
 	CHECKF(d == NULL, "accepted %.*s", (int)n, s);
 	ob_json_free(d);
 	if (!d) {
-		CHECKF(strcmp(err.message, msg) == 0, "%.*s: message \"%s\", expected \"%s\"", (int)n, s, err.message, msg);
+		CHECKF(strcmp(err.message, msg) == 0, "%.*s: message \"%s\", expected \"%s\"", (int)n, s, err.message,
+		       msg);
 		CHECKF(err.offset == offset, "%.*s: offset %zu, expected %zu", (int)n, s, err.offset, offset);
 	}
 }
@@ -117,7 +118,8 @@ static void test_errors(void)
 static void test_strings(void)
 {
 	/* escapes of every kind, invalid bytes among them, and a long plain run for the 8-byte scan */
-	const char *s = "[\"\\\"\\\\\\/\\b\\f\\n\\r\\t\\u0041\\u00e9\\u20ac\\ud83d\\ude00\", \"\\u0000x\", \"a\xff\xc3\xa9\xed\xa0\x80z\","
+	const char *s = "[\"\\\"\\\\\\/\\b\\f\\n\\r\\t\\u0041\\u00e9\\u20ac\\ud83d\\ude00\", \"\\u0000x\", "
+			"\"a\xff\xc3\xa9\xed\xa0\x80z\","
 			"\"\\udc00\\ud800\\u0041\", \"0123456789abcdef0123456789abcdef\xe6\x97\xa5!\"]";
 	struct ob_json_error err;
 	struct ob_json_doc *d = ob_json_parse(s, strlen(s), &err);
