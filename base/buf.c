@@ -1,4 +1,6 @@
-/* base/buf.c — growable buffer with a ceiling (see buf.h). */
+/* base/buf.c — the growth rule for arrays (ob_grow) and the byte buffer with a ceiling built on it (buf.h).
+ * Growth doubles, so appending n bytes one at a time costs O(n) copies; nothing here shrinks memory.
+ */
 #include "config.h"
 
 #include <stdarg.h>
@@ -7,7 +9,35 @@
 #include <string.h>
 
 #include "base/buf.h"
-#include "base/unicode.h"
+#include "base/utf8.h"
+
+int ob_grow(void *pp, size_t *cap, size_t need, size_t elem, size_t min_cap, size_t max)
+{
+	if (elem == 0)
+		abort(); /* a caller's bug, never input */
+	if (need <= *cap)
+		return OB_GROW_OK;
+	size_t limit = (SIZE_MAX / 2) / elem;
+	if (max == 0 || max > limit)
+		max = limit;
+	if (need > max)
+		return OB_GROW_LIMIT;
+	size_t c = *cap > max / 2 ? max : *cap * 2;
+	if (c < min_cap)
+		c = min_cap;
+	if (c < need)
+		c = need;
+	if (c > max)
+		c = max;
+	void *p;
+	memcpy(&p, pp, sizeof p); /* pp points at a T *, whatever T is */
+	void *np = realloc(p, c * elem);
+	if (!np)
+		return OB_GROW_NOMEM;
+	memcpy(pp, &np, sizeof np);
+	*cap = c;
+	return OB_GROW_OK;
+}
 
 void ob_buf_init(struct ob_buf *b, size_t max)
 {
@@ -29,7 +59,7 @@ void ob_buf_reset(struct ob_buf *b)
 		b->p[0] = 0;
 }
 
-static bool reserve(struct ob_buf *b, size_t n)
+bool ob_buf_reserve(struct ob_buf *b, size_t n)
 {
 	if (b->failed)
 		return false;
@@ -38,25 +68,16 @@ static bool reserve(struct ob_buf *b, size_t n)
 		b->failed = b->over = true;
 		return false;
 	}
-	size_t need = b->len + n + 1;
-	if (need <= b->cap)
-		return true;
-	size_t cap = b->cap ? b->cap : 64;
-	while (cap < need)
-		cap = cap > SIZE_MAX / 4 ? need : cap * 2;
-	char *p = realloc(b->p, cap);
-	if (!p) {
+	if (ob_grow(&b->p, &b->cap, b->len + n + 1, 1, 64, 0) != OB_GROW_OK) {
 		b->failed = true;
 		return false;
 	}
-	b->p = p;
-	b->cap = cap;
 	return true;
 }
 
 bool ob_buf_append(struct ob_buf *b, const void *data, size_t n)
 {
-	if (!reserve(b, n))
+	if (!ob_buf_reserve(b, n))
 		return false;
 	if (n)
 		memcpy(b->p + b->len, data, n);
@@ -75,13 +96,27 @@ bool ob_buf_putc(struct ob_buf *b, char c)
 	return ob_buf_append(b, &c, 1);
 }
 
+bool ob_buf_pad(struct ob_buf *b, char c, size_t n)
+{
+	if (!ob_buf_reserve(b, n))
+		return false;
+	memset(b->p + b->len, c, n);
+	b->len += n;
+	b->p[b->len] = 0;
+	return true;
+}
+
 bool ob_buf_printf(struct ob_buf *b, const char *fmt, ...)
 {
 	va_list ap;
 	va_start(ap, fmt);
 	int n = vsnprintf(NULL, 0, fmt, ap);
 	va_end(ap);
-	if (n < 0 || !reserve(b, (size_t)n))
+	if (n < 0) {
+		b->failed = true;
+		return false;
+	}
+	if (!ob_buf_reserve(b, (size_t)n))
 		return false;
 	va_start(ap, fmt);
 	vsnprintf(b->p + b->len, (size_t)n + 1, fmt, ap);
@@ -101,10 +136,9 @@ char *ob_buf_take(struct ob_buf *b)
 {
 	if (b->failed)
 		return NULL;
-	if (!b->p && !reserve(b, 0))
+	if (!b->p && !ob_buf_reserve(b, 0))
 		return NULL;
-	if (b->p)
-		b->p[b->len] = 0;
+	b->p[b->len] = 0;
 	char *p = b->p;
 	b->p = NULL;
 	b->len = b->cap = 0;

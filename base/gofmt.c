@@ -1,6 +1,7 @@
 /* base/gofmt.c — Go-compatible float printing, string quoting and number/bool parsing.
  *
- * Shortest float digits are found by trying precisions 1..17 with printf and keeping the first that reads
+ * Every Go-style float in orun (fmt's %v, strconv, encoding/json) comes from ob_go_format_float_as. Shortest
+ * digits are found by trying precisions 1..17 (1..9 for float32) with printf and keeping the first that reads
  * back exactly (printf/strtod are correctly rounded in glibc); parsing validates Go's literal grammar first
  * and then lets strtof do the correctly rounded conversion.
  */
@@ -16,14 +17,16 @@
 #include "base/gofmt.h"
 #include "base/unicode.h"
 
-/* Shortest decimal digits of v (> 0, finite): digits in d (no dot), count *nd, decimal point position *dp
- * (value = 0.d1d2... * 10^dp). */
-static void shortest_digits(double v, char *d, int *nd, int *dp)
+/* Shortest decimal digits of v (finite, > 0) that read back as the same float64 (bits 64) or float32 (bits
+ * 32): digits in d (no dot, NUL-terminated), count *nd, decimal point position *dp (v = 0.d1d2... * 10^dp). */
+static void shortest_digits(double v, int bits, char *d, int *nd, int *dp)
 {
 	char tmp[40];
-	for (int prec = 1; prec <= 17; prec++) {
+	int maxp = bits == 32 ? 9 : 17;
+	for (int prec = 1; prec <= maxp; prec++) {
 		snprintf(tmp, sizeof tmp, "%.*e", prec - 1, v);
-		if (strtod(tmp, NULL) == v || prec == 17)
+		double back = strtod(tmp, NULL);
+		if ((bits == 32 ? (float)back == (float)v : back == v) || prec == maxp)
 			break;
 	}
 	/* tmp = d[.ddd]e[+-]xx */
@@ -40,7 +43,7 @@ static void shortest_digits(double v, char *d, int *nd, int *dp)
 	*dp = exp + 1;
 }
 
-int ob_go_format_float(char *buf, double v)
+int ob_go_format_float_as(char *buf, double v, char fmt, int bits)
 {
 	if (isnan(v))
 		return sprintf(buf, "NaN");
@@ -57,9 +60,10 @@ int ob_go_format_float(char *buf, double v)
 	}
 	char d[40];
 	int nd, dp;
-	shortest_digits(v, d, &nd, &dp);
+	shortest_digits(v, bits, d, &nd, &dp);
 	int exp = dp - 1;
-	if (exp < -4 || exp >= 6) {
+	/* 'g' with the shortest digits decides as if the precision were 6 */
+	if (fmt == 'e' || (fmt == 'g' && (exp < -4 || exp >= 6))) {
 		*o++ = d[0];
 		if (nd > 1) {
 			*o++ = '.';
@@ -69,7 +73,6 @@ int ob_go_format_float(char *buf, double v)
 		o += sprintf(o, "e%c%02d", exp < 0 ? '-' : '+', exp < 0 ? -exp : exp);
 		return (int)(o - buf);
 	}
-	/* %f */
 	if (dp <= 0) {
 		*o++ = '0';
 		*o++ = '.';
@@ -88,6 +91,11 @@ int ob_go_format_float(char *buf, double v)
 	}
 	*o = 0;
 	return (int)(o - buf);
+}
+
+int ob_go_format_float(char *buf, double v)
+{
+	return ob_go_format_float_as(buf, v, 'g', 64);
 }
 
 bool ob_go_quote(struct ob_buf *b, const char *s, size_t n)

@@ -16,6 +16,11 @@
  * buf needs 32 bytes; returns the length. */
 int ob_go_format_float(char *buf, double v);
 
+/* strconv.FormatFloat(v, fmt, -1, bits) for fmt 'e', 'f' or 'g' and bits 64, or 32 for a float32 value held
+ * in v: the shortest digits that read back as that type; NaN, +Inf, -Inf as Go writes them. buf needs 32
+ * bytes; returns the length. */
+int ob_go_format_float_as(char *buf, double v, char fmt, int bits);
+
 /* Appends Go's strconv.Quote(s[0..n)) to b (double quotes, Go escapes, printable runes kept). */
 bool ob_go_quote(struct ob_buf *b, const char *s, size_t n);
 

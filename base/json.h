@@ -1,10 +1,10 @@
 /* base/json.h — JSON in and out, with Go's encoding/json rules where clients can see a difference.
  *
- * Parsing: jsmn tokenizes; orun validates the grammar jsmn leaves open (separators, keys, number and
- * literal syntax, control characters, trailing data) so that anything Go's decoder rejects is rejected
- * here too, then builds an immutable tree with unescaped strings. Writing: a growable buffer with a
- * ceiling, compact output, Go's string escaping (HTML-safe by default, as json.Marshal) and Go's float
- * formatting. Neither side prints or exits.
+ * Parsing (base/json.c): one strict pass that accepts exactly what Go's decoder accepts, reports the first
+ * error with Go's scanner text and its byte offset, and builds an immutable tree with unescaped strings;
+ * time and memory are linear in the input (nesting included). Writing (base/jsonw.c): a growable buffer
+ * with a ceiling, compact output, Go's string escaping (HTML-safe by default, as json.Marshal) and Go's
+ * float formatting. Neither side prints or exits.
  */
 #ifndef ORUN_BASE_JSON_H
 #define ORUN_BASE_JSON_H
@@ -85,6 +85,15 @@ const struct ob_json *ob_json_get_fold(const struct ob_json *obj, const char *ke
 /* Integer value of a number written as an integer literal (no fraction or exponent) that fits int64, as
  * Go decodes into an int field. Returns true and stores it, else false. */
 bool ob_json_int(const struct ob_json *v, int64_t *out);
+
+/* Go's order of two strings (bytes compared unsigned, a prefix first) on string values: <0, 0 or >0. */
+int ob_json_str_cmp(const struct ob_json *a, const struct ob_json *b);
+
+/* The members of object obj as a Go map decoded from it holds them: one per key (the last duplicate wins),
+ * sorted by key as Go's encoders sort map keys. Stores a malloc'ed array of the KEY nodes in *keys (a
+ * member's value is key + 1; free() the array) and returns the count; SIZE_MAX when memory ran out (*keys
+ * NULL). An empty or non-object obj gives 0. */
+size_t ob_json_map_members(const struct ob_json *obj, const struct ob_json ***keys) __attribute__((warn_unused_result));
 
 /* String equality with a C string (NUL-terminated), false for non-strings. */
 bool ob_json_str_eq(const struct ob_json *v, const char *s);

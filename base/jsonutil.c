@@ -26,28 +26,6 @@ char *ob_jw_take_line(struct ob_jw *w, size_t *len)
 	return t;
 }
 
-struct member {
-	const struct ob_json *key, *val;
-	size_t index;
-};
-
-static int cmp_key(const void *a, const void *b)
-{
-	const struct member *x = a, *y = b;
-	size_t n = x->key->len < y->key->len ? x->key->len : y->key->len;
-	int c = memcmp(x->key->str, y->key->str, n);
-	if (c)
-		return c;
-	if (x->key->len != y->key->len)
-		return x->key->len < y->key->len ? -1 : 1;
-	return x->index < y->index ? -1 : x->index > y->index;
-}
-
-static bool same_key(const struct member *a, const struct member *b)
-{
-	return a->key->len == b->key->len && memcmp(a->key->str, b->key->str, a->key->len) == 0;
-}
-
 bool ob_jw_go_value(struct ob_jw *w, const struct ob_json *v)
 {
 	switch (v->type) {
@@ -67,30 +45,20 @@ bool ob_jw_go_value(struct ob_jw *w, const struct ob_json *v)
 		ob_jw_arr_end(w);
 		return true;
 	case OB_JSON_OBJECT: {
-		struct member *m = v->count ? malloc(v->count * sizeof *m) : NULL;
-		size_t n = 0;
-		if (v->count && !m) {
+		const struct ob_json **keys;
+		size_t n = ob_json_map_members(v, &keys);
+		if (n == SIZE_MAX) {
 			ob_jw_null(w); /* leaves the writer in its out-of-memory state below */
 			return false;
 		}
-		OB_JSON_FOREACH_MEMBER(k, val, v)
-		{
-			m[n].key = k;
-			m[n].val = val;
-			m[n].index = n;
-			n++;
-		}
-		qsort(m, n, sizeof *m, cmp_key);
 		ob_jw_obj(w);
 		bool ok = true;
 		for (size_t i = 0; i < n && ok; i++) {
-			if (i + 1 < n && same_key(&m[i], &m[i + 1]))
-				continue; /* a later duplicate replaces this one, as in a Go map */
-			ob_jw_keyn(w, m[i].key->str, m[i].key->len);
-			ok = ob_jw_go_value(w, m[i].val);
+			ob_jw_keyn(w, keys[i]->str, keys[i]->len);
+			ok = ob_jw_go_value(w, keys[i] + 1);
 		}
 		ob_jw_obj_end(w);
-		free(m);
+		free(keys);
 		return ok;
 	}
 	}

@@ -11,8 +11,8 @@
 #include <stdlib.h>
 #include <sys/stat.h>
 
+#include "base/json.h"
 #include "gguf/internal.h"
-#include "gguf/json.h"
 #include "gguf/safetensors.h"
 #include "gguf/writer.h"
 
@@ -50,26 +50,29 @@ struct job {
 
 /* ---------------------------------------------------------------- config.json */
 
-static int jint(const struct gg_json *j, const char *key, int64_t *out, bool required, struct gguf_error *err)
+static int jint(const struct ob_json *root, const char *key, int64_t *out, bool required, struct gguf_error *err)
 {
-	int i = gg_json_get(j, 0, key);
-	if (i < 0 || gg_json_is_null(j, i)) {
+	const struct ob_json *v = ob_json_get(root, key);
+	if (!v || v->type == OB_JSON_NULL) {
 		if (required)
 			return gg_fail(err, GGUF_ERR_FORMAT, 0, "config.json lacks \"%s\"", key);
 		return 1;
 	}
-	if (gg_json_int(j, i, 1, INT32_MAX, out))
-		return gg_fail(err, GGUF_ERR_FORMAT, (uint64_t)j->t[i].start, "config.json: \"%s\" is not a positive integer",
+	if (!gg_json_int(v, 1, INT32_MAX, out))
+		return gg_fail(err, GGUF_ERR_FORMAT, gg_json_pos(v), "config.json: \"%s\" is not a positive integer",
 			       key);
 	return 0;
 }
 
-static int jnum(const struct gg_json *j, int obj, const char *key, double *out)
+static int jnum(const struct ob_json *obj, const char *key, double *out)
 {
-	int i = gg_json_get(j, obj, key);
-	if (i < 0 || gg_json_is_null(j, i))
+	const struct ob_json *v = ob_json_get(obj, key);
+	if (!v || v->type == OB_JSON_NULL)
 		return 1;
-	return gg_json_num(j, i, out) ? -1 : 0;
+	if (v->type != OB_JSON_NUMBER)
+		return -1;
+	*out = v->number;
+	return 0;
 }
 
 static int read_config(const char *dir, struct hp *h, struct gguf_error *err)
@@ -80,50 +83,47 @@ static int read_config(const char *dir, struct hp *h, struct gguf_error *err)
 	char *s = gg_read_file(path, 16u << 20, &len, err);
 	if (!s)
 		return err ? err->code : GGUF_ERR_IO;
-	struct gg_json j;
-	size_t where;
-	const char *why;
-	int e = 0;
-	if (gg_json_parse(&j, s, len, &where, &why)) {
+	struct ob_json_doc *doc;
+	int e = gg_json_parse("config.json", s, len, 0, &doc, err);
+	if (e) {
 		free(s);
-		return gg_fail(err, GGUF_ERR_JSON, where, "config.json: %s", why);
+		return e;
 	}
-	int a = gg_json_get(&j, 0, "architectures");
-	int a0 = gg_json_at(&j, a, 0);
-	if (gg_json_streq(&j, a0, "LlamaForCausalLM"))
+	const struct ob_json *j = ob_json_root(doc);
+	const struct ob_json *a0 = ob_json_at(ob_json_get(j, "architectures"), 0);
+	if (ob_json_str_eq(a0, "LlamaForCausalLM"))
 		h->arch = ARCH_LLAMA;
-	else if (gg_json_streq(&j, a0, "Qwen2ForCausalLM"))
+	else if (ob_json_str_eq(a0, "Qwen2ForCausalLM"))
 		h->arch = ARCH_QWEN2;
-	else if (gg_json_streq(&j, a0, "Qwen3ForCausalLM"))
+	else if (ob_json_str_eq(a0, "Qwen3ForCausalLM"))
 		h->arch = ARCH_QWEN3;
 	else {
-		char *an = gg_json_str(&j, a0, NULL);
 		char esc[96];
-		gg_escape(esc, sizeof esc, an ? an : "", an ? strlen(an) : 0, 60);
-		free(an);
+		bool str = a0 && a0->type == OB_JSON_STRING;
+		gg_escape(esc, sizeof esc, str ? a0->str : "", str ? strlen(a0->str) : 0, 60);
 		e = gg_fail(err, GGUF_ERR_UNSUPPORTED, 0,
 			    "config.json: architecture '%s' is not supported (LlamaForCausalLM, Qwen2ForCausalLM, Qwen3ForCausalLM are)",
 			    esc);
 		goto out;
 	}
-	if ((e = jint(&j, "hidden_size", &h->n_embd, true, err)) < 0 || e > 1 ||
-	    (e = jint(&j, "intermediate_size", &h->n_ff, true, err)) > 1 ||
-	    (e = jint(&j, "num_hidden_layers", &h->n_layer, true, err)) > 1 ||
-	    (e = jint(&j, "num_attention_heads", &h->n_head, true, err)) > 1 ||
-	    (e = jint(&j, "vocab_size", &h->vocab, true, err)) > 1)
+	if ((e = jint(j, "hidden_size", &h->n_embd, true, err)) < 0 || e > 1 ||
+	    (e = jint(j, "intermediate_size", &h->n_ff, true, err)) > 1 ||
+	    (e = jint(j, "num_hidden_layers", &h->n_layer, true, err)) > 1 ||
+	    (e = jint(j, "num_attention_heads", &h->n_head, true, err)) > 1 ||
+	    (e = jint(j, "vocab_size", &h->vocab, true, err)) > 1)
 		goto out;
-	e = jint(&j, "num_key_value_heads", &h->n_head_kv, false, err);
+	e = jint(j, "num_key_value_heads", &h->n_head_kv, false, err);
 	if (e > 1)
 		goto out;
 	if (e == 1)
 		h->n_head_kv = h->n_head;
-	e = jint(&j, "head_dim", &h->head_dim, false, err);
+	e = jint(j, "head_dim", &h->head_dim, false, err);
 	if (e > 1)
 		goto out;
 	h->has_head_dim = e == 0;
 	if (e == 1)
 		h->head_dim = h->n_embd / h->n_head;
-	e = jint(&j, "max_position_embeddings", &h->n_ctx, false, err);
+	e = jint(j, "max_position_embeddings", &h->n_ctx, false, err);
 	if (e > 1)
 		goto out;
 	if (e == 1)
@@ -135,60 +135,57 @@ static int read_config(const char *dir, struct hp *h, struct gguf_error *err)
 		goto out;
 	}
 	h->rope_theta = 10000.0;
-	if (jnum(&j, 0, "rope_theta", &h->rope_theta) < 0 || jnum(&j, 0, "rms_norm_eps", &h->rms_eps) != 0) {
+	if (jnum(j, "rope_theta", &h->rope_theta) < 0 || jnum(j, "rms_norm_eps", &h->rms_eps) != 0) {
 		e = gg_fail(err, GGUF_ERR_FORMAT, 0, "config.json: rope_theta or rms_norm_eps missing or not a number");
 		goto out;
 	}
-	int t = gg_json_get(&j, 0, "tie_word_embeddings");
-	h->tied = false;
-	if (t >= 0 && gg_json_bool(&j, t, &h->tied)) {
+	const struct ob_json *t = ob_json_get(j, "tie_word_embeddings");
+	h->tied = t && t->boolean;
+	if (t && t->type != OB_JSON_BOOL) {
 		e = gg_fail(err, GGUF_ERR_FORMAT, 0, "config.json: tie_word_embeddings is not a bool");
 		goto out;
 	}
-	int rs = gg_json_get(&j, 0, "rope_scaling");
-	if (rs >= 0 && !gg_json_is_null(&j, rs)) {
-		int ty = gg_json_get(&j, rs, "rope_type");
-		if (ty < 0)
-			ty = gg_json_get(&j, rs, "type");
-		char *tn = gg_json_str(&j, ty, NULL);
+	const struct ob_json *rs = ob_json_get(j, "rope_scaling");
+	if (rs && rs->type != OB_JSON_NULL) {
+		const struct ob_json *ty = ob_json_get(rs, "rope_type");
+		if (!ty)
+			ty = ob_json_get(rs, "type");
+		const char *tn = ty && ty->type == OB_JSON_STRING ? ty->str : NULL;
 		if (tn && (strcmp(tn, "linear") == 0 || strcmp(tn, "yarn") == 0)) {
 			snprintf(h->rope_type, sizeof h->rope_type, "%s", tn);
-			if (jnum(&j, rs, "factor", &h->rope_factor) != 0)
+			if (jnum(rs, "factor", &h->rope_factor) != 0)
 				e = gg_fail(err, GGUF_ERR_FORMAT, 0, "config.json: rope_scaling.factor missing");
 			double oc = 0;
-			if (!e && strcmp(tn, "yarn") == 0 && jnum(&j, rs, "original_max_position_embeddings", &oc) == 0)
+			if (!e && strcmp(tn, "yarn") == 0 && jnum(rs, "original_max_position_embeddings", &oc) == 0)
 				h->rope_orig_ctx = (int64_t)oc;
 		} else if (!tn || strcmp(tn, "default") != 0) {
 			e = gg_fail(err, GGUF_ERR_UNSUPPORTED, 0, "config.json: rope_scaling type '%s' is not supported (linear, yarn)",
 				    tn ? tn : "?");
 		}
-		free(tn);
 		if (e)
 			goto out;
 	}
-	int qc = gg_json_get(&j, 0, "quantization_config");
-	if (qc >= 0 && !gg_json_is_null(&j, qc)) {
-		int qm = gg_json_get(&j, qc, "quant_method");
-		if (!gg_json_streq(&j, qm, "fp8")) {
+	const struct ob_json *qc = ob_json_get(j, "quantization_config");
+	if (qc && qc->type != OB_JSON_NULL) {
+		if (!ob_json_str_eq(ob_json_get(qc, "quant_method"), "fp8")) {
 			e = gg_fail(err, GGUF_ERR_UNSUPPORTED, 0, "config.json: quantization_config other than fp8 is not supported");
 			goto out;
 		}
-		int bs = gg_json_get(&j, qc, "weight_block_size");
+		const struct ob_json *bs = ob_json_get(qc, "weight_block_size");
 		int64_t b0, b1;
-		if (bs >= 0 && (gg_json_int(&j, gg_json_at(&j, bs, 0), 1, 1 << 20, &b0) ||
-				gg_json_int(&j, gg_json_at(&j, bs, 1), 1, 1 << 20, &b1) || b0 != GGUF_FP8_TILE || b1 != GGUF_FP8_TILE)) {
+		if (bs && (!gg_json_int(ob_json_at(bs, 0), 1, 1 << 20, &b0) ||
+			   !gg_json_int(ob_json_at(bs, 1), 1, 1 << 20, &b1) || b0 != GGUF_FP8_TILE || b1 != GGUF_FP8_TILE)) {
 			e = gg_fail(err, GGUF_ERR_UNSUPPORTED, 0, "config.json: fp8 weight_block_size must be [128, 128]");
 			goto out;
 		}
 	}
-	char *nm = gg_json_str(&j, gg_json_get(&j, 0, "_name_or_path"), NULL);
-	if (nm && *nm) {
-		const char *b = strrchr(nm, '/');
-		snprintf(h->name, sizeof h->name, "%s", b ? b + 1 : nm);
+	const struct ob_json *nm = ob_json_get(j, "_name_or_path");
+	if (nm && nm->type == OB_JSON_STRING && nm->str[0]) {
+		const char *b = strrchr(nm->str, '/');
+		snprintf(h->name, sizeof h->name, "%s", b ? b + 1 : nm->str);
 	}
-	free(nm);
 out:
-	gg_json_free(&j);
+	ob_json_free(doc);
 	free(s);
 	return e > 1 ? e : 0;
 }
@@ -240,38 +237,69 @@ static bool looks_special(const char *t, size_t n)
 }
 
 /* True when the pre-tokenizer (or a Sequence of them) contains a ByteLevel step; *regex gets a Split pattern. */
-static bool has_bytelevel(const struct gg_json *j, int pt, char **regex, bool *digits)
+static bool has_bytelevel(const struct ob_json *pt, char **regex, bool *digits)
 {
-	if (pt < 0 || j->t[pt].type != GG_J_OBJECT)
+	if (!pt || pt->type != OB_JSON_OBJECT)
 		return false;
-	int ty = gg_json_get(j, pt, "type");
-	if (gg_json_streq(j, ty, "ByteLevel"))
+	const struct ob_json *ty = ob_json_get(pt, "type");
+	if (ob_json_str_eq(ty, "ByteLevel"))
 		return true;
-	if (gg_json_streq(j, ty, "Digits"))
+	if (ob_json_str_eq(ty, "Digits"))
 		*digits = true;
-	if (gg_json_streq(j, ty, "Split") && !*regex) {
-		int p = gg_json_get(j, pt, "pattern");
-		*regex = gg_json_str(j, gg_json_get(j, p, "Regex"), NULL);
-	}
-	if (gg_json_streq(j, ty, "Sequence")) {
-		int arr = gg_json_get(j, pt, "pretokenizers");
+	if (ob_json_str_eq(ty, "Split") && !*regex)
+		*regex = gg_json_dup(ob_json_get(ob_json_get(pt, "pattern"), "Regex"), NULL);
+	if (ob_json_str_eq(ty, "Sequence")) {
+		const struct ob_json *arr = ob_json_get(pt, "pretokenizers");
 		bool found = false;
-		for (int k = 0; arr >= 0 && k < j->t[arr].size; k++)
-			found |= has_bytelevel(j, gg_json_at(j, arr, k), regex, digits);
+		if (arr && arr->type == OB_JSON_ARRAY)
+			OB_JSON_FOREACH(p, arr)
+			found |= has_bytelevel(p, regex, digits);
 		return found;
 	}
 	return false;
 }
 
-/* The special token string of tokenizer_config.json's "<typ>_token" (string or {"content": ...}). */
-static char *config_token(const struct gg_json *c, const char *typ)
+/* The special token string of tokenizer_config.json's "<typ>_token" (string or {"content": ...}); borrowed. */
+static const struct ob_json *config_token(const struct ob_json *c, const char *typ)
 {
 	char key[32];
 	snprintf(key, sizeof key, "%s_token", typ);
-	int i = gg_json_get(c, 0, key);
-	if (i >= 0 && c->t[i].type == GG_J_OBJECT)
-		i = gg_json_get(c, i, "content");
-	return gg_json_str(c, i, NULL);
+	const struct ob_json *v = ob_json_get(c, key);
+	if (v && v->type == OB_JSON_OBJECT)
+		v = ob_json_get(v, "content");
+	return v && v->type == OB_JSON_STRING ? v : NULL;
+}
+
+/* merges: "a b" strings, or [a, b] pairs (spaces inside a part become U+0120, as gguf-py does); NULL when
+ * malformed or out of memory. */
+static char *merge_text(const struct ob_json *m)
+{
+	if (m->type == OB_JSON_STRING)
+		return gg_json_dup(m, NULL);
+	if (m->type != OB_JSON_ARRAY || m->count != 2)
+		return NULL;
+	const struct ob_json *pa = ob_json_at(m, 0), *pb = ob_json_at(m, 1);
+	if (pa->type != OB_JSON_STRING || pb->type != OB_JSON_STRING)
+		return NULL;
+	char *merged = malloc(2 * (pa->len + pb->len) + 2);
+	if (!merged)
+		return NULL;
+	char *o = merged;
+	for (int part = 0; part < 2; part++) {
+		const struct ob_json *p = part ? pb : pa;
+		if (part)
+			*o++ = ' ';
+		for (size_t q = 0; q < p->len; q++) {
+			if (p->str[q] == ' ') {
+				*o++ = (char)0xc4;
+				*o++ = (char)0xa0;
+			} else {
+				*o++ = p->str[q];
+			}
+		}
+	}
+	*o = 0;
+	return merged;
 }
 
 static int read_tokenizer(const char *dir, const struct hp *h, struct vocab *v, struct gguf_error *err)
@@ -296,22 +324,17 @@ static int read_tokenizer(const char *dir, const struct hp *h, struct vocab *v, 
 	snprintf(path, sizeof path, "%s/tokenizer_config.json", dir);
 	struct gguf_error cerr;
 	char *cs = gg_read_file(path, 64u << 20, &clen, &cerr);
-	struct gg_json j = {0}, c = {0};
-	size_t where;
-	const char *why;
+	struct ob_json_doc *jd = NULL, *cd = NULL;
 	char *regex = NULL;
-	if (gg_json_parse(&j, s, len, &where, &why)) {
-		e = gg_fail(err, GGUF_ERR_JSON, where, "tokenizer.json: %s", why);
+	if ((e = gg_json_parse("tokenizer.json", s, len, 0, &jd, err)))
 		goto out;
-	}
-	if (cs && gg_json_parse(&c, cs, clen, &where, &why)) {
-		e = gg_fail(err, GGUF_ERR_JSON, where, "tokenizer_config.json: %s", why);
+	if (cs && (e = gg_json_parse("tokenizer_config.json", cs, clen, 0, &cd, err)))
 		goto out;
-	}
-	int model = gg_json_get(&j, 0, "model");
-	int mt = gg_json_get(&j, model, "type");
+	const struct ob_json *j = ob_json_root(jd), *c = cd ? ob_json_root(cd) : NULL;
+	const struct ob_json *model = ob_json_get(j, "model");
 	bool digits = false;
-	if (!gg_json_streq(&j, mt, "BPE") || !has_bytelevel(&j, gg_json_get(&j, 0, "pre_tokenizer"), &regex, &digits)) {
+	if (!ob_json_str_eq(ob_json_get(model, "type"), "BPE") ||
+	    !has_bytelevel(ob_json_get(j, "pre_tokenizer"), &regex, &digits)) {
 		e = gg_fail(err, GGUF_ERR_UNSUPPORTED, 0,
 			    "tokenizer.json: only byte-level BPE vocabularies (GPT-2 style) are supported");
 		goto out;
@@ -337,53 +360,59 @@ static int read_tokenizer(const char *dir, const struct hp *h, struct vocab *v, 
 		e = gg_fail(err, GGUF_ERR_NOMEM, 0, "out of memory for %lld tokens", (long long)v->n);
 		goto out;
 	}
-	int vo = gg_json_get(&j, model, "vocab");
-	if (vo < 0 || j.t[vo].type != GG_J_OBJECT) {
+	const struct ob_json *vo = ob_json_get(model, "vocab");
+	if (!vo || vo->type != OB_JSON_OBJECT) {
 		e = gg_fail(err, GGUF_ERR_FORMAT, 0, "tokenizer.json: model.vocab is not an object");
 		goto out;
 	}
-	int i = vo + 1;
-	for (int k = 0; k < j.t[vo].size; k++) {
+	int k = 0;
+	OB_JSON_FOREACH_MEMBER(tk, idv, vo)
+	{
 		int64_t id;
-		if (gg_json_int(&j, i + 1, 0, INT64_MAX, &id) || id >= v->n) {
-			e = gg_fail(err, GGUF_ERR_FORMAT, (uint64_t)j.t[i].start,
+		if (!gg_json_int(idv, 0, v->n - 1, &id)) {
+			e = gg_fail(err, GGUF_ERR_FORMAT, gg_json_pos(tk),
 				    "tokenizer.json: vocabulary entry %d has an id outside [0, %lld) (config.json vocab_size)", k,
 				    (long long)v->n);
 			goto out;
 		}
 		if (v->tok[id]) {
-			e = gg_fail(err, GGUF_ERR_FORMAT, (uint64_t)j.t[i].start, "tokenizer.json: id %lld appears twice", (long long)id);
+			e = gg_fail(err, GGUF_ERR_FORMAT, gg_json_pos(tk), "tokenizer.json: id %lld appears twice",
+				    (long long)id);
 			goto out;
 		}
-		v->tok[id] = gg_json_str(&j, i, &v->tok_len[id]);
+		v->tok[id] = gg_json_dup(tk, &v->tok_len[id]);
 		if (!v->tok[id]) {
-			e = gg_fail(err, GGUF_ERR_JSON, (uint64_t)j.t[i].start, "tokenizer.json: bad string in the vocabulary");
+			e = gg_fail(err, GGUF_ERR_NOMEM, gg_json_pos(tk), "out of memory");
 			goto out;
 		}
 		v->type[id] = TT_NORMAL;
-		i = gg_json_skip(&j, i + 1);
+		k++;
 	}
-	int added = gg_json_get(&j, 0, "added_tokens");
-	for (int k = 0; added >= 0 && k < j.t[added].size; k++) {
-		int at = gg_json_at(&j, added, k);
+	const struct ob_json *added = ob_json_get(j, "added_tokens");
+	if (added && added->type != OB_JSON_ARRAY)
+		added = NULL;
+	k = 0;
+	OB_JSON_FOREACH(at, added)
+	{
 		int64_t id;
 		size_t cl;
-		if (gg_json_int(&j, gg_json_get(&j, at, "id"), 0, INT64_MAX, &id) || id >= v->n) {
+		if (!gg_json_int(ob_json_get(at, "id"), 0, v->n - 1, &id)) {
 			e = gg_fail(err, GGUF_ERR_FORMAT, 0, "tokenizer.json: added token %d has an id outside [0, %lld)", k,
 				    (long long)v->n);
 			goto out;
 		}
-		char *content = gg_json_str(&j, gg_json_get(&j, at, "content"), &cl);
+		char *content = gg_json_dup(ob_json_get(at, "content"), &cl);
 		if (!content) {
 			e = gg_fail(err, GGUF_ERR_FORMAT, 0, "tokenizer.json: added token %d has no content", k);
 			goto out;
 		}
-		bool special = false;
-		(void)gg_json_bool(&j, gg_json_get(&j, at, "special"), &special);
+		const struct ob_json *sp = ob_json_get(at, "special");
+		bool special = sp && sp->type == OB_JSON_BOOL && sp->boolean;
 		free(v->tok[id]);
 		v->tok[id] = content;
 		v->tok_len[id] = cl;
 		v->type[id] = special || looks_special(content, cl) ? TT_CONTROL : TT_USER_DEFINED;
+		k++;
 	}
 	for (int64_t id = 0; id < v->n; id++)
 		if (!v->tok[id]) {
@@ -397,99 +426,73 @@ static int read_tokenizer(const char *dir, const struct hp *h, struct vocab *v, 
 				goto out;
 			}
 		}
-	/* merges: "a b" strings, or [a, b] pairs (spaces inside a part become U+0120, as gguf-py does) */
-	int mg = gg_json_get(&j, model, "merges");
-	if (mg >= 0 && j.t[mg].type == GG_J_ARRAY) {
-		v->merges = calloc((size_t)j.t[mg].size + 1, sizeof *v->merges);
+	const struct ob_json *mg = ob_json_get(model, "merges");
+	if (mg && mg->type == OB_JSON_ARRAY) {
+		v->merges = calloc((size_t)mg->count + 1, sizeof *v->merges);
 		if (!v->merges) {
 			e = gg_fail(err, GGUF_ERR_NOMEM, 0, "out of memory");
 			goto out;
 		}
-		int m = mg + 1;
-		for (int k = 0; k < j.t[mg].size; k++) {
-			char *merged = NULL;
-			if (j.t[m].type == GG_J_STRING) {
-				merged = gg_json_str(&j, m, NULL);
-			} else if (j.t[m].type == GG_J_ARRAY && j.t[m].size == 2) {
-				size_t la, lb;
-				char *pa = gg_json_str(&j, m + 1, &la), *pb = gg_json_str(&j, m + 2, &lb);
-				merged = pa && pb ? malloc(2 * (la + lb) + 2) : NULL;
-				if (merged) {
-					char *o = merged;
-					for (int part = 0; part < 2; part++) {
-						const char *p = part ? pb : pa;
-						size_t l = part ? lb : la;
-						if (part)
-							*o++ = ' ';
-						for (size_t q = 0; q < l; q++) {
-							if (p[q] == ' ') {
-								*o++ = (char)0xc4;
-								*o++ = (char)0xa0;
-							} else {
-								*o++ = p[q];
-							}
-						}
-					}
-					*o = 0;
-				}
-				free(pa);
-				free(pb);
-			}
+		k = 0;
+		OB_JSON_FOREACH(m, mg)
+		{
+			char *merged = merge_text(m);
 			if (!merged) {
-				e = gg_fail(err, GGUF_ERR_FORMAT, (uint64_t)j.t[m].start, "tokenizer.json: merge %d is malformed", k);
+				e = gg_fail(err, GGUF_ERR_FORMAT, gg_json_pos(m), "tokenizer.json: merge %d is malformed",
+					    k);
 				goto out;
 			}
 			v->merges[v->n_merges++] = merged;
-			m = gg_json_skip(&j, m);
+			k++;
 		}
 	}
 	/* add_bos / add_eos from a TemplateProcessing post-processor */
-	int pp = gg_json_get(&j, 0, "post_processor");
-	if (pp >= 0 && gg_json_streq(&j, gg_json_get(&j, pp, "type"), "Sequence")) {
-		int arr = gg_json_get(&j, pp, "processors");
-		for (int k = 0; arr >= 0 && k < j.t[arr].size; k++) {
-			int q = gg_json_at(&j, arr, k);
-			if (gg_json_streq(&j, gg_json_get(&j, q, "type"), "TemplateProcessing"))
+	const struct ob_json *pp = ob_json_get(j, "post_processor");
+	if (ob_json_str_eq(ob_json_get(pp, "type"), "Sequence")) {
+		const struct ob_json *arr = ob_json_get(pp, "processors");
+		if (arr && arr->type == OB_JSON_ARRAY)
+			OB_JSON_FOREACH(q, arr)
+			if (ob_json_str_eq(ob_json_get(q, "type"), "TemplateProcessing"))
 				pp = q;
-		}
 	}
-	if (pp >= 0 && gg_json_streq(&j, gg_json_get(&j, pp, "type"), "TemplateProcessing")) {
-		int single = gg_json_get(&j, pp, "single");
-		if (single >= 0 && j.t[single].type == GG_J_ARRAY && j.t[single].size > 0) {
-			v->add_bos = gg_json_get(&j, gg_json_at(&j, single, 0), "SpecialToken") >= 0;
-			v->add_eos = gg_json_get(&j, gg_json_at(&j, single, j.t[single].size - 1), "SpecialToken") >= 0;
+	if (ob_json_str_eq(ob_json_get(pp, "type"), "TemplateProcessing")) {
+		const struct ob_json *single = ob_json_get(pp, "single");
+		if (single && single->type == OB_JSON_ARRAY && single->count > 0) {
+			v->add_bos = ob_json_get(ob_json_at(single, 0), "SpecialToken") != NULL;
+			v->add_eos = ob_json_get(ob_json_at(single, single->count - 1), "SpecialToken") != NULL;
 		}
 	}
 	/* special tokens and add_* flags from tokenizer_config.json, then config.json ids as a fallback */
-	if (cs) {
-		for (int k = 0; k < 7; k++) {
-			char *content = config_token(&c, special_names[k]);
+	if (c) {
+		for (int t = 0; t < 7; t++) {
+			const struct ob_json *content = config_token(c, special_names[t]);
 			if (!content)
 				continue;
-			for (int a2 = 0; added >= 0 && a2 < j.t[added].size; a2++) {
-				int at = gg_json_at(&j, added, a2);
+			OB_JSON_FOREACH(at, added)
+			{
+				const struct ob_json *ac = ob_json_get(at, "content");
 				int64_t id;
-				if (gg_json_streq(&j, gg_json_get(&j, at, "content"), content) &&
-				    !gg_json_int(&j, gg_json_get(&j, at, "id"), 0, v->n - 1, &id)) {
-					v->special[k] = id;
+				if (ac && ac->type == OB_JSON_STRING && ac->len == content->len &&
+				    memcmp(ac->str, content->str, ac->len) == 0 &&
+				    gg_json_int(ob_json_get(at, "id"), 0, v->n - 1, &id)) {
+					v->special[t] = id;
 					break;
 				}
 			}
-			free(content);
 		}
-		bool b;
-		if (v->add_bos < 0 && !gg_json_bool(&c, gg_json_get(&c, 0, "add_bos_token"), &b))
-			v->add_bos = b;
-		if (v->add_eos < 0 && !gg_json_bool(&c, gg_json_get(&c, 0, "add_eos_token"), &b))
-			v->add_eos = b;
-		int ct = gg_json_get(&c, 0, "chat_template");
-		if (ct >= 0 && c.t[ct].type == GG_J_STRING) {
-			v->chat_template = gg_json_str(&c, ct, NULL);
-		} else if (ct >= 0 && c.t[ct].type == GG_J_ARRAY) {
-			for (int k = 0; k < c.t[ct].size; k++) {
-				int it = gg_json_at(&c, ct, k);
-				if (gg_json_streq(&c, gg_json_get(&c, it, "name"), "default"))
-					v->chat_template = gg_json_str(&c, gg_json_get(&c, it, "template"), NULL);
+		const struct ob_json *b;
+		if (v->add_bos < 0 && (b = ob_json_get(c, "add_bos_token")) && b->type == OB_JSON_BOOL)
+			v->add_bos = b->boolean;
+		if (v->add_eos < 0 && (b = ob_json_get(c, "add_eos_token")) && b->type == OB_JSON_BOOL)
+			v->add_eos = b->boolean;
+		const struct ob_json *ct = ob_json_get(c, "chat_template");
+		if (ct && ct->type == OB_JSON_STRING) {
+			v->chat_template = gg_json_dup(ct, NULL);
+		} else if (ct && ct->type == OB_JSON_ARRAY) {
+			OB_JSON_FOREACH(it, ct)
+			if (ob_json_str_eq(ob_json_get(it, "name"), "default")) {
+				free(v->chat_template);
+				v->chat_template = gg_json_dup(ob_json_get(it, "template"), NULL);
 			}
 		}
 	}
@@ -505,23 +508,21 @@ static int read_tokenizer(const char *dir, const struct hp *h, struct vocab *v, 
 		size_t cl2;
 		struct gguf_error e2;
 		char *cj = gg_read_file(path, 16u << 20, &cl2, &e2);
-		struct gg_json cc;
-		if (cj && !gg_json_parse(&cc, cj, cl2, &where, &why)) {
-			for (int k = 0; k < 7; k++) {
-				char key[32];
-				int64_t id;
-				snprintf(key, sizeof key, "%s_token_id", special_names[k]);
-				if (v->special[k] < 0 && !gg_json_int(&cc, gg_json_get(&cc, 0, key), 0, v->n - 1, &id))
-					v->special[k] = id;
-			}
-			gg_json_free(&cc);
+		struct ob_json_doc *cc = cj ? ob_json_parse(cj, cl2, NULL) : NULL;
+		for (int t = 0; cc && t < 7; t++) {
+			char key[32];
+			int64_t id;
+			snprintf(key, sizeof key, "%s_token_id", special_names[t]);
+			if (v->special[t] < 0 && gg_json_int(ob_json_get(ob_json_root(cc), key), 0, v->n - 1, &id))
+				v->special[t] = id;
 		}
+		ob_json_free(cc);
 		free(cj);
 	}
 out:
 	free(regex);
-	gg_json_free(&j);
-	gg_json_free(&c);
+	ob_json_free(jd);
+	ob_json_free(cd);
 	free(s);
 	free(cs);
 	return e;

@@ -6,6 +6,7 @@
 #define ORUN_GGUF_INTERNAL_H
 
 #include <stdarg.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <string.h>
@@ -77,6 +78,31 @@ void gg_arena_free(struct gg_arena *a);
 /* Read a whole (small) file into a malloc'ed NUL-terminated buffer of *len bytes; NULL with *err (GGUF_ERR_IO,
  * GGUF_ERR_FORMAT when larger than max, GGUF_ERR_NOMEM). Defined in safetensors.c. */
 char *gg_read_file(const char *path, size_t max, size_t *len, struct gguf_error *err);
+
+/* ------------------------------------------------------------------ JSON (base/json.h) */
+
+struct ob_json;
+struct ob_json_doc;
+
+#define GG_JSON_MAX_BYTES (256u << 20) /* largest JSON file read (tokenizer.json, the shard index) */
+
+/* Parse (s, n), a JSON document from `what` ("header JSON", "config.json"...) that starts at byte `base` of
+ * its file. Returns 0 with *doc, or GGUF_ERR_JSON with *err: "<what>: <reason>" at base + the error offset,
+ * the reason in gguf's words ("empty JSON document", "trailing characters after the JSON value", "object key
+ * without value", "unexpected end of the JSON document") followed by Go's text where it says more. */
+int gg_json_parse(const char *what, const char *s, size_t n, uint64_t base, struct ob_json_doc **doc,
+		  struct gguf_error *err);
+/* A malloc'ed NUL-terminated copy of a string value (*len bytes when len is not NULL; may hold NULs), or
+ * NULL when v is NULL, not a string, or memory ran out. */
+char *gg_json_dup(const struct ob_json *v, size_t *len);
+/* An integer literal in [lo, hi]: true and *out, else false (v may be NULL). */
+bool gg_json_int(const struct ob_json *v, int64_t lo, int64_t hi, int64_t *out);
+/* Byte offset of v in its document as gguf reports it: for a string, its first byte after the quote. */
+uint64_t gg_json_pos(const struct ob_json *v);
+
+/* An open-addressing table of uint32_t slots (0 = empty) for n entries, zeroed, in the arena: a power of two
+ * at least 2n and 16 slots; *mask = slots - 1. NULL when the arena is out of memory. */
+uint32_t *gg_hash_table(struct gg_arena *a, uint64_t n, uint64_t *mask);
 
 /* Hash of a byte string (FNV-1a 64). */
 uint64_t gg_hash(const void *p, size_t n);

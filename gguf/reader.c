@@ -201,18 +201,6 @@ static int64_t hash_insert(uint32_t *tab, uint64_t mask, const char *name, size_
 static const char *kv_name(const struct gguf_file *f, uint32_t i) { return f->kv[i].key; }
 static const char *t_name(const struct gguf_file *f, uint32_t i) { return f->tensors[i].name; }
 
-static uint32_t *new_table(struct gg_arena *a, uint64_t n, uint64_t *mask)
-{
-	uint64_t cap = 16;
-	while (cap < 2 * n)
-		cap <<= 1;
-	uint32_t *t = gg_arena_alloc(a, cap * sizeof *t);
-	if (t)
-		memset(t, 0, cap * sizeof *t);
-	*mask = cap - 1;
-	return t;
-}
-
 static int parse_header(struct gguf_file *f, struct rd *r)
 {
 	char esc[64];
@@ -268,7 +256,7 @@ static int parse_kv(struct gguf_file *f, struct rd *r)
 	char esc[96], ctx[160];
 	int e;
 	f->kv = gg_arena_alloc(&f->arena, (f->n_kv ? f->n_kv : 1) * sizeof *f->kv);
-	f->kv_hash = new_table(&f->arena, f->n_kv, &f->kv_hash_mask);
+	f->kv_hash = gg_hash_table(&f->arena, f->n_kv, &f->kv_hash_mask);
 	if (!f->kv || !f->kv_hash)
 		return gg_fail(r->err, GGUF_ERR_NOMEM, r->pos, "out of memory for %llu key/value pairs",
 			       (unsigned long long)f->n_kv);
@@ -346,7 +334,7 @@ static int parse_tensors(struct gguf_file *f, struct rd *r)
 	char esc[96];
 	int e;
 	f->tensors = gg_arena_alloc(&f->arena, (f->n_tensors ? f->n_tensors : 1) * sizeof *f->tensors);
-	f->t_hash = new_table(&f->arena, f->n_tensors, &f->t_hash_mask);
+	f->t_hash = gg_hash_table(&f->arena, f->n_tensors, &f->t_hash_mask);
 	if (!f->tensors || !f->t_hash)
 		return gg_fail(r->err, GGUF_ERR_NOMEM, r->pos, "out of memory for %llu tensors",
 			       (unsigned long long)f->n_tensors);

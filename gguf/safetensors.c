@@ -1,6 +1,6 @@
 /* gguf/safetensors.c — the safetensors reader (single files and sharded checkpoint directories).
  *
- * The JSON header goes through jsmn (gguf/json.c); every entry is checked before it becomes a tensor view:
+ * The JSON header goes through base/json.h; every entry is checked before it becomes a tensor view:
  * known dtype, at most GGUF_ST_MAX_DIMS non-negative dimensions, an element and byte count that do not
  * overflow, data_offsets inside the data, equal to the byte count, and (sorted) tiling the data exactly.
  */
@@ -15,8 +15,9 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "base/buf.h"
+#include "base/json.h"
 #include "gguf/internal.h"
-#include "gguf/json.h"
 #include "gguf/safetensors.h"
 
 static const struct {
@@ -45,18 +46,6 @@ struct gguf_st_file {
 	uint64_t mask;
 	struct gg_arena arena;
 };
-
-static uint32_t *name_table(struct gg_arena *a, uint64_t n, uint64_t *mask)
-{
-	uint64_t cap = 16;
-	while (cap < 2 * n)
-		cap <<= 1;
-	uint32_t *t = gg_arena_alloc(a, cap * sizeof *t);
-	if (t)
-		memset(t, 0, cap * sizeof *t);
-	*mask = cap - 1;
-	return t;
-}
 
 /* Insert tensor i by name; returns the index of an existing tensor with that name, or -1. */
 static int64_t name_insert(uint32_t *tab, uint64_t mask, const struct gguf_st_tensor *ts, uint32_t i)
@@ -89,129 +78,97 @@ static int cmp_offset(const void *a, const void *b)
 	return x->offset < y->offset ? -1 : x->offset > y->offset ? 1 : (x->n_bytes > y->n_bytes) - (x->n_bytes < y->n_bytes);
 }
 
-static int parse_entry(struct gguf_st_file *f, const struct gg_json *j, int key, int val, uint64_t data0,
+static int parse_entry(struct gguf_st_file *f, const struct ob_json *key, const struct ob_json *val, uint64_t data0,
 		       uint64_t data_len, struct gguf_st_tensor *t, struct gguf_error *err)
 {
 	char esc[96];
-	size_t nl;
-	char *name = gg_json_str(j, key, &nl);
-	if (!name)
-		return gg_fail(err, GGUF_ERR_JSON, 8 + (uint64_t)j->t[key].start, "bad string escape in a tensor name");
+	const char *name = key->str;
+	size_t nl = key->len;
 	gg_escape(esc, sizeof esc, name, nl, 60);
-	int e = 0;
-	uint64_t at = 8 + (uint64_t)j->t[key].start;
-	if (nl == 0 || nl > GGUF_ST_MAX_NAME || memchr(name, 0, nl)) {
-		e = gg_fail(err, GGUF_ERR_FORMAT, at, "tensor name '%s' is empty, longer than %u bytes or contains NUL", esc,
-			    GGUF_ST_MAX_NAME);
-		goto out;
-	}
+	uint64_t at = 8 + gg_json_pos(key);
+	if (nl == 0 || nl > GGUF_ST_MAX_NAME || memchr(name, 0, nl))
+		return gg_fail(err, GGUF_ERR_FORMAT, at, "tensor name '%s' is empty, longer than %u bytes or contains NUL",
+			       esc, GGUF_ST_MAX_NAME);
 	t->name = gg_arena_alloc(&f->arena, nl + 1);
-	if (!t->name) {
-		e = gg_fail(err, GGUF_ERR_NOMEM, at, "out of memory");
-		goto out;
-	}
+	if (!t->name)
+		return gg_fail(err, GGUF_ERR_NOMEM, at, "out of memory");
 	memcpy((char *)t->name, name, nl + 1);
-	if (j->t[val].type != GG_J_OBJECT) {
-		e = gg_fail(err, GGUF_ERR_FORMAT, at, "tensor '%s': entry is not an object", esc);
-		goto out;
-	}
-	int dt = gg_json_get(j, val, "dtype"), sh = gg_json_get(j, val, "shape"), of = gg_json_get(j, val, "data_offsets");
-	if (dt < 0 || sh < 0 || of < 0) {
-		e = gg_fail(err, GGUF_ERR_FORMAT, at, "tensor '%s': entry lacks %s", esc,
-			    dt < 0 ? "\"dtype\"" : sh < 0 ? "\"shape\"" : "\"data_offsets\"");
-		goto out;
-	}
+	if (val->type != OB_JSON_OBJECT)
+		return gg_fail(err, GGUF_ERR_FORMAT, at, "tensor '%s': entry is not an object", esc);
+	const struct ob_json *dt = ob_json_get(val, "dtype"), *sh = ob_json_get(val, "shape"),
+			     *of = ob_json_get(val, "data_offsets");
+	if (!dt || !sh || !of)
+		return gg_fail(err, GGUF_ERR_FORMAT, at, "tensor '%s': entry lacks %s", esc,
+			       !dt ? "\"dtype\"" : !sh ? "\"shape\"" : "\"data_offsets\"");
 	t->dtype = GGUF_ST__COUNT;
 	for (uint32_t d = 0; d < GGUF_ST__COUNT; d++)
-		if (gg_json_streq(j, dt, dtypes[d].name))
+		if (ob_json_str_eq(dt, dtypes[d].name))
 			t->dtype = d;
 	if (t->dtype == GGUF_ST__COUNT) {
-		size_t dl;
-		char *ds = gg_json_str(j, dt, &dl);
 		char desc[48];
-		gg_escape(desc, sizeof desc, ds ? ds : "", ds ? dl : 0, 20);
-		free(ds);
-		e = gg_fail(err, GGUF_ERR_FORMAT, 8 + (uint64_t)j->t[dt].start, "tensor '%s': unknown dtype '%s'", esc, desc);
-		goto out;
+		bool str = dt->type == OB_JSON_STRING;
+		gg_escape(desc, sizeof desc, str ? dt->str : "", str ? dt->len : 0, 20);
+		return gg_fail(err, GGUF_ERR_FORMAT, 8 + gg_json_pos(dt), "tensor '%s': unknown dtype '%s'", esc, desc);
 	}
-	if (j->t[sh].type != GG_J_ARRAY || j->t[sh].size > GGUF_ST_MAX_DIMS) {
-		e = gg_fail(err, GGUF_ERR_FORMAT, 8 + (uint64_t)j->t[sh].start,
-			    "tensor '%s': shape is not an array of at most %d dimensions", esc, GGUF_ST_MAX_DIMS);
-		goto out;
-	}
-	t->n_dims = (uint32_t)j->t[sh].size;
+	if (sh->type != OB_JSON_ARRAY || sh->count > GGUF_ST_MAX_DIMS)
+		return gg_fail(err, GGUF_ERR_FORMAT, 8 + gg_json_pos(sh),
+			       "tensor '%s': shape is not an array of at most %d dimensions", esc, GGUF_ST_MAX_DIMS);
+	t->n_dims = sh->count;
 	uint64_t nel = 1;
-	for (uint32_t d = 0; d < t->n_dims; d++) {
+	uint32_t d = 0;
+	OB_JSON_FOREACH(dim, sh)
+	{
 		int64_t v;
-		if (gg_json_int(j, sh + 1 + (int)d, 0, INT64_MAX, &v)) {
-			e = gg_fail(err, GGUF_ERR_FORMAT, 8 + (uint64_t)j->t[sh].start,
-				    "tensor '%s': shape dimension %u is not a non-negative integer", esc, d);
-			goto out;
-		}
-		t->shape[d] = v;
-		if (gg_mul_ovf(nel, (uint64_t)v, &nel) || nel > INT64_MAX) {
-			e = gg_fail(err, GGUF_ERR_FORMAT, 8 + (uint64_t)j->t[sh].start, "tensor '%s': element count overflows",
-				    esc);
-			goto out;
-		}
+		if (!gg_json_int(dim, 0, INT64_MAX, &v))
+			return gg_fail(err, GGUF_ERR_FORMAT, 8 + gg_json_pos(sh),
+				       "tensor '%s': shape dimension %u is not a non-negative integer", esc, d);
+		t->shape[d++] = v;
+		if (gg_mul_ovf(nel, (uint64_t)v, &nel) || nel > INT64_MAX)
+			return gg_fail(err, GGUF_ERR_FORMAT, 8 + gg_json_pos(sh), "tensor '%s': element count overflows",
+				       esc);
 	}
 	t->n_elements = nel;
-	if (gg_mul_ovf(nel, dtypes[t->dtype].size, &t->n_bytes)) {
-		e = gg_fail(err, GGUF_ERR_FORMAT, at, "tensor '%s': byte count overflows", esc);
-		goto out;
-	}
+	if (gg_mul_ovf(nel, dtypes[t->dtype].size, &t->n_bytes))
+		return gg_fail(err, GGUF_ERR_FORMAT, at, "tensor '%s': byte count overflows", esc);
 	int64_t b, en;
-	if (j->t[of].type != GG_J_ARRAY || j->t[of].size != 2 || gg_json_int(j, of + 1, 0, INT64_MAX, &b) ||
-	    gg_json_int(j, of + 2, 0, INT64_MAX, &en)) {
-		e = gg_fail(err, GGUF_ERR_FORMAT, 8 + (uint64_t)j->t[of].start,
-			    "tensor '%s': data_offsets is not [begin, end] of non-negative integers", esc);
-		goto out;
-	}
-	if (b > en || (uint64_t)en > data_len) {
-		e = gg_fail(err, GGUF_ERR_FORMAT, 8 + (uint64_t)j->t[of].start,
-			    "tensor '%s': data_offsets [%lld, %lld] outside the %llu bytes of data", esc, (long long)b,
-			    (long long)en, (unsigned long long)data_len);
-		goto out;
-	}
-	if ((uint64_t)(en - b) != t->n_bytes) {
-		e = gg_fail(err, GGUF_ERR_FORMAT, 8 + (uint64_t)j->t[of].start,
-			    "tensor '%s': data_offsets [%lld, %lld] hold %lld bytes, the %s shape needs %llu", esc,
-			    (long long)b, (long long)en, (long long)(en - b), dtypes[t->dtype].name,
-			    (unsigned long long)t->n_bytes);
-		goto out;
-	}
+	if (of->type != OB_JSON_ARRAY || of->count != 2 || !gg_json_int(ob_json_at(of, 0), 0, INT64_MAX, &b) ||
+	    !gg_json_int(ob_json_at(of, 1), 0, INT64_MAX, &en))
+		return gg_fail(err, GGUF_ERR_FORMAT, 8 + gg_json_pos(of),
+			       "tensor '%s': data_offsets is not [begin, end] of non-negative integers", esc);
+	if (b > en || (uint64_t)en > data_len)
+		return gg_fail(err, GGUF_ERR_FORMAT, 8 + gg_json_pos(of),
+			       "tensor '%s': data_offsets [%lld, %lld] outside the %llu bytes of data", esc,
+			       (long long)b, (long long)en, (unsigned long long)data_len);
+	if ((uint64_t)(en - b) != t->n_bytes)
+		return gg_fail(err, GGUF_ERR_FORMAT, 8 + gg_json_pos(of),
+			       "tensor '%s': data_offsets [%lld, %lld] hold %lld bytes, the %s shape needs %llu", esc,
+			       (long long)b, (long long)en, (long long)(en - b), dtypes[t->dtype].name,
+			       (unsigned long long)t->n_bytes);
 	t->offset = data0 + (uint64_t)b;
 	t->data = f->base + t->offset;
-out:
-	free(name);
-	return e;
+	return 0;
 }
 
-static int parse_meta(struct gguf_st_file *f, const struct gg_json *j, int obj, struct gguf_error *err)
+/* __metadata__: its string members, copied as key, value pairs (other values are skipped). */
+static int parse_meta(struct gguf_st_file *f, const struct ob_json *obj, struct gguf_error *err)
 {
-	if (j->t[obj].type != GG_J_OBJECT)
-		return gg_fail(err, GGUF_ERR_FORMAT, 8 + (uint64_t)j->t[obj].start, "__metadata__ is not an object");
-	int n = j->t[obj].size;
-	f->meta = gg_arena_alloc(&f->arena, (size_t)(2 * n + 1) * sizeof *f->meta);
+	if (obj->type != OB_JSON_OBJECT)
+		return gg_fail(err, GGUF_ERR_FORMAT, 8 + gg_json_pos(obj), "__metadata__ is not an object");
+	f->meta = gg_arena_alloc(&f->arena, (2 * (size_t)obj->count + 1) * sizeof *f->meta);
 	if (!f->meta)
 		return gg_fail(err, GGUF_ERR_NOMEM, 0, "out of memory");
-	int i = obj + 1, m = 0;
-	for (int k = 0; k < n; k++) {
-		int v = i + 1;
-		if (j->t[v].type == GG_J_STRING) {
-			size_t kl, vl;
-			char *ks = gg_json_str(j, i, &kl), *vs = gg_json_str(j, v, &vl);
-			char *kc = ks ? gg_arena_alloc(&f->arena, kl + 1) : NULL, *vc = vs ? gg_arena_alloc(&f->arena, vl + 1) : NULL;
-			if (kc && vc) {
-				memcpy(kc, ks, kl + 1);
-				memcpy(vc, vs, vl + 1);
-				f->meta[m++] = kc;
-				f->meta[m++] = vc;
-			}
-			free(ks);
-			free(vs);
+	size_t m = 0;
+	OB_JSON_FOREACH_MEMBER(k, v, obj)
+	{
+		if (v->type != OB_JSON_STRING)
+			continue;
+		char *kc = gg_arena_alloc(&f->arena, k->len + 1), *vc = gg_arena_alloc(&f->arena, v->len + 1);
+		if (kc && vc) {
+			memcpy(kc, k->str, k->len + 1);
+			memcpy(vc, v->str, v->len + 1);
+			f->meta[m++] = kc;
+			f->meta[m++] = vc;
 		}
-		i = gg_json_skip(j, v);
 	}
 	f->meta[m] = NULL;
 	return 0;
@@ -219,8 +176,7 @@ static int parse_meta(struct gguf_st_file *f, const struct gg_json *j, int obj, 
 
 static struct gguf_st_file *parse_into(struct gguf_st_file *f, struct gguf_error *err)
 {
-	struct gg_json j = {0};
-	int e = 0;
+	struct ob_json_doc *doc = NULL;
 	if (f->size < 8) {
 		gg_fail(err, GGUF_ERR_TRUNCATED, 0, "file is %llu bytes, too short for a safetensors header length",
 			(unsigned long long)f->size);
@@ -237,53 +193,48 @@ static struct gguf_st_file *parse_into(struct gguf_st_file *f, struct gguf_error
 			(unsigned long long)hl, (unsigned long long)(f->size - 8));
 		goto fail;
 	}
-	size_t where;
-	const char *why;
-	if (gg_json_parse(&j, (const char *)f->base + 8, (size_t)hl, &where, &why)) {
-		gg_fail(err, GGUF_ERR_JSON, 8 + where, "header JSON: %s", why);
+	if (gg_json_parse("header JSON", (const char *)f->base + 8, (size_t)hl, 8, &doc, err))
 		goto fail;
-	}
-	if (j.t[0].type != GG_J_OBJECT) {
+	const struct ob_json *root = ob_json_root(doc);
+	if (root->type != OB_JSON_OBJECT) {
 		gg_fail(err, GGUF_ERR_FORMAT, 8, "header JSON is not an object");
 		goto fail;
 	}
 	uint64_t data0 = 8 + hl, data_len = f->size - data0;
-	int nkeys = j.t[0].size;
+	uint32_t nkeys = root->count;
 	if ((uint64_t)nkeys > GGUF_ST_MAX_TENSORS + 1) {
-		gg_fail(err, GGUF_ERR_COUNT, 8, "%d header entries exceed the limit %u", nkeys, GGUF_ST_MAX_TENSORS);
+		gg_fail(err, GGUF_ERR_COUNT, 8, "%u header entries exceed the limit %u", nkeys, GGUF_ST_MAX_TENSORS);
 		goto fail;
 	}
 	f->t = gg_arena_alloc(&f->arena, (size_t)(nkeys ? nkeys : 1) * sizeof *f->t);
-	f->hash = name_table(&f->arena, (uint64_t)nkeys, &f->mask);
+	f->hash = gg_hash_table(&f->arena, (uint64_t)nkeys, &f->mask);
 	if (!f->t || !f->hash) {
-		gg_fail(err, GGUF_ERR_NOMEM, 0, "out of memory for %d tensors", nkeys);
+		gg_fail(err, GGUF_ERR_NOMEM, 0, "out of memory for %u tensors", nkeys);
 		goto fail;
 	}
-	int i = 1;
-	for (int k = 0; k < nkeys; k++) {
-		int v = i + 1;
-		if (gg_json_streq(&j, i, "__metadata__")) {
+	OB_JSON_FOREACH_MEMBER(k, v, root)
+	{
+		if (ob_json_str_eq(k, "__metadata__")) {
 			if (f->meta) {
-				gg_fail(err, GGUF_ERR_FORMAT, 8 + (uint64_t)j.t[i].start, "__metadata__ appears twice");
+				gg_fail(err, GGUF_ERR_FORMAT, 8 + gg_json_pos(k), "__metadata__ appears twice");
 				goto fail;
 			}
-			if ((e = parse_meta(f, &j, v, err)))
+			if (parse_meta(f, v, err))
 				goto fail;
-		} else {
-			struct gguf_st_tensor *t = &f->t[f->n];
-			memset(t, 0, sizeof *t);
-			if ((e = parse_entry(f, &j, i, v, data0, data_len, t, err)))
-				goto fail;
-			int64_t dup = name_insert(f->hash, f->mask, f->t, (uint32_t)f->n);
-			if (dup >= 0) {
-				char esc[96];
-				gg_fail(err, GGUF_ERR_TENSOR_DUP, 8 + (uint64_t)j.t[i].start, "duplicate tensor name '%s'",
-					gg_escape(esc, sizeof esc, t->name, strlen(t->name), 60));
-				goto fail;
-			}
-			f->n++;
+			continue;
 		}
-		i = gg_json_skip(&j, v);
+		struct gguf_st_tensor *t = &f->t[f->n];
+		memset(t, 0, sizeof *t);
+		if (parse_entry(f, k, v, data0, data_len, t, err))
+			goto fail;
+		int64_t dup = name_insert(f->hash, f->mask, f->t, (uint32_t)f->n);
+		if (dup >= 0) {
+			char esc[96];
+			gg_fail(err, GGUF_ERR_TENSOR_DUP, 8 + gg_json_pos(k), "duplicate tensor name '%s'",
+				gg_escape(esc, sizeof esc, t->name, strlen(t->name), 60));
+			goto fail;
+		}
+		f->n++;
 	}
 	/* the ranges, sorted, must tile [0, data_len) exactly (as the safetensors library requires) */
 	{
@@ -316,10 +267,10 @@ static struct gguf_st_file *parse_into(struct gguf_st_file *f, struct gguf_error
 			goto fail;
 		}
 	}
-	gg_json_free(&j);
+	ob_json_free(doc);
 	return f;
 fail:
-	gg_json_free(&j);
+	ob_json_free(doc);
 	gguf_st_close(f);
 	return NULL;
 }
@@ -423,6 +374,7 @@ float gguf_st_get_f32(const struct gguf_st_tensor *t, uint64_t i)
 struct gguf_st_model {
 	struct gguf_st_file **shards;
 	uint64_t n_shards;
+	size_t cap_shards;
 	const struct gguf_st_tensor **all;
 	uint64_t n;
 	uint32_t *hash;
@@ -508,12 +460,10 @@ static int add_shard(struct gguf_st_model *m, const char *dir, const char *file,
 		}
 		return err ? err->code : GGUF_ERR_FORMAT;
 	}
-	struct gguf_st_file **ns = realloc(m->shards, (m->n_shards + 1) * sizeof *ns);
-	if (!ns) {
+	if (OB_GROW(m->shards, m->cap_shards, m->n_shards + 1, GGUF_ST_MAX_SHARDS) != OB_GROW_OK) {
 		gguf_st_close(f);
 		return gg_fail(err, GGUF_ERR_NOMEM, 0, "out of memory");
 	}
-	m->shards = ns;
 	m->shards[m->n_shards++] = f;
 	return 0;
 }
@@ -523,14 +473,9 @@ static int index_model(struct gguf_st_model *m, struct gguf_error *err)
 	for (uint64_t s = 0; s < m->n_shards; s++)
 		m->n += m->shards[s]->n;
 	m->all = malloc((m->n ? m->n : 1) * sizeof *m->all);
-	uint64_t cap = 16;
-	while (cap < 2 * m->n)
-		cap <<= 1;
-	m->hash = gg_arena_alloc(&m->arena, cap * sizeof *m->hash);
+	m->hash = gg_hash_table(&m->arena, m->n, &m->mask);
 	if (!m->all || !m->hash)
 		return gg_fail(err, GGUF_ERR_NOMEM, 0, "out of memory");
-	memset(m->hash, 0, cap * sizeof *m->hash);
-	m->mask = cap - 1;
 	uint64_t k = 0;
 	for (uint64_t s = 0; s < m->n_shards; s++)
 		for (uint64_t i = 0; i < m->shards[s]->n; i++) {
@@ -580,56 +525,54 @@ struct gguf_st_model *gguf_st_model_open(const char *dir, struct gguf_error *err
 		gguf_st_model_close(m);
 		return NULL;
 	}
-	struct gg_json j;
-	size_t where;
-	const char *why;
-	if (gg_json_parse(&j, js, len, &where, &why)) {
-		gg_fail(err, GGUF_ERR_JSON, where, "model.safetensors.index.json: %s", why);
+	struct ob_json_doc *doc;
+	if (gg_json_parse("model.safetensors.index.json", js, len, 0, &doc, err)) {
 		free(js);
 		gguf_st_model_close(m);
 		return NULL;
 	}
-	int wm = gg_json_get(&j, 0, "weight_map");
-	if (wm < 0 || j.t[wm].type != GG_J_OBJECT) {
+	const struct ob_json *wm = ob_json_get(ob_json_root(doc), "weight_map");
+	char **names = NULL;
+	uint64_t nn = 0;
+	size_t cap_names = 0;
+	if (!wm || wm->type != OB_JSON_OBJECT) {
 		e = gg_fail(err, GGUF_ERR_FORMAT, 0, "model.safetensors.index.json has no weight_map object");
 		goto done;
 	}
 	/* open each distinct shard once, in order of first mention */
-	char **names = NULL;
-	uint64_t nn = 0;
-	int i = wm + 1;
-	for (int k = 0; k < j.t[wm].size && !e; k++) {
-		char *file = gg_json_str(&j, i + 1, NULL);
-		char *tname = gg_json_str(&j, i, NULL);
-		if (!file || !tname || !plain_name(file)) {
-			e = gg_fail(err, GGUF_ERR_FORMAT, (uint64_t)j.t[i].start,
+	int k = 0;
+	OB_JSON_FOREACH_MEMBER(tn, fv, wm)
+	{
+		if (e)
+			break;
+		if (fv->type != OB_JSON_STRING || !plain_name(fv->str) || memchr(fv->str, 0, fv->len)) {
+			e = gg_fail(err, GGUF_ERR_FORMAT, gg_json_pos(tn),
 				    "model.safetensors.index.json: weight_map entry %d is not a \"tensor\": \"file\" pair with a plain file name", k);
-		} else {
-			uint64_t s = 0;
-			while (s < nn && strcmp(names[s], file) != 0)
-				s++;
-			if (s == nn) {
-				if (nn >= GGUF_ST_MAX_SHARDS) {
-					e = gg_fail(err, GGUF_ERR_FORMAT, 0, "more than %u shards", GGUF_ST_MAX_SHARDS);
+			break;
+		}
+		const char *file = fv->str, *tname = tn->str;
+		uint64_t s = 0;
+		while (s < nn && strcmp(names[s], file) != 0)
+			s++;
+		if (s == nn) {
+			if (nn >= GGUF_ST_MAX_SHARDS) {
+				e = gg_fail(err, GGUF_ERR_FORMAT, 0, "more than %u shards", GGUF_ST_MAX_SHARDS);
+			} else {
+				char *copy = NULL;
+				if (OB_GROW(names, cap_names, nn + 1, GGUF_ST_MAX_SHARDS) == OB_GROW_OK)
+					copy = strdup(file);
+				if (!copy) {
+					e = gg_fail(err, GGUF_ERR_NOMEM, 0, "out of memory");
 				} else {
-					char **nn2 = realloc(names, (nn + 1) * sizeof *names);
-					if (!nn2) {
-						e = gg_fail(err, GGUF_ERR_NOMEM, 0, "out of memory");
-					} else {
-						names = nn2;
-						names[nn++] = file;
-						file = NULL;
-						e = add_shard(m, dir, names[s], err);
-					}
+					names[nn++] = copy;
+					e = add_shard(m, dir, names[s], err);
 				}
 			}
-			if (!e && !gguf_st_find(m->shards[s], tname))
-				e = gg_fail(err, GGUF_ERR_FORMAT, 0, "weight_map names tensor '%s' in %s, which does not hold it",
-					    tname, names[s]);
 		}
-		free(file);
-		free(tname);
-		i = gg_json_skip(&j, i + 1);
+		if (!e && !gguf_st_find(m->shards[s], tname))
+			e = gg_fail(err, GGUF_ERR_FORMAT, 0, "weight_map names tensor '%s' in %s, which does not hold it",
+				    tname, names[s]);
+		k++;
 	}
 	for (uint64_t s = 0; s < nn; s++)
 		free(names[s]);
@@ -637,7 +580,7 @@ struct gguf_st_model *gguf_st_model_open(const char *dir, struct gguf_error *err
 	if (!e)
 		e = index_model(m, err);
 done:
-	gg_json_free(&j);
+	ob_json_free(doc);
 	free(js);
 	if (e) {
 		gguf_st_model_close(m);

@@ -1,11 +1,14 @@
-/* gguf/util.c — error formatting, escaping of untrusted strings for messages, the arena allocator and the
- * string hash used by the gguf/ sources. Nothing here prints.
+/* gguf/util.c — error formatting, escaping of untrusted strings for messages, the arena allocator, the
+ * string hash and the few JSON helpers (over base/json.h, with gguf's error words) used by the gguf/ sources.
+ * Nothing here prints.
  */
 #include "config.h"
 
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
+#include "base/json.h"
 #include "gguf/internal.h"
 
 static const char *const status_text[GGUF_ERR__COUNT] = {
@@ -138,6 +141,18 @@ void gg_arena_free(struct gg_arena *a)
 	a->head = NULL;
 }
 
+uint32_t *gg_hash_table(struct gg_arena *a, uint64_t n, uint64_t *mask)
+{
+	uint64_t cap = 16;
+	while (cap < 2 * n)
+		cap <<= 1;
+	uint32_t *t = gg_arena_alloc(a, cap * sizeof *t);
+	if (t)
+		memset(t, 0, cap * sizeof *t);
+	*mask = cap - 1;
+	return t;
+}
+
 uint64_t gg_hash(const void *p, size_t n)
 {
 	const unsigned char *s = p;
@@ -147,4 +162,71 @@ uint64_t gg_hash(const void *p, size_t n)
 		h *= 0x100000001b3ull;
 	}
 	return h;
+}
+
+/* ---------------------------------------------------------------------------------------------- JSON */
+
+static bool ends_with(const char *s, const char *suffix)
+{
+	size_t n = strlen(s), k = strlen(suffix);
+	return n >= k && strcmp(s + n - k, suffix) == 0;
+}
+
+int gg_json_parse(const char *what, const char *s, size_t n, uint64_t base, struct ob_json_doc **doc,
+		  struct gguf_error *err)
+{
+	struct ob_json_error je;
+	*doc = ob_json_parse(s, n, &je);
+	if (*doc)
+		return 0;
+	const char *m = je.message, *reason = "invalid JSON";
+	char deep[64];
+	bool detail = strncmp(m, "invalid character ", 18) == 0;
+	if (strcmp(m, "unexpected end of JSON input") == 0) {
+		size_t k = 0;
+		while (k < n && (s[k] == ' ' || s[k] == '\t' || s[k] == '\n' || s[k] == '\r'))
+			k++;
+		reason = k == n ? "empty JSON document" : "unexpected end of the JSON document";
+	} else if (ends_with(m, " after top-level value")) {
+		reason = "trailing characters after the JSON value";
+	} else if (ends_with(m, " after object key")) {
+		reason = "object key without value";
+	} else if (strcmp(m, "exceeded max depth") == 0) {
+		snprintf(deep, sizeof deep, "nested deeper than %d levels", OB_JSON_MAX_DEPTH);
+		reason = deep;
+	} else if (strcmp(m, "out of memory") == 0) {
+		return gg_fail(err, GGUF_ERR_NOMEM, base + je.offset, "%s: out of memory", what);
+	} else if (!detail) {
+		reason = m;
+	}
+	if (detail)
+		return gg_fail(err, GGUF_ERR_JSON, base + je.offset, "%s: %s (%s)", what, reason, m);
+	return gg_fail(err, GGUF_ERR_JSON, base + je.offset, "%s: %s", what, reason);
+}
+
+char *gg_json_dup(const struct ob_json *v, size_t *len)
+{
+	if (!v || v->type != OB_JSON_STRING)
+		return NULL;
+	char *s = malloc(v->len + 1);
+	if (!s)
+		return NULL;
+	memcpy(s, v->str, v->len + 1);
+	if (len)
+		*len = v->len;
+	return s;
+}
+
+bool gg_json_int(const struct ob_json *v, int64_t lo, int64_t hi, int64_t *out)
+{
+	int64_t x;
+	if (!ob_json_int(v, &x) || x < lo || x > hi)
+		return false;
+	*out = x;
+	return true;
+}
+
+uint64_t gg_json_pos(const struct ob_json *v)
+{
+	return v->offset + (v->type == OB_JSON_STRING);
 }

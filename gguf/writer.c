@@ -11,6 +11,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "base/buf.h"
 #include "gguf/internal.h"
 #include "gguf/writer.h"
 
@@ -30,9 +31,11 @@ struct w_tensor {
 
 struct gguf_writer {
 	struct w_kv *kv;
-	uint64_t n_kv, cap_kv;
+	uint64_t n_kv;
+	size_t cap_kv;
 	struct w_tensor *t;
-	uint64_t n_t, cap_t;
+	uint64_t n_t;
+	size_t cap_t;
 	uint32_t alignment;
 };
 
@@ -83,16 +86,8 @@ static int add_kv(struct gguf_writer *w, const char *key, uint32_t vtype, uint8_
 		e = GGUF_ERR_KEY_DUP;
 	else if (w->n_kv >= GGUF_MAX_KV)
 		e = GGUF_ERR_COUNT;
-	if (!e && w->n_kv == w->cap_kv) {
-		uint64_t cap = w->cap_kv ? 2 * w->cap_kv : 32;
-		struct w_kv *nk = realloc(w->kv, cap * sizeof *nk);
-		if (!nk)
-			e = GGUF_ERR_NOMEM;
-		else {
-			w->kv = nk;
-			w->cap_kv = cap;
-		}
-	}
+	if (!e && OB_GROW(w->kv, w->cap_kv, w->n_kv + 1, GGUF_MAX_KV) != OB_GROW_OK)
+		e = GGUF_ERR_NOMEM; /* the count was checked above: only memory can fail */
 	if (!e && strcmp(key, "general.alignment") == 0) {
 		/* the key decides the layout: keep the writer's alignment in step with it */
 		uint32_t a = vtype == GGUF_VT_U32 && n == 4 ? gg_ld32(enc) : 0;
@@ -324,14 +319,8 @@ int gguf_w_tensor(struct gguf_writer *w, const char *name, uint32_t type, uint32
 		off = p->t.offset + p->t.n_bytes;
 	}
 	wt.t.offset = off;
-	if (w->n_t == w->cap_t) {
-		uint64_t cap = w->cap_t ? 2 * w->cap_t : 64;
-		struct w_tensor *nt = realloc(w->t, cap * sizeof *nt);
-		if (!nt)
-			return GGUF_ERR_NOMEM;
-		w->t = nt;
-		w->cap_t = cap;
-	}
+	if (OB_GROW(w->t, w->cap_t, w->n_t + 1, GGUF_MAX_TENSORS) != OB_GROW_OK)
+		return GGUF_ERR_NOMEM; /* the count was checked above: only memory can fail */
 	char *nm = strdup(name);
 	if (!nm)
 		return GGUF_ERR_NOMEM;

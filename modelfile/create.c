@@ -646,14 +646,8 @@ static void layers_free(struct layers *L)
 
 static struct clayer *layers_push(struct layers *L)
 {
-	if (L->n == L->cap) {
-		size_t cap = L->cap ? L->cap * 2 : 8;
-		struct clayer *v = realloc(L->v, cap * sizeof *v);
-		if (!v)
-			return NULL;
-		L->v = v;
-		L->cap = cap;
-	}
+	if (L->n == L->cap && OB_GROW(L->v, L->cap, L->n + 1, 0) != OB_GROW_OK)
+		return NULL;
 	struct clayer *c = &L->v[L->n++];
 	memset(c, 0, sizeof *c);
 	return c;
@@ -1221,12 +1215,9 @@ struct pmember {
 static int cmp_pmember(const void *a, const void *b)
 {
 	const struct pmember *x = a, *y = b;
-	size_t n = x->key->len < y->key->len ? x->key->len : y->key->len;
-	int c = memcmp(x->key->str, y->key->str, n);
+	int c = ob_json_str_cmp(x->key, y->key);
 	if (c)
 		return c;
-	if (x->key->len != y->key->len)
-		return x->key->len < y->key->len ? -1 : 1;
 	return x->order < y->order ? -1 : x->order > y->order;
 }
 
@@ -1276,14 +1267,9 @@ static int set_parameters(struct run *R)
 		size_t count = sources[s]->count, j = 0;
 		OB_JSON_FOREACH_MEMBER(k, v, sources[s])
 		{
-			if (n == cap) {
-				cap = cap ? cap * 2 : 16;
-				struct pmember *nm = realloc(m, cap * sizeof *nm);
-				if (!nm) {
-					rc = oom(R);
-					break;
-				}
-				m = nm;
+			if (n == cap && OB_GROW(m, cap, n + 1, 0) != OB_GROW_OK) {
+				rc = oom(R);
+				break;
 			}
 			m[n].key = k;
 			m[n].val = v;

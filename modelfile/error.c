@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/buf.h"
 #include "modelfile/error.h"
 
 const char *mf_strerror(int code)
@@ -75,14 +76,8 @@ int mf_warn(struct mf_warnings *w, const char *fmt, ...)
 {
 	if (!w)
 		return MF_OK;
-	if (w->n == w->cap) {
-		size_t cap = w->cap ? w->cap * 2 : 4;
-		char **items = realloc(w->items, cap * sizeof *items);
-		if (!items)
-			return MF_ERR_NOMEM;
-		w->items = items;
-		w->cap = cap;
-	}
+	if (w->n == w->cap && OB_GROW(w->items, w->cap, w->n + 1, 0) != OB_GROW_OK)
+		return MF_ERR_NOMEM;
 	va_list ap;
 	va_start(ap, fmt);
 	int n = vsnprintf(NULL, 0, fmt, ap);

@@ -13,6 +13,7 @@
 #include "base/buf.h"
 #include "base/gofmt.h"
 #include "base/jsonutil.h"
+#include "base/utf8.h"
 #include "modelfile/model.h"
 #include "modelfile/parser.h"
 
@@ -614,12 +615,9 @@ static void param_line(struct ob_buf *b, const char *key, size_t klen, const str
 		ob_buf_putc(b, '\n');
 	*first = false;
 	ob_buf_append(b, key, klen);
-	size_t runes = 0;
-	for (size_t i = 0; i < klen; i++)
-		if (((unsigned char)key[i] & 0xC0) != 0x80)
-			runes++;
-	for (size_t i = runes; i < 30; i++)
-		ob_buf_putc(b, ' ');
+	size_t runes = ob_utf8_rune_count(key, klen);
+	if (runes < 30)
+		ob_buf_pad(b, ' ', 30 - runes);
 	ob_buf_putc(b, ' ');
 	go_print(b, v, true);
 }

@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/buf.h"
 #include "base/gofmt.h"
 #include "modelfile/params.h"
 
@@ -329,14 +330,8 @@ static struct mf_param *param_slot(struct mf_params *p, const char *name, enum m
 		if (c > 0)
 			break;
 	}
-	if (p->n == p->cap) {
-		size_t cap = p->cap ? p->cap * 2 : 8;
-		struct mf_param *items = realloc(p->items, cap * sizeof *items);
-		if (!items)
-			return NULL;
-		p->items = items;
-		p->cap = cap;
-	}
+	if (p->n == p->cap && OB_GROW(p->items, p->cap, p->n + 1, 0) != OB_GROW_OK)
+		return NULL;
 	char *nm = strdup(name);
 	if (!nm)
 		return NULL;

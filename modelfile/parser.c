@@ -233,14 +233,8 @@ void mf_modelfile_free(struct mf_modelfile *mf)
 
 static int add_command(struct mf_modelfile *mf, char *name, char *args)
 {
-	if (mf->n_cmds == mf->cap) {
-		size_t cap = mf->cap ? mf->cap * 2 : 16;
-		struct mf_command *c = realloc(mf->cmds, cap * sizeof *c);
-		if (!c)
-			return MF_ERR_NOMEM;
-		mf->cmds = c;
-		mf->cap = cap;
-	}
+	if (mf->n_cmds == mf->cap && OB_GROW(mf->cmds, mf->cap, mf->n_cmds + 1, 0) != OB_GROW_OK)
+		return MF_ERR_NOMEM;
 	mf->cmds[mf->n_cmds].name = name;
 	mf->cmds[mf->n_cmds].args = args;
 	mf->n_cmds++;

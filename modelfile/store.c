@@ -911,17 +911,12 @@ static char **list_dir(const char *path)
 	while (v && (e = readdir(d))) {
 		if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, ".."))
 			continue;
-		if (n + 1 >= cap) {
-			cap *= 2;
-			char **nv = realloc(v, cap * sizeof *v);
-			if (!nv) {
-				for (size_t i = 0; i < n; i++)
-					free(v[i]);
-				free(v);
-				v = NULL;
-				break;
-			}
-			v = nv;
+		if (OB_GROW(v, cap, n + 2, 0) != OB_GROW_OK) {
+			for (size_t i = 0; i < n; i++)
+				free(v[i]);
+			free(v);
+			v = NULL;
+			break;
 		}
 		v[n] = strdup(e->d_name);
 		if (v[n])
@@ -990,15 +985,10 @@ int mf_store_list(const struct mf_store *s, struct mf_manifest ***out, size_t *c
 					struct mf_manifest *man;
 					if (read_manifest_path(p4, &nm, &man, NULL) != MF_OK)
 						continue; /* corrupt or unreadable: skipped, as Manifests(true) */
-					if (n == cap) {
-						cap = cap ? cap * 2 : 16;
-						struct mf_manifest **nl = realloc(list, cap * sizeof *nl);
-						if (!nl) {
-							mf_manifest_free(man);
-							rc = mf_error_set(err, MF_ERR_NOMEM, "out of memory");
-							break;
-						}
-						list = nl;
+					if (n == cap && OB_GROW(list, cap, n + 1, 0) != OB_GROW_OK) {
+						mf_manifest_free(man);
+						rc = mf_error_set(err, MF_ERR_NOMEM, "out of memory");
+						break;
 					}
 					list[n++] = man;
 				}

@@ -15,7 +15,10 @@
 #include <string.h>
 #include <time.h>
 
+#include "base/buf.h"
+#include "base/gofmt.h"
 #include "base/json.h"
+#include "base/utf8.h"
 #include "modelfile/template_internal.h"
 
 struct xvar {
@@ -159,14 +162,9 @@ static void pop(struct xs *s, size_t m)
 static void push(struct xs *s, const char *name, size_t n, struct tv v)
 {
 	if (s->nvars == s->capvars) {
-		size_t cap = s->capvars ? s->capvars * 2 : 32;
-		if (cap > 1u << 20)
-			xfail(s, MF_TPL_ERR_LIMIT);
-		struct xvar *nv = realloc(s->vars, cap * sizeof *nv);
-		if (!nv)
-			xfail(s, MF_TPL_ERR_NOMEM);
-		s->vars = nv;
-		s->capvars = cap;
+		int g = ob_grow(&s->vars, &s->capvars, s->nvars + 1, sizeof *s->vars, 32, 1u << 20);
+		if (g)
+			xfail(s, g == OB_GROW_LIMIT ? MF_TPL_ERR_LIMIT : MF_TPL_ERR_NOMEM);
 	}
 	s->vars[s->nvars].name = name;
 	s->vars[s->nvars].n = n;
@@ -216,19 +214,10 @@ struct fspec {
 	int width, prec; /* -1 = none */
 };
 
-static size_t rune_count(const char *p, size_t n)
-{
-	size_t c = 0;
-	for (size_t i = 0; i < n; i++)
-		if (((unsigned char)p[i] & 0xc0) != 0x80)
-			c++;
-	return c;
-}
-
 /* Pads and writes s (width counted in runes). */
 static void fmt_pad(struct tpl_buf *b, const struct fspec *f, const char *p, size_t n, bool numeric)
 {
-	size_t w = rune_count(p, n);
+	size_t w = ob_utf8_rune_count(p, n);
 	size_t pad = f->width > 0 && (size_t)f->width > w ? (size_t)f->width - w : 0;
 	if (!pad) {
 		tpl_buf_put(b, p, n);
@@ -256,49 +245,16 @@ static void fmt_pad(struct tpl_buf *b, const struct fspec *f, const char *p, siz
 	}
 }
 
+/* %q: strconv.Quote (base/gofmt.c). */
 static void quote_go(struct tpl_buf *b, const char *p, size_t n)
 {
-	static const char hex[] = "0123456789abcdef";
-	tpl_buf_putc(b, '"');
-	for (size_t i = 0; i < n;) {
-		unsigned char c = (unsigned char)p[i];
-		if (c < 0x80) {
-			switch (c) {
-			case '"': tpl_buf_puts(b, "\\\""); break;
-			case '\\': tpl_buf_puts(b, "\\\\"); break;
-			case '\a': tpl_buf_puts(b, "\\a"); break;
-			case '\b': tpl_buf_puts(b, "\\b"); break;
-			case '\f': tpl_buf_puts(b, "\\f"); break;
-			case '\n': tpl_buf_puts(b, "\\n"); break;
-			case '\r': tpl_buf_puts(b, "\\r"); break;
-			case '\t': tpl_buf_puts(b, "\\t"); break;
-			case '\v': tpl_buf_puts(b, "\\v"); break;
-			default:
-				if (c < 0x20 || c == 0x7f) {
-					char e[5] = {'\\', 'x', hex[c >> 4], hex[c & 15], 0};
-					tpl_buf_puts(b, e);
-				} else
-					tpl_buf_putc(b, (char)c);
-			}
-			i++;
-			continue;
-		}
-		/* multi-byte: copy valid sequences, escape invalid bytes as \xNN */
-		size_t len = (c & 0xe0) == 0xc0 ? 2 : (c & 0xf0) == 0xe0 ? 3 : (c & 0xf8) == 0xf0 ? 4 : 0;
-		bool ok = len && i + len <= n;
-		for (size_t k = 1; ok && k < len; k++)
-			if (((unsigned char)p[i + k] & 0xc0) != 0x80)
-				ok = false;
-		if (ok) {
-			tpl_buf_put(b, p + i, len);
-			i += len;
-		} else {
-			char e[5] = {'\\', 'x', hex[c >> 4], hex[c & 15], 0};
-			tpl_buf_puts(b, e);
-			i++;
-		}
-	}
-	tpl_buf_putc(b, '"');
+	struct ob_buf q;
+	ob_buf_init(&q, b->max);
+	if (ob_go_quote(&q, p, n))
+		tpl_buf_put(b, q.p, q.len);
+	else if (!b->err)
+		b->err = q.over ? MF_TPL_ERR_LIMIT : MF_TPL_ERR_NOMEM;
+	ob_buf_free(&q);
 }
 
 static void fmt_arg(struct xs *s, struct tpl_buf *b, const struct fspec *f, char verb, const struct tv *v0);
@@ -420,14 +376,10 @@ static void fmt_float(struct tpl_buf *b, const struct fspec *f, char verb, doubl
 static void fmt_string(struct tpl_buf *b, const struct fspec *f, char verb, const char *p, size_t n)
 {
 	if (f->prec >= 0) {
-		/* precision truncates to that many runes */
-		size_t runes = 0, i = 0;
-		while (i < n && runes < (size_t)f->prec) {
-			i++;
-			while (i < n && ((unsigned char)p[i] & 0xc0) == 0x80)
-				i++;
-			runes++;
-		}
+		/* precision truncates to that many runes (an invalid byte is one) */
+		size_t runes = 0, i = 0, w;
+		for (; i < n && runes < (size_t)f->prec; i += w, runes++)
+			ob_utf8_decode((const unsigned char *)p + i, n - i, &w);
 		n = i;
 	}
 	struct tpl_buf t;
@@ -515,21 +467,9 @@ static void fmt_arg(struct xs *s, struct tpl_buf *b, const struct fspec *f, char
 			fmt_int(b, f, verb, v.u.i);
 			return;
 		case 'c': {
-			char u[8];
+			char u[OB_UTF8_MAX];
 			int64_t r = v.u.i;
-			if (r < 0 || r > 0x10ffff || (r >= 0xd800 && r <= 0xdfff))
-				r = 0xfffd;
-			int n = 0;
-			if (r < 0x80)
-				u[n++] = (char)r;
-			else if (r < 0x800)
-				u[n++] = (char)(0xc0 | (r >> 6)), u[n++] = (char)(0x80 | (r & 0x3f));
-			else if (r < 0x10000)
-				u[n++] = (char)(0xe0 | (r >> 12)), u[n++] = (char)(0x80 | ((r >> 6) & 0x3f)),
-				u[n++] = (char)(0x80 | (r & 0x3f));
-			else
-				u[n++] = (char)(0xf0 | (r >> 18)), u[n++] = (char)(0x80 | ((r >> 12) & 0x3f)),
-				u[n++] = (char)(0x80 | ((r >> 6) & 0x3f)), u[n++] = (char)(0x80 | (r & 0x3f));
+			size_t n = ob_utf8_encode(u, r < 0 || r > 0x10ffff ? OB_RUNE_ERROR : (uint32_t)r);
 			fmt_pad(b, f, u, (size_t)n, false);
 			return;
 		}
@@ -756,12 +696,8 @@ static struct tv go_sprintf(struct xs *s, const char *fmt, size_t fn, const stru
 		{
 			/* the verb is a rune */
 			char verb = fmt[i];
-			size_t vlen = 1;
-			if ((unsigned char)verb >= 0x80) {
-				vlen = 1;
-				while (i + vlen < fn && ((unsigned char)fmt[i + vlen] & 0xc0) == 0x80)
-					vlen++;
-			}
+			size_t vlen;
+			ob_utf8_decode((const unsigned char *)fmt + i, fn - i, &vlen);
 			if (verb == '%') {
 				tpl_buf_putc(&b, '%');
 				i += 1;

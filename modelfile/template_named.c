@@ -13,6 +13,8 @@
 #include <string.h>
 
 #include "base/json.h"
+#include "base/jsonutil.h"
+#include "base/utf8.h"
 #include "modelfile/template.h"
 #include "modelfile/template_corpus.h"
 
@@ -40,30 +42,9 @@ static uint32_t *to_runes(const char *s, size_t n, size_t *out_n)
 	uint32_t *r = malloc((n ? n : 1) * sizeof *r);
 	if (!r)
 		return NULL;
-	size_t k = 0;
-	const unsigned char *u = (const unsigned char *)s;
-	for (size_t i = 0; i < n;) {
-		uint32_t c = u[i];
-		size_t len = c < 0x80 ? 1 : (c & 0xe0) == 0xc0 ? 2 : (c & 0xf0) == 0xe0 ? 3 : (c & 0xf8) == 0xf0 ? 4 : 0;
-		uint32_t min = len == 2 ? 0x80 : len == 3 ? 0x800 : 0x10000;
-		bool ok = len > 0 && i + len <= n;
-		uint32_t v = len == 1 ? c : len == 2 ? (c & 0x1f) : len == 3 ? (c & 0x0f) : (c & 0x07);
-		for (size_t j = 1; ok && j < len; j++) {
-			if ((u[i + j] & 0xc0) != 0x80)
-				ok = false;
-			else
-				v = v << 6 | (u[i + j] & 0x3f);
-		}
-		if (ok && len > 1 && (v < min || v > 0x10ffff || (v >= 0xd800 && v <= 0xdfff)))
-			ok = false;
-		if (!ok) {
-			r[k++] = 0xfffd;
-			i++;
-		} else {
-			r[k++] = v;
-			i += len;
-		}
-	}
+	size_t k = 0, w;
+	for (size_t i = 0; i < n; i += w)
+		r[k++] = ob_utf8_decode((const unsigned char *)s + i, n - i, &w);
 	*out_n = k;
 	return r;
 }
@@ -250,21 +231,7 @@ char *mf_tpl_named_params_json(const struct mf_tpl_named *t, size_t *len)
 		ob_jw_arr_end(&w);
 	}
 	ob_jw_obj_end(&w);
-	size_t n = 0;
-	char *s = ob_jw_take(&w, &n);
-	ob_jw_free(&w);
-	if (!s)
-		return NULL;
-	char *r = realloc(s, n + 2);
-	if (!r) {
-		free(s);
-		return NULL;
-	}
-	r[n] = '\n'; /* json.Encoder ends each value with a newline */
-	r[n + 1] = 0;
-	if (len)
-		*len = n + 1;
-	return r;
+	return ob_jw_take_line(&w, len); /* json.Encoder ends each value with a newline */
 }
 
 size_t mf_tpl_named_count(void)

@@ -12,7 +12,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/buf.h"
 #include "base/json.h"
+#include "base/unicode.h"
 #include "modelfile/template_internal.h"
 
 static void set_err(struct mf_tpl_error *err, int code, const char *msg)
@@ -32,25 +34,12 @@ static bool sv_eq(const struct tpl_sv *a, const char *s)
 }
 
 /* Go's unicode.IsSpace for the runes strings.TrimSpace removes. */
+/* Byte length of the white-space rune at s[i] (unicode.IsSpace), or 0. */
 static size_t space_at(const char *s, size_t n, size_t i)
 {
-	unsigned char c = (unsigned char)s[i];
-	if (c == ' ' || (c >= '\t' && c <= '\r'))
-		return 1;
-	if (c == 0xc2 && i + 1 < n && ((unsigned char)s[i + 1] == 0x85 || (unsigned char)s[i + 1] == 0xa0))
-		return 2;
-	if (c == 0xe1 && i + 2 < n && (unsigned char)s[i + 1] == 0x9a && (unsigned char)s[i + 2] == 0x80)
-		return 3;
-	if (c == 0xe2 && i + 2 < n) {
-		unsigned char c1 = (unsigned char)s[i + 1], c2 = (unsigned char)s[i + 2];
-		if (c1 == 0x80 && (c2 <= 0x8a || c2 == 0xa8 || c2 == 0xa9 || c2 == 0xaf))
-			return 3;
-		if (c1 == 0x81 && c2 == 0x9f)
-			return 3;
-	}
-	if (c == 0xe3 && i + 2 < n && (unsigned char)s[i + 1] == 0x80 && (unsigned char)s[i + 2] == 0x80)
-		return 3;
-	return 0;
+	size_t w;
+	uint32_t r = ob_utf8_decode((const unsigned char *)s + i, n - i, &w);
+	return ob_rune_is_space(r) ? w : 0;
 }
 
 /* strings.TrimSpace into a malloc'd string. */
@@ -60,15 +49,10 @@ static char *trim_dup(const char *s, size_t n)
 	for (size_t w; b < e && (w = space_at(s, n, b)) > 0;)
 		b += w;
 	while (e > b) {
-		/* find the start of the last rune */
-		size_t k = e - 1;
-		while (k > b && ((unsigned char)s[k] & 0xc0) == 0x80)
-			k--;
-		size_t w = space_at(s, n, k);
-		if (w && k + w == e)
-			e = k;
-		else
+		size_t w;
+		if (!ob_rune_is_space(ob_utf8_decode_last((const unsigned char *)s + b, e - b, &w)))
 			break;
+		e -= w;
 	}
 	char *r = malloc(e - b + 1);
 	if (!r)
@@ -111,16 +95,10 @@ static void idset_add(struct idset *s, const char *p, size_t n)
 			free(low);
 			return;
 		}
-	if (s->n == s->cap) {
-		size_t cap = s->cap ? s->cap * 2 : 16;
-		char **nv = realloc(s->v, cap * sizeof *nv);
-		if (!nv) {
-			free(low);
-			s->nomem = true;
-			return;
-		}
-		s->v = nv;
-		s->cap = cap;
+	if (s->n == s->cap && OB_GROW(s->v, s->cap, s->n + 1, 0) != OB_GROW_OK) {
+		free(low);
+		s->nomem = true;
+		return;
 	}
 	s->v[s->n++] = low;
 }
@@ -272,15 +250,9 @@ static void infer_visit(struct infer *in, const struct tn *n);
 
 static void infer_push(struct infer *in, const struct tn *n)
 {
-	if (in->nanc == in->cap) {
-		size_t cap = in->cap ? in->cap * 2 : 64;
-		const struct tn **a = realloc(in->anc, cap * sizeof *a);
-		if (!a) {
-			in->nomem = true;
-			return;
-		}
-		in->anc = a;
-		in->cap = cap;
+	if (in->nanc == in->cap && OB_GROW(in->anc, in->cap, in->nanc + 1, 0) != OB_GROW_OK) {
+		in->nomem = true;
+		return;
 	}
 	in->anc[in->nanc++] = n;
 }

@@ -15,6 +15,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/buf.h"
+#include "base/unicode.h"
+#include "base/utf8.h"
 #include "modelfile/template_internal.h"
 
 /* ------------------------------------------------------------------------------------------ lexer */
@@ -83,78 +86,28 @@ static bool is_space(int c)
 	return c == ' ' || c == '\t' || c == '\r' || c == '\n';
 }
 
-/* Decodes the rune at s[i]; stores its byte length. Invalid bytes decode as U+FFFD of length 1. */
+/* Decodes the rune at s[i] (Go's utf8.DecodeRuneInString); stores its byte length. Invalid bytes decode as
+ * U+FFFD of length 1. */
 static int32_t rune_at(const char *s, size_t len, size_t i, size_t *w)
 {
-	const unsigned char *u = (const unsigned char *)s + i;
-	size_t n = len - i;
-	if (n == 0) {
+	if (i >= len) {
 		*w = 0;
 		return LEX_EOF;
 	}
-	if (u[0] < 0x80) {
-		*w = 1;
-		return u[0];
-	}
-	int need;
-	uint32_t r, min;
-	if ((u[0] & 0xe0) == 0xc0)
-		need = 1, r = u[0] & 0x1f, min = 0x80;
-	else if ((u[0] & 0xf0) == 0xe0)
-		need = 2, r = u[0] & 0x0f, min = 0x800;
-	else if ((u[0] & 0xf8) == 0xf0)
-		need = 3, r = u[0] & 0x07, min = 0x10000;
-	else {
-		*w = 1;
-		return 0xfffd;
-	}
-	if (n < (size_t)need + 1) {
-		*w = 1;
-		return 0xfffd;
-	}
-	for (int k = 1; k <= need; k++) {
-		if ((u[k] & 0xc0) != 0x80) {
-			*w = 1;
-			return 0xfffd;
-		}
-		r = (r << 6) | (u[k] & 0x3f);
-	}
-	if (r < min || r > 0x10ffff || (r >= 0xd800 && r <= 0xdfff)) {
-		*w = 1;
-		return 0xfffd;
-	}
-	*w = (size_t)need + 1;
-	return (int32_t)r;
+	return (int32_t)ob_utf8_decode((const unsigned char *)s + i, len - i, w);
 }
 
-/* Go's unicode.IsLetter || unicode.IsDigit, exact for ASCII and Latin-1, approximate above: every rune
- * outside the common punctuation, symbol, space and private-use blocks counts as a letter. */
+/* text/template's isAlphaNumeric: '_', unicode.IsLetter or unicode.IsDigit. */
 static bool is_alnum_rune(int32_t r)
 {
-	if (r < 0x80)
-		return r == '_' || (r >= 'a' && r <= 'z') || (r >= 'A' && r <= 'Z') || (r >= '0' && r <= '9');
-	if (r < 0x100)
-		return r == 0xaa || r == 0xb5 || r == 0xba || (r >= 0xc0 && r != 0xd7 && r != 0xf7);
-	if (r == 0xfffd)
-		return false;
-	if ((r >= 0x2000 && r <= 0x2bff) || (r >= 0x3000 && r <= 0x303f) || (r >= 0xe000 && r <= 0xf8ff) ||
-	    (r >= 0xfe30 && r <= 0xfe6f) || (r >= 0xff00 && r <= 0xff0f) || (r >= 0xff1a && r <= 0xff20) ||
-	    (r >= 0x1f000 && r <= 0x1faff) || r >= 0xf0000)
-		return false;
-	return true;
+	return r == '_' || ob_rune_is_letter((uint32_t)r) || ob_rune_is_digit((uint32_t)r);
 }
 
 static bool lex_push(struct lexer *l, enum tk type)
 {
-	if (l->ntoks == l->cap) {
-		size_t cap = l->cap ? l->cap * 2 : 256;
-		struct tok *t = realloc(l->toks, cap * sizeof *t);
-		if (!t) {
-			l->nomem = l->failed = true;
-			return false;
-		}
-		l->toks = t;
-		l->cap = cap;
+	if (l->ntoks == l->cap && ob_grow(&l->toks, &l->cap, l->ntoks + 1, sizeof *l->toks, 256, 0) != OB_GROW_OK) {
+		l->nomem = l->failed = true;
+		return false;
 	}
 	struct tok *t = &l->toks[l->ntoks++];
 	t->type = type;
@@ -184,19 +137,10 @@ static void lex_ignore(struct lexer *l)
 
 static void fmt_rune_u(char *buf, size_t size, int32_t r)
 {
-	/* Go's %#U */
-	if (r >= 0x20 && r < 0x7f)
-		snprintf(buf, size, "U+%04X '%c'", (unsigned)r, (int)r);
-	else if (r >= 0xa0 && r != 0xfffd && r != 0xad) {
-		char u8[5] = {0};
-		if (r < 0x800)
-			u8[0] = (char)(0xc0 | (r >> 6)), u8[1] = (char)(0x80 | (r & 0x3f));
-		else if (r < 0x10000)
-			u8[0] = (char)(0xe0 | (r >> 12)), u8[1] = (char)(0x80 | ((r >> 6) & 0x3f)),
-			u8[2] = (char)(0x80 | (r & 0x3f));
-		else
-			u8[0] = (char)(0xf0 | (r >> 18)), u8[1] = (char)(0x80 | ((r >> 12) & 0x3f)),
-			u8[2] = (char)(0x80 | ((r >> 6) & 0x3f)), u8[3] = (char)(0x80 | (r & 0x3f));
+	/* Go's %#U: the rune itself after the number when strconv.IsPrint says it is printable */
+	if (r >= 0 && ob_rune_is_print((uint32_t)r)) {
+		char u8[OB_UTF8_MAX + 1] = {0};
+		ob_utf8_encode(u8, (uint32_t)r);
 		snprintf(buf, size, "U+%04X '%s'", (unsigned)r, u8);
 	} else
 		snprintf(buf, size, "U+%04X", (unsigned)(r < 0 ? 0 : r));
@@ -869,14 +813,8 @@ static struct tn *new_variable(struct parser *p, uint32_t pos, uint32_t line, co
 
 static void push_var(struct parser *p, const char *s, size_t n)
 {
-	if (p->nvars == p->capvars) {
-		size_t cap = p->capvars ? p->capvars * 2 : 16;
-		struct tpl_sv *v = realloc(p->vars, cap * sizeof *v);
-		if (!v)
-			pnomem(p);
-		p->vars = v;
-		p->capvars = cap;
-	}
+	if (p->nvars == p->capvars && OB_GROW(p->vars, p->capvars, p->nvars + 1, 0) != OB_GROW_OK)
+		pnomem(p);
 	p->vars[p->nvars].p = s;
 	p->vars[p->nvars].n = n;
 	p->nvars++;
@@ -1003,17 +941,7 @@ static bool unquote(struct parser *p, const struct tok *t, const char **out, siz
 		default:
 			return false;
 		}
-		/* UTF-8 encode r */
-		if (r < 0x80)
-			o[k++] = (char)r;
-		else if (r < 0x800)
-			o[k++] = (char)(0xc0 | (r >> 6)), o[k++] = (char)(0x80 | (r & 0x3f));
-		else if (r < 0x10000)
-			o[k++] = (char)(0xe0 | (r >> 12)), o[k++] = (char)(0x80 | ((r >> 6) & 0x3f)),
-			o[k++] = (char)(0x80 | (r & 0x3f));
-		else
-			o[k++] = (char)(0xf0 | (r >> 18)), o[k++] = (char)(0x80 | ((r >> 12) & 0x3f)),
-			o[k++] = (char)(0x80 | ((r >> 6) & 0x3f)), o[k++] = (char)(0x80 | (r & 0x3f));
+		k += ob_utf8_encode(o + k, r);
 	}
 	o[k] = 0;
 	*out = o;

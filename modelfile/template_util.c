@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/buf.h"
 #include "modelfile/template_internal.h"
 
 #define CHUNK_MIN (32u << 10)
@@ -104,19 +105,10 @@ static bool reserve(struct tpl_buf *b, size_t n)
 		b->err = MF_TPL_ERR_LIMIT;
 		return false;
 	}
-	size_t need = b->len + n + 1;
-	if (need <= b->cap)
-		return true;
-	size_t cap = b->cap ? b->cap : 256;
-	while (cap < need)
-		cap = cap > SIZE_MAX / 2 ? need : cap * 2;
-	char *p = realloc(b->p, cap);
-	if (!p) {
+	if (ob_grow(&b->p, &b->cap, b->len + n + 1, 1, 256, 0) != OB_GROW_OK) {
 		b->err = MF_TPL_ERR_NOMEM;
 		return false;
 	}
-	b->p = p;
-	b->cap = cap;
 	return true;
 }
 

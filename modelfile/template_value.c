@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/gofmt.h"
 #include "base/json.h"
 #include "modelfile/template_internal.h"
 
@@ -265,65 +266,13 @@ bool tv_truth(const struct tv *v)
 
 /* ------------------------------------------------------------------------------------------ fmt */
 
-/* fmt's %v for a float64 (strconv 'g' with the shortest digits): the %e form when the decimal exponent is
- * < -4 or >= 6 (the precision Go uses for that decision with shortest formatting), at least two exponent
- * digits, e.g. 1e+06, 123456, 1.234567e+06, 1e-05. */
+/* fmt's %v for a float64: strconv 'g' with the shortest digits (base/gofmt.c), e.g. 1e+06, 123456,
+ * 1.234567e+06, 1e-05. */
 static void fmt_float_g(struct tpl_buf *b, double f)
 {
-	if (isnan(f)) {
-		tpl_buf_puts(b, "NaN");
-		return;
-	}
-	if (isinf(f)) {
-		tpl_buf_puts(b, f > 0 ? "+Inf" : "-Inf");
-		return;
-	}
-	if (f == 0) {
-		tpl_buf_puts(b, signbit(f) ? "-0" : "0");
-		return;
-	}
-	char e[40];
-	for (int prec = 0; prec < 17; prec++) {
-		snprintf(e, sizeof e, "%.*e", prec, f);
-		if (strtod(e, NULL) == f)
-			break;
-	}
-	char digits[24];
-	int nd = 0;
-	bool neg = false;
-	const char *s = e;
-	if (*s == '-')
-		neg = true, s++;
-	for (; *s && *s != 'e'; s++)
-		if (*s >= '0' && *s <= '9')
-			digits[nd++] = *s;
-	int exp10 = atoi(s + 1);
-	while (nd > 1 && digits[nd - 1] == '0')
-		nd--;
-	if (neg)
-		tpl_buf_putc(b, '-');
-	if (exp10 < -4 || exp10 >= 6) {
-		tpl_buf_putc(b, digits[0]);
-		if (nd > 1) {
-			tpl_buf_putc(b, '.');
-			tpl_buf_put(b, digits + 1, (size_t)nd - 1);
-		}
-		tpl_buf_printf(b, "e%c%02d", exp10 < 0 ? '-' : '+', exp10 < 0 ? -exp10 : exp10);
-		return;
-	}
-	if (exp10 >= 0) {
-		for (int i = 0; i <= exp10; i++)
-			tpl_buf_putc(b, i < nd ? digits[i] : '0');
-		if (nd > exp10 + 1) {
-			tpl_buf_putc(b, '.');
-			tpl_buf_put(b, digits + exp10 + 1, (size_t)(nd - exp10 - 1));
-		}
-	} else {
-		tpl_buf_puts(b, "0.");
-		for (int i = 0; i < -exp10 - 1; i++)
-			tpl_buf_putc(b, '0');
-		tpl_buf_put(b, digits, (size_t)nd);
-	}
+	char num[32];
+	ob_go_format_float(num, f);
+	tpl_buf_puts(b, num);
 }
 
 static void json_to_buf(struct tpl_buf *b, const struct tv *v, const char *nil_text)

@@ -13,25 +13,9 @@
 /* ---------------------------------------------------------------------------------------------------- */
 /* Width */
 
-static bool wide(uint32_t r)
-{
-	return (r >= 0x1100 && r <= 0x115F) || (r >= 0x2E80 && r <= 0x303E) || (r >= 0x3041 && r <= 0x33FF) ||
-	       (r >= 0x3400 && r <= 0x4DBF) || (r >= 0x4E00 && r <= 0x9FFF) || (r >= 0xA000 && r <= 0xA4CF) ||
-	       (r >= 0xAC00 && r <= 0xD7A3) || (r >= 0xF900 && r <= 0xFAFF) || (r >= 0xFE30 && r <= 0xFE4F) ||
-	       (r >= 0xFF00 && r <= 0xFF60) || (r >= 0xFFE0 && r <= 0xFFE6) || (r >= 0x1F300 && r <= 0x1F64F) ||
-	       (r >= 0x1F900 && r <= 0x1F9FF) || (r >= 0x20000 && r <= 0x3FFFD);
-}
-
 size_t display_width(const char *s)
 {
-	size_t w = 0, n = strlen(s), i = 0;
-	while (i < n) {
-		size_t size;
-		uint32_t r = ob_utf8_decode((const unsigned char *)s + i, n - i, &size);
-		i += size;
-		w += wide(r) ? 2 : 1;
-	}
-	return w;
+	return ob_utf8_width(s, strlen(s));
 }
 
 /* ---------------------------------------------------------------------------------------------------- */

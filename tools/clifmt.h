@@ -28,7 +28,8 @@ void table_add(struct table *t, const char *const *row);
 void table_render(const struct table *t, FILE *out);
 void table_free(struct table *t);
 
-/* Display width (wide East Asian characters count 2). */
+/* Display width in terminal cells: East Asian wide and fullwidth characters count 2, controls and combining
+ * marks 0 (base/unicode.h's ob_utf8_width, go-runewidth's rule). */
 size_t display_width(const char *s);
 
 char *human_bytes(int64_t b, char buf[32]);

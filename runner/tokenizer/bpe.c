@@ -4,7 +4,8 @@
  * pre-tokenizer's patterns, applied one after another inside the pieces of the previous one. PCRE2 never sees
  * the real text: it matches a copy where each non-ASCII code point is replaced by a stand-in of the same class
  * (letter, number, punctuation, symbol, mark, white space, other) and the same UTF-8 length, so the classes come
- * from orun's Unicode 15.1 table (the reference's) rather than from the installed PCRE2's Unicode version.
+ * from orun's Unicode 15.1 table (base/unicode.h; the reference's version) rather than from the installed
+ * PCRE2's Unicode version.
  * Each piece is then mapped byte by byte to the GPT-2 byte alphabet and merged by rank (pair -> rank hash).
  */
 #include "config.h"
@@ -13,6 +14,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/buf.h"
+#include "base/unicode.h"
+#include "base/utf8.h"
 #include "gguf/gguf.h"
 #include "runner/tokenizer/internal.h"
 
@@ -162,14 +166,10 @@ int rn_tok_bpe_init(struct rn_tok *tok, const struct gguf_array *merges, struct 
 	for (int b = 0; b < 256; b++) {
 		uint32_t cp = byte_char(b, &extra);
 		tok->byte_dec[cp] = (int16_t)b;
-		if (cp < 0x80) {
-			tok->byte_enc[b][0] = (uint8_t)cp;
-			tok->byte_enc_len[b] = 1;
-		} else {
-			tok->byte_enc[b][0] = (uint8_t)(0xc0 | (cp >> 6));
-			tok->byte_enc[b][1] = (uint8_t)(0x80 | (cp & 0x3f));
-			tok->byte_enc_len[b] = 2;
-		}
+		char u[OB_UTF8_MAX];
+		size_t ul = ob_utf8_encode(u, cp); /* cp < 0x144: one or two bytes */
+		memcpy(tok->byte_enc[b], u, ul);
+		tok->byte_enc_len[b] = (uint8_t)ul;
 		char c = (char)b;
 		tok->single_tok[b] = rn_tok_vocab_find(tok, &c, 1);
 	}
@@ -194,14 +194,9 @@ int rn_tok_bpe_init(struct rn_tok *tok, const struct gguf_array *merges, struct 
 			return rn_tok_fail(err, RN_TOK_ERR_LENGTH, "merge rule %u is %llu bytes long, more than the limit %u", i,
 					   (unsigned long long)s.len, RN_TOK_MAX_TOKEN_BYTES);
 		}
-		if (ll + rl > cap) {
-			cap = ll + rl;
-			char *b = realloc(buf, cap);
-			if (!b) {
-				free(buf);
-				return rn_tok_fail(err, RN_TOK_ERR_NOMEM, "out of memory reading merge rules");
-			}
-			buf = b;
+		if (ob_grow(&buf, &cap, ll + rl, 1, 64, 0) != OB_GROW_OK) {
+			free(buf);
+			return rn_tok_fail(err, RN_TOK_ERR_NOMEM, "out of memory reading merge rules");
 		}
 		memcpy(buf, s.ptr, ll);
 		memcpy(buf + ll, sp + 1, rl);
@@ -238,7 +233,7 @@ size_t rn_tok_bpe_decode_text(const struct rn_tok *tok, const char *s, size_t n,
 	size_t j = 0;
 	for (size_t i = 0; i < n;) {
 		size_t adv;
-		int32_t cp = rn_tok_utf8_lax((const uint8_t *)s + i, n - i, &adv);
+		int32_t cp = ob_utf8_decode_lax((const unsigned char *)s + i, n - i, &adv);
 		i += adv;
 		if (cp < 0)
 			cp = 0xfffd;
@@ -249,28 +244,12 @@ size_t rn_tok_bpe_decode_text(const struct rn_tok *tok, const char *s, size_t n,
 			continue;
 		}
 		/* llama.cpp: "[UNK_BYTE_0x" + the character's UTF-8 in hex + the whole token text + "]" */
-		uint8_t u[4];
-		int ul;
-		if (cp < 0x800) {
-			u[0] = (uint8_t)(0xc0 | (cp >> 6));
-			u[1] = (uint8_t)(0x80 | (cp & 0x3f));
-			ul = 2;
-		} else if (cp < 0x10000) {
-			u[0] = (uint8_t)(0xe0 | (cp >> 12));
-			u[1] = (uint8_t)(0x80 | ((cp >> 6) & 0x3f));
-			u[2] = (uint8_t)(0x80 | (cp & 0x3f));
-			ul = 3;
-		} else {
-			u[0] = (uint8_t)(0xf0 | (cp >> 18));
-			u[1] = (uint8_t)(0x80 | ((cp >> 12) & 0x3f));
-			u[2] = (uint8_t)(0x80 | ((cp >> 6) & 0x3f));
-			u[3] = (uint8_t)(0x80 | (cp & 0x3f));
-			ul = 4;
-		}
+		uint8_t u[OB_UTF8_MAX];
+		size_t ul = ob_utf8_encode_lax((char *)u, (uint32_t)cp);
 		if (out)
 			memcpy(out + j, "[UNK_BYTE_0x", 12);
 		j += 12;
-		for (int k = 0; k < ul; k++) {
+		for (size_t k = 0; k < ul; k++) {
 			if (out) {
 				out[j] = hex[u[k] >> 4];
 				out[j + 1] = hex[u[k] & 15];
@@ -341,15 +320,9 @@ static bool heap_less(const struct heap_ent *a, const struct heap_ent *b)
 
 static void heap_push(struct work *w, struct heap_ent e)
 {
-	if (w->hn == w->hcap) {
-		size_t cap = w->hcap ? w->hcap * 2 : 64;
-		struct heap_ent *h = realloc(w->heap, cap * sizeof *h);
-		if (!h) {
-			w->oom = true;
-			return;
-		}
-		w->heap = h;
-		w->hcap = cap;
+	if (w->hn == w->hcap && ob_grow(&w->heap, &w->hcap, w->hn + 1, sizeof *w->heap, 64, 0) != OB_GROW_OK) {
+		w->oom = true;
+		return;
 	}
 	size_t i = w->hn++;
 	while (i > 0) {
@@ -397,26 +370,14 @@ static bool grow(struct work *w, size_t n)
 {
 	if (n <= w->cap)
 		return true;
-	size_t cap = w->cap ? w->cap : 64;
-	while (cap < n)
-		cap *= 2;
-	int32_t *a = realloc(w->id, cap * sizeof *a);
-	if (a)
-		w->id = a;
-	int32_t *b = a ? realloc(w->prev, cap * sizeof *b) : NULL;
-	if (b)
-		w->prev = b;
-	int32_t *c = b ? realloc(w->next, cap * sizeof *c) : NULL;
-	if (c)
-		w->next = c;
-	uint32_t *d = c ? realloc(w->len, cap * sizeof *d) : NULL;
-	if (d)
-		w->len = d;
-	if (!d) {
+	/* four arrays of one length: each grows from the same capacity by the same rule */
+	size_t c0 = w->cap, c1 = w->cap, c2 = w->cap, c3 = w->cap;
+	if (ob_grow(&w->id, &c0, n, sizeof *w->id, 64, 0) || ob_grow(&w->prev, &c1, n, sizeof *w->prev, 64, 0) ||
+	    ob_grow(&w->next, &c2, n, sizeof *w->next, 64, 0) || ob_grow(&w->len, &c3, n, sizeof *w->len, 64, 0)) {
 		w->oom = true;
 		return false;
 	}
-	w->cap = cap;
+	w->cap = c0;
 	return true;
 }
 
@@ -436,14 +397,9 @@ static void bpe_merge(struct work *w, const uint8_t *s, size_t n)
 {
 	const struct rn_tok *tok = w->tok;
 	if (tok->ignore_merges) {
-		if (w->enc_cap < 2 * n) {
-			uint8_t *e = realloc(w->enc, 2 * n);
-			if (!e) {
-				w->oom = true;
-				return;
-			}
-			w->enc = e;
-			w->enc_cap = 2 * n;
+		if (ob_grow(&w->enc, &w->enc_cap, 2 * n, 1, 64, 0) != OB_GROW_OK) {
+			w->oom = true;
+			return;
 		}
 		size_t el = 0;
 		for (size_t i = 0; i < n; i++)
@@ -510,16 +466,8 @@ static void wc_store(struct work *w, uint32_t h, uint32_t j, const uint8_t *s, s
 	size_t k = w->out->n - first;
 	if (w->out->oom || k > UINT16_MAX || w->wc_n >= WC_SLOTS / 2)
 		return;
-	if (w->wc_ids_n + k > w->wc_ids_cap) {
-		size_t cap = w->wc_ids_cap ? w->wc_ids_cap * 2 : 4096;
-		while (cap < w->wc_ids_n + k)
-			cap *= 2;
-		int32_t *v = realloc(w->wc_ids, cap * sizeof *v);
-		if (!v)
-			return; /* the cache is an optimisation: just stop filling it */
-		w->wc_ids = v;
-		w->wc_ids_cap = cap;
-	}
+	if (ob_grow(&w->wc_ids, &w->wc_ids_cap, w->wc_ids_n + k, sizeof *w->wc_ids, 4096, 0) != OB_GROW_OK)
+		return; /* the cache is an optimisation: just stop filling it */
 	memcpy(w->wc_ids + w->wc_ids_n, w->out->v + first, k * sizeof *w->wc_ids);
 	w->wc[j] = (struct wc_slot){h, (uint32_t)(s - w->norm), (uint32_t)w->wc_ids_n, (uint16_t)n, (uint16_t)k};
 	w->wc_ids_n += k;
@@ -592,11 +540,6 @@ static int match(struct work *w, int level, const uint8_t *subj, size_t len, siz
 	return 1;
 }
 
-static size_t utf8_len(uint8_t b)
-{
-	return b < 0xc0 ? 1 : b < 0xe0 ? 2 : b < 0xf0 ? 3 : 4;
-}
-
 /* Apply pattern `level` to norm[off, off + len): matches and the gaps between them are the pieces the next
  * pattern splits further; after the last pattern each piece is a word. */
 static void split(struct work *w, int level, size_t off, size_t len)
@@ -619,7 +562,7 @@ static void split(struct work *w, int level, size_t off, size_t len)
 		if (me == ms) { /* an empty match (none of the patterns has one): look again one character on */
 			if (ms >= len)
 				break;
-			pos = ms + utf8_len(subj[ms]);
+			pos = ms + ob_utf8_lead_len(subj[ms]);
 			continue;
 		}
 		if (ms > gap)
@@ -632,37 +575,13 @@ static void split(struct work *w, int level, size_t off, size_t len)
 }
 
 /* Stand-ins by UTF-8 length (2, 3, 4) and class: code points whose class is the same in every Unicode
- * version PCRE2 may have. Index: enum rn_uclass, then white space last. */
+ * version PCRE2 may have. Index: enum ob_uclass, then white space last. */
 static const uint32_t stand_in[3][8] = {
 	/* other, letter, number, punct, symbol, mark, separator(non-space: none exist), white space */
 	{0x0080, 0x00e0, 0x00b2, 0x00a1, 0x00a2, 0x0300, 0x0080, 0x00a0},
 	{0xe000, 0x4e00, 0x0966, 0x2010, 0x20ac, 0x0900, 0xe000, 0x3000},
 	{0xf0000, 0x20000, 0x10107, 0x10100, 0x1d100, 0x101fd, 0xf0000, 0xf0000},
 };
-
-static size_t put_utf8(uint8_t *o, uint32_t cp)
-{
-	if (cp < 0x80) {
-		o[0] = (uint8_t)cp;
-		return 1;
-	}
-	if (cp < 0x800) {
-		o[0] = (uint8_t)(0xc0 | (cp >> 6));
-		o[1] = (uint8_t)(0x80 | (cp & 0x3f));
-		return 2;
-	}
-	if (cp < 0x10000) {
-		o[0] = (uint8_t)(0xe0 | (cp >> 12));
-		o[1] = (uint8_t)(0x80 | ((cp >> 6) & 0x3f));
-		o[2] = (uint8_t)(0x80 | (cp & 0x3f));
-		return 3;
-	}
-	o[0] = (uint8_t)(0xf0 | (cp >> 18));
-	o[1] = (uint8_t)(0x80 | ((cp >> 12) & 0x3f));
-	o[2] = (uint8_t)(0x80 | ((cp >> 6) & 0x3f));
-	o[3] = (uint8_t)(0x80 | (cp & 0x3f));
-	return 4;
-}
 
 int rn_tok_bpe_encode(const struct rn_tok *tok, const char *text, size_t len, struct rn_tok_ids *out,
 		      struct rn_tok_error *err)
@@ -695,17 +614,17 @@ int rn_tok_bpe_encode(const struct rn_tok *tok, const char *text, size_t len, st
 				continue;
 			}
 			size_t adv;
-			int32_t cp = rn_tok_utf8_lax(in + i, len - i, &adv);
+			int32_t cp = ob_utf8_decode_lax(in + i, len - i, &adv);
 			i += adv;
 			if (cp < 0)
 				cp = 0xfffd;
-			size_t l = put_utf8(norm + j, (uint32_t)cp);
+			size_t l = ob_utf8_encode_lax((char *)norm + j, (uint32_t)cp);
 			if (cp < 0x80) { /* an overlong form of an ASCII character */
 				subj[j] = (uint8_t)cp;
 			} else {
-				unsigned c = rn_uclass_of((uint32_t)cp);
-				unsigned k = (c & RN_UCLASS_WHITESPACE) ? 7 : (c & RN_UCLASS_MASK);
-				put_utf8(subj + j, stand_in[l - 2][k]);
+				unsigned c = ob_uprops((uint32_t)cp);
+				unsigned k = (c & OB_UPROP_WHITE_SPACE) ? 7 : (c & OB_UCLASS_MASK);
+				ob_utf8_encode_lax((char *)subj + j, stand_in[l - 2][k]);
 			}
 			j += l;
 		}

@@ -10,6 +10,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/buf.h"
+#include "base/utf8.h"
 #include "runner/tokenizer/internal.h"
 
 int32_t rn_tok_spm_byte_token(const struct rn_tok *tok, uint8_t b)
@@ -46,15 +48,9 @@ static bool better(const struct bigram *a, const struct bigram *b)
 
 static void push(struct spm *s, struct bigram e)
 {
-	if (s->hn == s->hcap) {
-		size_t cap = s->hcap ? s->hcap * 2 : 64;
-		struct bigram *h = realloc(s->heap, cap * sizeof *h);
-		if (!h) {
-			s->oom = true;
-			return;
-		}
-		s->heap = h;
-		s->hcap = cap;
+	if (s->hn == s->hcap && OB_GROW(s->heap, s->hcap, s->hn + 1, 0) != OB_GROW_OK) {
+		s->oom = true;
+		return;
 	}
 	size_t i = s->hn++;
 	while (i > 0) {
@@ -133,10 +129,9 @@ int rn_tok_spm_encode(const struct rn_tok *tok, const char *raw, size_t raw_len,
 	}
 
 	/* characters by their lead byte (llama.cpp's unicode_len_utf8: continuation and invalid bytes are 1) */
-	static const uint8_t lead_len[16] = {1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 2, 2, 3, 4};
 	int32_t m = 0;
 	for (size_t off = 0; off < n;) {
-		size_t l = lead_len[(uint8_t)text[off] >> 4];
+		size_t l = ob_utf8_lead_len((unsigned char)text[off]);
 		if (l > n - off)
 			l = n - off;
 		s.start[m] = (uint32_t)off;

@@ -15,6 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/buf.h"
 #include "gguf/gguf.h"
 #include "runner/tokenizer/internal.h"
 
@@ -70,16 +71,9 @@ static int arena_add(struct rn_tok *tok, const void *s, size_t n, uint32_t *off,
 {
 	if (n > RN_TOK_ARENA_MAX - tok->arena_len)
 		return rn_tok_fail(err, RN_TOK_ERR_LENGTH, "tokenizer strings exceed %u bytes", RN_TOK_ARENA_MAX);
-	if (tok->arena_len + n > tok->arena_cap) {
-		size_t cap = tok->arena_cap ? tok->arena_cap : 1u << 16;
-		while (cap < tok->arena_len + n)
-			cap *= 2;
-		char *a = realloc(tok->arena, cap);
-		if (!a)
-			return rn_tok_fail(err, RN_TOK_ERR_NOMEM, "out of memory for %zu bytes of tokenizer strings", cap);
-		tok->arena = a;
-		tok->arena_cap = cap;
-	}
+	if (ob_grow(&tok->arena, &tok->arena_cap, tok->arena_len + n, 1, 1u << 16, RN_TOK_ARENA_MAX) != OB_GROW_OK)
+		return rn_tok_fail(err, RN_TOK_ERR_NOMEM, "out of memory for %zu bytes of tokenizer strings",
+				   tok->arena_len + n);
 	if (n)
 		memcpy(tok->arena + tok->arena_len, s, n);
 	*off = (uint32_t)tok->arena_len;
@@ -202,15 +196,9 @@ void rn_tok_ids_push(struct rn_tok_ids *o, int32_t id)
 {
 	if (o->oom)
 		return;
-	if (o->n == o->cap) {
-		size_t cap = o->cap ? o->cap * 2 : 64;
-		int32_t *v = realloc(o->v, cap * sizeof *v);
-		if (!v) {
-			o->oom = true;
-			return;
-		}
-		o->v = v;
-		o->cap = cap;
+	if (o->n == o->cap && ob_grow(&o->v, &o->cap, o->n + 1, sizeof *o->v, 64, 0) != OB_GROW_OK) {
+		o->oom = true;
+		return;
 	}
 	o->v[o->n++] = id;
 }
@@ -391,10 +379,9 @@ static int eog_add(struct rn_tok *tok, int32_t id, struct rn_tok_error *err)
 		k++;
 	if (k < tok->n_eog && tok->eog[k] == id)
 		return RN_TOK_OK;
-	int32_t *e = realloc(tok->eog, (tok->n_eog + 1) * sizeof *e);
-	if (!e)
+	if (OB_GROW(tok->eog, tok->cap_eog, (size_t)tok->n_eog + 1, 0) != OB_GROW_OK)
 		return rn_tok_fail(err, RN_TOK_ERR_NOMEM, "out of memory for the end-of-generation list");
-	tok->eog = e;
+	int32_t *e = tok->eog;
 	memmove(e + k + 1, e + k, (tok->n_eog - k) * sizeof *e);
 	e[k] = id;
 	tok->n_eog++;
@@ -540,14 +527,9 @@ static int build_pieces(struct rn_tok *tok, struct rn_tok_error *err)
 			rc = rn_tok_fail(err, RN_TOK_ERR_VOCAB, "the piece of token %u would be %zu bytes", i, need);
 			break;
 		}
-		if (need > cap) {
-			char *b = realloc(buf, need);
-			if (!b) {
-				rc = rn_tok_fail(err, RN_TOK_ERR_NOMEM, "out of memory for a %zu-byte piece", need);
-				break;
-			}
-			buf = b;
-			cap = need;
+		if (ob_grow(&buf, &cap, need, 1, 256, 0) != OB_GROW_OK) {
+			rc = rn_tok_fail(err, RN_TOK_ERR_NOMEM, "out of memory for a %zu-byte piece", need);
+			break;
 		}
 		size_t len = 0;
 		if (t->attr & (RN_TOK_ATTR_UNKNOWN | RN_TOK_ATTR_CONTROL | RN_TOK_ATTR_USER_DEFINED)) {
@@ -883,14 +865,8 @@ struct frags {
 
 static bool frags_push(struct frags *f, size_t off, size_t len, int32_t token)
 {
-	if (f->n == f->cap) {
-		size_t cap = f->cap ? f->cap * 2 : 16;
-		struct frag *v = realloc(f->v, cap * sizeof *v);
-		if (!v)
-			return false;
-		f->v = v;
-		f->cap = cap;
-	}
+	if (f->n == f->cap && OB_GROW(f->v, f->cap, f->n + 1, 0) != OB_GROW_OK)
+		return false;
 	f->v[f->n++] = (struct frag){off, len, token};
 	return true;
 }

@@ -16,6 +16,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "base/utf8.h"
+
 #if defined(__GNUC__)
 #define RN_TOK_WUR __attribute__((warn_unused_result))
 #else
@@ -191,7 +193,10 @@ int rn_tok_stream_flush(struct rn_tok_stream *s, const char **out, size_t *len) 
 size_t rn_tok_stream_pending(const struct rn_tok_stream *s);
 
 /* Length of the longest prefix of (s, n) that is valid UTF-8 (strict: no overlongs, surrogates or code points
- * above U+10FFFF). */
-size_t rn_tok_utf8_valid_prefix(const char *s, size_t n);
+ * above U+10FFFF): base/utf8.h's ob_utf8_valid_prefix, kept under the tokenizer's name for its callers. */
+static inline size_t rn_tok_utf8_valid_prefix(const char *s, size_t n)
+{
+	return ob_utf8_valid_prefix(s, n);
+}
 
 #endif

@@ -1,0 +1,74 @@
+/* tests/base/test_buf.c — base/buf: ob_grow's doubling, ceiling and failure contract, and ob_buf's sticky
+ * errors, ceiling and hand-over. */
+#include "config.h"
+
+#include <stdint.h>
+#include <stdlib.h>
+
+#include "base/buf.h"
+#include "tests/check.h"
+
+struct item {
+	int a, b;
+};
+
+static void test_grow(void)
+{
+	struct item *v = NULL;
+	size_t cap = 0;
+	CHECK_EQ_INT(OB_GROW(v, cap, 1, 0), OB_GROW_OK);
+	CHECK(v != NULL && cap == 8); /* the first growth gives min_cap */
+	CHECK_EQ_INT(OB_GROW(v, cap, 8, 0), OB_GROW_OK);
+	CHECK_EQ_INT(cap, 8);         /* enough room: unchanged */
+	CHECK_EQ_INT(OB_GROW(v, cap, 9, 0), OB_GROW_OK);
+	CHECK_EQ_INT(cap, 16);        /* doubles */
+	CHECK_EQ_INT(OB_GROW(v, cap, 100, 0), OB_GROW_OK);
+	CHECK_EQ_INT(cap, 100);       /* or jumps to what is needed */
+	for (int i = 0; i < 100; i++)
+		v[i].a = i;
+	/* the ceiling, in elements: growth stops at it, and past it the array is left as it was */
+	CHECK_EQ_INT(OB_GROW(v, cap, 110, 120), OB_GROW_OK);
+	CHECK_EQ_INT(cap, 120);
+	struct item *before = v;
+	CHECK_EQ_INT(OB_GROW(v, cap, 121, 120), OB_GROW_LIMIT);
+	CHECK(v == before && cap == 120 && v[99].a == 99);
+	/* sizes that would overflow are refused, not wrapped */
+	CHECK_EQ_INT(ob_grow(&v, &cap, SIZE_MAX / 4, sizeof *v, 8, 0), OB_GROW_LIMIT);
+	CHECK(v == before && cap == 120);
+	free(v);
+}
+
+static void test_buf(void)
+{
+	struct ob_buf b;
+	ob_buf_init(&b, 0);
+	CHECK(ob_buf_puts(&b, "ab") && ob_buf_putc(&b, 'c') && ob_buf_printf(&b, "%d", 42) && ob_buf_pad(&b, '.', 3));
+	CHECK_STREQ(b.p, "abc42...");
+	CHECK(ob_buf_put_rune(&b, 0xe9) && ob_buf_put_rune(&b, 0xd800));
+	CHECK_STREQ(b.p, "abc42...\xc3\xa9\xef\xbf\xbd");
+	ob_buf_reset(&b);
+	CHECK(b.len == 0 && b.p[0] == 0);
+	char *t = ob_buf_take(&b);
+	CHECK(t && t[0] == 0 && b.p == NULL);
+	free(t);
+	ob_buf_free(&b);
+
+	ob_buf_init(&b, 8); /* ceiling: 8 bytes of content */
+	CHECK(ob_buf_puts(&b, "12345678"));
+	CHECK(!ob_buf_putc(&b, '9'));
+	CHECK(b.failed && b.over);
+	CHECK(!ob_buf_puts(&b, "")); /* sticky */
+	CHECK(ob_buf_take(&b) == NULL);
+	ob_buf_free(&b);
+
+	ob_buf_init(&b, 0);
+	CHECK(ob_buf_reserve(&b, 1000) && b.cap >= 1001 && b.len == 0);
+	ob_buf_free(&b);
+}
+
+int main(void)
+{
+	test_grow();
+	test_buf();
+	return check_done();
+}
