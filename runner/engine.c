@@ -16,6 +16,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "base/buf.h"
 #include "runner/engine.h"
 
 enum slot_state { SLOT_IDLE = 0, SLOT_QUEUED, SLOT_PREFILL, SLOT_DECODE };
@@ -424,16 +425,8 @@ static void fail(struct rn_engine *e, struct slot *s, int code, const char *msg)
 
 static int pend_append(struct slot *s, const char *p, size_t n)
 {
-	if (s->pend_len + n + 1 > s->pend_cap) {
-		size_t cap = s->pend_cap ? s->pend_cap : 256;
-		while (cap < s->pend_len + n + 1)
-			cap *= 2;
-		char *np = realloc(s->pend, cap);
-		if (!np)
-			return RN_ERR_NOMEM;
-		s->pend = np;
-		s->pend_cap = cap;
-	}
+	if (ob_grow(&s->pend, &s->pend_cap, s->pend_len + n + 1, 1, 256, 0) != OB_GROW_OK)
+		return RN_ERR_NOMEM;
 	memcpy(s->pend + s->pend_len, p, n);
 	s->pend_len += n;
 	s->pend[s->pend_len] = 0;

@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/buf.h"
 #include "runner/model.h"
 
 /* ---------------------------------------------------------------------------------------------------- */
@@ -196,14 +197,8 @@ static int bind_vector(struct loader *L, const char *name, int64_t n, bool requi
 	if (t->type != GGUF_TYPE_F32 && t->type != GGUF_TYPE_F16 && t->type != GGUF_TYPE_BF16)
 		return rn_error_set(L->err, RN_ERR_TYPE, "tensor '%s' has type %s, expected F32 (or F16/BF16)", t->name,
 				    gguf_type_name(t->type));
-	if (L->n_small == L->cap_small) {
-		size_t cap = L->cap_small ? 2 * L->cap_small : 64;
-		void *p = realloc(L->small, cap * sizeof *L->small);
-		if (!p)
-			return rn_error_set(L->err, RN_ERR_NOMEM, "out of memory binding tensor '%s'", name);
-		L->small = p;
-		L->cap_small = cap;
-	}
+	if (ob_grow(&L->small, &L->cap_small, L->n_small + 1, sizeof *L->small, 64, 0) != OB_GROW_OK)
+		return rn_error_set(L->err, RN_ERR_NOMEM, "out of memory binding tensor '%s'", name);
 	L->small[L->n_small].t = t;
 	L->small[L->n_small].dst = dst;
 	L->n_small++;

@@ -15,6 +15,7 @@
 
 #include <curl/curl.h>
 
+#include "base/buf.h"
 #include "base/json.h"
 #include "tools/client.h"
 
@@ -161,16 +162,8 @@ static bool sink_add(struct sink *s, const char *p, size_t n)
 		s->over = true;
 		return false;
 	}
-	if (s->len + n + 1 > s->cap) {
-		size_t cap = s->cap ? s->cap : 4096;
-		while (cap < s->len + n + 1)
-			cap *= 2;
-		char *b = realloc(s->buf, cap);
-		if (!b)
-			return false;
-		s->buf = b;
-		s->cap = cap;
-	}
+	if (ob_grow(&s->buf, &s->cap, s->len + n + 1, 1, 4096, 0) != OB_GROW_OK)
+		return false;
 	memcpy(s->buf + s->len, p, n);
 	s->len += n;
 	s->buf[s->len] = 0;

@@ -14,6 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/buf.h"
 #include "base/json.h"
 #include "runner/engine.h"
 #include "runner/model.h"
@@ -21,6 +22,7 @@
 #include "tools/commands.h"
 
 #define GEN_MAX_STOP RN_ENGINE_MAX_STOP
+#define GEN_MAX_PROMPT_FILE (512u << 20) /* bytes of a -f prompt file */
 
 static void usage(FILE *f)
 {
@@ -57,18 +59,14 @@ static char *read_all(const char *path, size_t *len)
 	FILE *f = strcmp(path, "-") == 0 ? stdin : fopen(path, "rb");
 	if (!f)
 		return NULL;
-	size_t cap = 4096, n = 0;
-	char *buf = malloc(cap);
-	while (buf) {
-		if (n + 1 >= cap) {
-			char *nb = cap > (1u << 28) ? NULL : realloc(buf, cap * 2);
-			if (!nb) {
-				free(buf);
-				buf = NULL;
-				break;
-			}
-			buf = nb;
-			cap *= 2;
+	size_t cap = 0, n = 0;
+	char *buf = NULL;
+	for (;;) {
+		/* room for at least 4 KiB more, up to the ceiling */
+		if (ob_grow(&buf, &cap, n + 4096, 1, 4096, GEN_MAX_PROMPT_FILE) != OB_GROW_OK) {
+			free(buf);
+			buf = NULL;
+			break;
 		}
 		size_t r = fread(buf + n, 1, cap - n - 1, f);
 		if (r == 0)
@@ -106,14 +104,8 @@ static int on_event(void *user, const struct rn_event *ev)
 {
 	struct gen_state *g = user;
 	if (ev->token >= 0) {
-		if (g->n_ids == g->cap_ids) {
-			size_t cap = g->cap_ids ? 2 * g->cap_ids : 256;
-			int32_t *p = realloc(g->ids, cap * sizeof *p);
-			if (!p)
-				return 1;
-			g->ids = p;
-			g->cap_ids = cap;
-		}
+		if (OB_GROW(g->ids, g->cap_ids, g->n_ids + 1, 0) != OB_GROW_OK)
+			return 1;
 		g->ids[g->n_ids++] = ev->token;
 	}
 	if (g->json) {

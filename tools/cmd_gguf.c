@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "base/utf8.h"
 #include "gguf/gguf.h"
 #include "gguf/model.h"
 #include "tools/argnum.h"
@@ -23,34 +24,6 @@ struct opts {
 };
 
 /* ---------------------------------------------------------------- text */
-
-/* Length of the valid UTF-8 sequence at p (n bytes available), or 0 when invalid. */
-static size_t utf8_len(const unsigned char *p, size_t n)
-{
-	unsigned c = p[0];
-	size_t len;
-	uint32_t cp;
-	if (c < 0x80)
-		return 1;
-	if (c >= 0xc2 && c <= 0xdf)
-		len = 2, cp = c & 0x1f;
-	else if (c >= 0xe0 && c <= 0xef)
-		len = 3, cp = c & 0x0f;
-	else if (c >= 0xf0 && c <= 0xf4)
-		len = 4, cp = c & 0x07;
-	else
-		return 0;
-	if (n < len)
-		return 0;
-	for (size_t i = 1; i < len; i++) {
-		if ((p[i] & 0xc0) != 0x80)
-			return 0;
-		cp = (cp << 6) | (p[i] & 0x3f);
-	}
-	if ((len == 3 && (cp < 0x800 || (cp >= 0xd800 && cp <= 0xdfff))) || (len == 4 && (cp < 0x10000 || cp > 0x10ffff)))
-		return 0;
-	return len;
-}
 
 /* A string quoted as JSON (valid for the text output too): control characters escaped, invalid UTF-8 bytes
  * replaced by U+FFFD. max > 0 cuts after max bytes and appends an ellipsis note. */
@@ -78,7 +51,7 @@ static void put_str(FILE *o, const char *s, uint64_t n, uint64_t max)
 			fprintf(o, "\\u%04x", c);
 			i++;
 		} else {
-			size_t l = utf8_len(p + i, (size_t)(n - i));
+			size_t l = ob_utf8_valid_len(p + i, (size_t)(n - i));
 			if (l == 0) {
 				fputs("\\ufffd", o);
 				i++;

@@ -12,6 +12,7 @@
 #include <time.h>
 
 #include "base/json.h"
+#include "base/jsonutil.h"
 #include "runner/api/lines.h"
 
 struct line_item {
@@ -178,23 +179,14 @@ static int lines_next(void *ctx, const char **data, size_t *len)
 		ob_jw_stringn(&w, it->line, it->len);
 		ob_jw_obj_end(&w);
 		size_t n;
-		char *s = ob_jw_take(&w, &n);
-		ob_jw_free(&w);
+		char *line = ob_jw_take_line(&w, &n); /* json.Encoder's line: the object and "\n" */
 		free(it->line);
-		if (!s) {
-			free(it);
-			return -1;
-		}
-		char *line = realloc(s, n + 2);
 		if (!line) {
-			free(s);
 			free(it);
 			return -1;
 		}
-		line[n] = '\n';
-		line[n + 1] = 0;
 		it->line = line;
-		it->len = n + 1;
+		it->len = n;
 	}
 	p->cur = it;
 	*data = it->line;

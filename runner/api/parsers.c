@@ -14,6 +14,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "base/jsonutil.h"
 #include "base/unicode.h"
 #include "runner/api/parsers.h"
 
@@ -341,72 +342,22 @@ static int find_tool(const struct rn_tools *p, size_t *end)
 	return found;
 }
 
-/* Go re-encodes a decoded map[string]any: numbers as float64, objects with sorted keys. */
+/* The arguments object in document order, each value as Go re-encodes what it decoded into `any` (numbers as
+ * float64, nested objects with sorted keys, the last duplicate winning). */
 static void write_go_value(struct ob_jw *w, const struct ob_json *v, bool top)
 {
-	switch (v->type) {
-	case OB_JSON_NULL:
-		ob_jw_null(w);
-		break;
-	case OB_JSON_BOOL:
-		ob_jw_bool(w, v->boolean);
-		break;
-	case OB_JSON_NUMBER:
-		ob_jw_float64(w, v->number);
-		break;
-	case OB_JSON_STRING:
-		ob_jw_stringn(w, v->str, v->len);
-		break;
-	case OB_JSON_ARRAY:
-		ob_jw_arr(w);
-		OB_JSON_FOREACH(e, v)
-		write_go_value(w, e, false);
-		ob_jw_arr_end(w);
-		break;
-	case OB_JSON_OBJECT:
-		if (top) {
-			ob_jw_obj(w);
-			OB_JSON_FOREACH_MEMBER(k, val, v)
-			{
-				ob_jw_keyn(w, k->str, k->len);
-				write_go_value(w, val, false);
-			}
-			ob_jw_obj_end(w);
-		} else {
-			/* sorted keys; values re-encoded the same way */
-			size_t cnt = v->count, i = 0;
-			const struct ob_json **keys = calloc(cnt ? cnt : 1, sizeof *keys);
-			if (!keys) {
-				w->status = OB_JW_NOMEM;
-				return;
-			}
-			OB_JSON_FOREACH_MEMBER(k, val, v)
-			{
-				(void)val;
-				keys[i++] = k;
-			}
-			for (size_t a = 1; a < cnt; a++) /* insertion sort by bytes */
-				for (size_t b = a; b > 0; b--) {
-					const struct ob_json *x = keys[b - 1], *y = keys[b];
-					size_t m = x->len < y->len ? x->len : y->len;
-					int c = memcmp(x->str, y->str, m);
-					if (c > 0 || (c == 0 && x->len > y->len)) {
-						keys[b - 1] = y;
-						keys[b] = x;
-					} else {
-						break;
-					}
-				}
-			ob_jw_obj(w);
-			for (size_t a = 0; a < cnt; a++) {
-				ob_jw_keyn(w, keys[a]->str, keys[a]->len);
-				write_go_value(w, keys[a] + 1, false);
-			}
-			ob_jw_obj_end(w);
-			free(keys);
-		}
-		break;
+	if (!top || v->type != OB_JSON_OBJECT) {
+		if (!ob_jw_go_value(w, v) && w->status == OB_JW_OK)
+			w->status = OB_JW_INVALID;
+		return;
 	}
+	ob_jw_obj(w);
+	OB_JSON_FOREACH_MEMBER(k, val, v)
+	{
+		ob_jw_keyn(w, k->str, k->len);
+		write_go_value(w, val, false);
+	}
+	ob_jw_obj_end(w);
 }
 
 static char *encode_args(const struct ob_json *obj)

@@ -27,6 +27,7 @@
 
 #include <microhttpd.h>
 
+#include "base/buf.h"
 #include "base/json.h"
 #include "runner/server/http.h"
 
@@ -689,16 +690,8 @@ static int body_append(struct rn_http_req *r, const char *data, size_t n)
 		r->body_too_large = true;
 		return -1;
 	}
-	if (r->body_len + n + 1 > r->body_cap) {
-		size_t cap = r->body_cap ? r->body_cap : 4096;
-		while (cap < r->body_len + n + 1)
-			cap *= 2;
-		char *b = realloc(r->body, cap);
-		if (!b)
-			return -1;
-		r->body = b;
-		r->body_cap = cap;
-	}
+	if (ob_grow(&r->body, &r->body_cap, r->body_len + n + 1, 1, 4096, 0) != OB_GROW_OK)
+		return -1;
 	memcpy(r->body + r->body_len, data, n);
 	r->body_len += n;
 	r->body[r->body_len] = 0;

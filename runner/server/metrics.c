@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "base/buf.h"
+#include "base/gofmt.h"
 #include "runner/server/metrics.h"
 
 #define LABEL_MAX 160
@@ -243,7 +244,9 @@ static void put_hist(struct ob_buf *b, const char *name, const char *lname, cons
 	}
 	ob_buf_printf(b, "%s_sum{%s=\"", name, lname);
 	put_label(b, lval);
-	ob_buf_printf(b, "\"} %.9g\n", h->sum);
+	char sum[32];
+	ob_go_format_float_as(sum, h->sum, 'g', 64); /* Go's strconv 'g', shortest digits, as the Go client writes */
+	ob_buf_printf(b, "\"} %s\n", sum);
 	ob_buf_printf(b, "%s_count{%s=\"", name, lname);
 	put_label(b, lval);
 	ob_buf_printf(b, "\"} %llu\n", (unsigned long long)h->n);

@@ -21,6 +21,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "base/buf.h"
 #include "gguf/gguf.h"
 #include "runner/backend.h"
 #include "runner/server/metrics.h"
@@ -207,16 +208,8 @@ static void doom_locked(struct rn_sched *s, struct rn_runner *r)
 			break;
 		}
 	r->in_table = false;
-	if (s->n_doomed == s->cap_doomed) {
-		size_t cap = s->cap_doomed ? s->cap_doomed * 2 : 8;
-		struct rn_runner **d = realloc(s->doomed, cap * sizeof *d);
-		if (!d) {
-			/* cannot defer: leak rather than free under the lock (extremely unlikely) */
-			return;
-		}
-		s->doomed = d;
-		s->cap_doomed = cap;
-	}
+	if (OB_GROW(s->doomed, s->cap_doomed, s->n_doomed + 1, 0) != OB_GROW_OK)
+		return; /* cannot defer: leak rather than free under the lock (extremely unlikely) */
 	s->doomed[s->n_doomed++] = r;
 	pthread_cond_broadcast(&s->jcv);
 	pthread_cond_broadcast(&s->cv);
@@ -651,16 +644,10 @@ static struct rn_job_event *event_get_locked(struct rn_job *j, size_t n)
 		return NULL;
 	}
 	e->next = NULL;
-	if (e->cap < n + 1) {
-		size_t cap = n + 1 < JOB_TEXT_MIN ? JOB_TEXT_MIN : n + 1;
-		char *t = realloc(e->text, cap);
-		if (!t) {
-			free(e->text);
-			free(e);
-			return NULL;
-		}
-		e->text = t;
-		e->cap = cap;
+	if (ob_grow(&e->text, &e->cap, n + 1, 1, JOB_TEXT_MIN, 0) != OB_GROW_OK) {
+		free(e->text);
+		free(e);
+		return NULL;
 	}
 	return e;
 }
