@@ -1,4 +1,5 @@
-/* runner/server/http.c — libmicrohttpd glue: listening socket, routing, CORS, Host check, bodies, responses.
+/* runner/server/http.c — libmicrohttpd glue: listening socket, framing checks, routing, CORS, Host check,
+ * bodies, responses.
  *
  * Runs libmicrohttpd with one thread per connection, so handlers and stream sources may block. The
  * listening socket is made here (Go-style bind errors, loopback detection for the Host check). Streamed
@@ -644,6 +645,81 @@ static bool apply_host_check(struct rn_http_req *r)
 	return true;
 }
 
+/* Framing: Go's net/http rules (transfer.go) where libmicrohttpd is lenient. libmicrohttpd frames the body by
+ * the FIRST Content-Length, honours Transfer-Encoding on HTTP/1.0, and reads a body with a Transfer-Encoding
+ * other than chunked until the connection closes: a proxy in front that frames by another header would see
+ * other requests than orun does. An answer given before the body makes libmicrohttpd close the connection
+ * after it, so nothing after the headers is ever read as a request. */
+struct framing {
+	unsigned n_cl, n_te;
+	const char *cl, *te; /* the first of each */
+	bool cl_differ;
+};
+
+static bool is_ows(char c)
+{
+	return c == ' ' || c == '\t' || c == '\r' || c == '\n';
+}
+
+/* Go's textproto.TrimString: the value without leading and trailing ASCII white space. */
+static const char *trim_ows(const char *v, size_t *len)
+{
+	size_t n = strlen(v);
+	while (n && is_ows(v[n - 1]))
+		n--;
+	while (n && is_ows(*v)) {
+		v++;
+		n--;
+	}
+	*len = n;
+	return v;
+}
+
+static rn_mhd_result framing_header(void *cls, enum MHD_ValueKind kind, const char *key, const char *value)
+{
+	struct framing *f = cls;
+	(void)kind;
+	if (!value)
+		value = "";
+	if (strcasecmp(key, "Content-Length") == 0) {
+		if (f->n_cl++ == 0) {
+			f->cl = value;
+		} else {
+			size_t a, b;
+			const char *x = trim_ows(f->cl, &a), *y = trim_ows(value, &b);
+			if (a != b || memcmp(x, y, a) != 0)
+				f->cl_differ = true;
+		}
+	} else if (strcasecmp(key, "Transfer-Encoding") == 0) {
+		if (f->n_te++ == 0)
+			f->te = value;
+	}
+	return MHD_YES;
+}
+
+/* Refuses a request whose body framing is ambiguous; returns true when it answered. */
+static bool check_framing(struct rn_http_req *r)
+{
+	struct framing f = {0};
+	MHD_get_connection_values(r->conn, MHD_HEADER_KIND, framing_header, &f);
+	size_t n = 0;
+	const char *te = f.n_te ? trim_ows(f.te, &n) : "";
+	int status = 0;
+	if (f.cl_differ)
+		status = 400; /* Go: "http: message cannot contain multiple Content-Length headers" */
+	else if (f.n_te && !r->http11)
+		status = 400; /* RFC 9112 6.1: faulty framing (Go ignores the header, libmicrohttpd would not) */
+	else if (f.n_te > 1 || (f.n_te && (n != 7 || strncasecmp(te, "chunked", 7) != 0)))
+		status = 501; /* Go: "too many transfer encodings", "unsupported transfer encoding" */
+	else if (f.n_te && f.n_cl)
+		status = 400; /* Go lets chunked win; refused as RFC 9112 6.1 allows: a proxy may frame by the length */
+	if (status == 400)
+		rn_http_respond(r, 400, "text/plain; charset=utf-8", "400 Bad Request", 15);
+	else if (status == 501)
+		rn_http_respond(r, 501, "text/plain; charset=utf-8", "Unsupported transfer encoding", 29);
+	return status != 0;
+}
+
 static void route_request(struct rn_http_req *r)
 {
 	struct rn_http_server *s = r->srv;
@@ -778,7 +854,8 @@ static rn_mhd_result on_access(void *cls, struct MHD_Connection *conn, const cha
 		r->path = strdup(url);
 		if (!r->path)
 			return MHD_NO;
-		route_request(r);
+		if (!check_framing(r))
+			route_request(r);
 		if (!r->response && r->route->begin)
 			r->route->begin(r);
 		if (r->response) {

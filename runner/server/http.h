@@ -5,8 +5,9 @@
  * allowed`; CORS follows gin-contrib/cors with Ollama's configuration; the Host-header check
  * (DNS-rebinding protection) applies when the listener is on a loopback address. Streamed bodies come from
  * a source that yields one piece at a time; each piece goes out as one HTTP chunk, at once, on a socket
- * with TCP_NODELAY (runner/server/stream.h builds generation streams on this). The layer knows nothing about
- * models or JSON schemas.
+ * with TCP_NODELAY (runner/server/stream.h builds generation streams on this). Requests whose framing Go's
+ * net/http refuses are refused (conflicting Content-Length, unsupported Transfer-Encoding). The layer knows
+ * nothing about models or JSON schemas.
  */
 #ifndef ORUN_RUNNER_SERVER_HTTP_H
 #define ORUN_RUNNER_SERVER_HTTP_H

@@ -1,11 +1,13 @@
 /* tests/server/test_http.c — the HTTP layer (runner/server/http.c) over real sockets: routing (404/405, trailing
- * slash), CORS as gin-contrib/cors with Ollama's origins, the Host-header check, request bodies, streamed
- * bodies (one chunk per piece, each arriving before the next is produced), client-disconnect detection, and
- * the OLLAMA_HOST / duration parsers of runner/server/envconfig.c and the Go decoding helpers.
+ * slash), CORS as gin-contrib/cors with Ollama's origins, the Host-header check, request bodies, framing refused
+ * as Go refuses it, streamed bodies (one chunk per piece, each arriving before the next is produced),
+ * client-disconnect detection, and the OLLAMA_HOST / duration parsers of runner/server/envconfig.c and the Go
+ * decoding helpers.
  */
 #include "config.h"
 
 #include <arpa/inet.h>
+#include <errno.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
 #include <pthread.h>
@@ -23,9 +25,16 @@
 
 /* ------------------------------------------------------------------------------------ a tiny client */
 
-static int connect_to(int port)
+/* A connection to 127.0.0.1:port from the loopback address `from` (any address of 127/8 is local). */
+static int connect_from(const char *from, int port)
 {
 	int fd = socket(AF_INET, SOCK_STREAM, 0);
+	struct sockaddr_in src = {.sin_family = AF_INET};
+	inet_pton(AF_INET, from, &src.sin_addr);
+	if (bind(fd, (struct sockaddr *)&src, sizeof src) != 0) {
+		close(fd);
+		return -1;
+	}
 	struct sockaddr_in a = {.sin_family = AF_INET, .sin_port = htons((uint16_t)port)};
 	inet_pton(AF_INET, "127.0.0.1", &a.sin_addr);
 	if (connect(fd, (struct sockaddr *)&a, sizeof a) != 0) {
@@ -35,6 +44,58 @@ static int connect_to(int port)
 	int one = 1;
 	setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
 	return fd;
+}
+
+static int connect_to(int port)
+{
+	return connect_from("127.0.0.1", port);
+}
+
+/* Reads what arrives on fd within wait_ms of silence; *closed tells whether the peer closed (EOF or reset). */
+static char *read_for(int fd, int wait_ms, bool *closed)
+{
+	struct timeval tv = {wait_ms / 1000, (wait_ms % 1000) * 1000};
+	setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
+	size_t cap = 1 << 16, len = 0;
+	char *buf = malloc(cap);
+	*closed = false;
+	for (;;) {
+		if (len + 4096 > cap)
+			buf = realloc(buf, cap *= 2);
+		ssize_t n = read(fd, buf + len, cap - len - 1);
+		if (n > 0) {
+			len += (size_t)n;
+			continue;
+		}
+		*closed = n == 0 || (errno != EAGAIN && errno != EWOULDBLOCK);
+		break;
+	}
+	buf[len] = 0;
+	return buf;
+}
+
+/* Sends a raw request on a new connection; returns what came back within wait_ms and whether orun closed. */
+static char *exchange(int port, const char *req, size_t len, int wait_ms, bool *closed)
+{
+	int fd = connect_to(port);
+	if (fd < 0 || write(fd, req, len) != (ssize_t)len) {
+		if (fd >= 0)
+			close(fd);
+		*closed = true;
+		return strdup("");
+	}
+	char *r = read_for(fd, wait_ms, closed);
+	close(fd);
+	return r;
+}
+
+/* How many responses a buffer holds. */
+static int count_responses(const char *buf)
+{
+	int n = 0;
+	for (const char *p = buf; (p = strstr(p, "HTTP/1.1 ")); p++)
+		n++;
+	return n;
 }
 
 /* Sends a raw request and reads the whole response (Connection: close). Returns malloc'd text. */
@@ -287,6 +348,61 @@ static void test_stream(int port)
 	printf("disconnect noticed after %lld us\n", (long long)(now_us() - t0));
 }
 
+/* Framing Go's net/http refuses (transfer.go) is refused before the body is read, and the connection is
+ * closed after the answer: what follows the headers is never taken for another request. */
+static void test_framing(int port)
+{
+	static const struct {
+		const char *what, *req;
+		int status;
+		const char *body;
+	} cases[] = {
+		{"two different Content-Length",
+		 "POST /echo HTTP/1.1\r\nHost: localhost\r\nContent-Length: 7\r\nContent-Length: 40\r\n\r\n{\"a\":1}"
+		 "GET /smuggled HTTP/1.1\r\nHost: localhost\r\n\r\n",
+		 400, "400 Bad Request"},
+		{"Content-Length with Transfer-Encoding",
+		 "POST /echo HTTP/1.1\r\nHost: localhost\r\nContent-Length: 3\r\nTransfer-Encoding: chunked\r\n\r\n"
+		 "7\r\n{\"a\":1}\r\n0\r\n\r\n",
+		 400, "400 Bad Request"},
+		{"two Transfer-Encoding",
+		 "POST /echo HTTP/1.1\r\nHost: localhost\r\nTransfer-Encoding: chunked\r\nTransfer-Encoding: gzip\r\n\r\n"
+		 "7\r\n{\"a\":1}\r\n0\r\n\r\n",
+		 501, "Unsupported transfer encoding"},
+		{"Transfer-Encoding gzip", "POST /echo HTTP/1.1\r\nHost: localhost\r\nTransfer-Encoding: gzip\r\n\r\n{}",
+		 501, "Unsupported transfer encoding"},
+		{"Transfer-Encoding chunked, chunked",
+		 "POST /echo HTTP/1.1\r\nHost: localhost\r\nTransfer-Encoding: chunked, chunked\r\n\r\n"
+		 "2\r\n{}\r\n0\r\n\r\n",
+		 501, "Unsupported transfer encoding"},
+		{"Transfer-Encoding on HTTP/1.0",
+		 "POST /echo HTTP/1.0\r\nHost: localhost\r\nTransfer-Encoding: chunked\r\n\r\n2\r\n{}\r\n0\r\n\r\n", 400,
+		 "400 Bad Request"},
+		/* libmicrohttpd answers this one itself (0.9.75 writes its status line and headers twice) */
+		{"an invalid Content-Length", "POST /echo HTTP/1.1\r\nHost: localhost\r\nContent-Length: 1x\r\n\r\n{}", 400,
+		 NULL},
+		/* what Go accepts */
+		{"the same Content-Length twice",
+		 "POST /echo HTTP/1.1\r\nHost: localhost\r\nContent-Length: 7\r\nContent-Length: 7\r\n\r\n{\"a\":1}", 200,
+		 "POST 7 "},
+		{"Transfer-Encoding Chunked",
+		 "POST /echo HTTP/1.1\r\nHost: localhost\r\nTransfer-Encoding: Chunked\r\n\r\n7\r\n{\"a\":1}\r\n0\r\n\r\n",
+		 200, "POST 7 "},
+	};
+	for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+		bool closed;
+		char *r = exchange(port, cases[i].req, strlen(cases[i].req), 500, &closed);
+		CHECKF(status_of(r) == cases[i].status, "%s: %d, expected %d", cases[i].what, status_of(r), cases[i].status);
+		if (cases[i].body)
+			CHECKF(strcmp(body_of(r), cases[i].body) == 0, "%s: body \"%s\"", cases[i].what, body_of(r));
+		if (cases[i].status >= 400)
+			CHECKF(closed, "%s: the connection stays open", cases[i].what);
+		if (cases[i].status >= 400 && cases[i].body)
+			CHECKF(count_responses(r) == 1, "%s: %d responses", cases[i].what, count_responses(r));
+		free(r);
+	}
+}
+
 static void test_server(void)
 {
 	struct rn_srv_host h;
@@ -350,6 +466,8 @@ static void test_server(void)
 	r = request(port, "POST", "/echo", NULL, big);
 	CHECK_EQ_INT(status_of(r), 413);
 	free(r);
+
+	test_framing(port);
 
 	r = request(port, "POST", "/err", NULL, "{}");
 	CHECK_EQ_INT(status_of(r), 404);
