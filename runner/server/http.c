@@ -69,6 +69,8 @@ struct rn_http_req {
 	/* body */
 	char *body;
 	size_t body_len, body_cap;
+	size_t max_body;  /* this route's cap */
+	uint64_t declared; /* Content-Length, or UINT64_MAX when absent (chunked) */
 	bool body_too_large;
 	bool discard; /* answered early: drop the rest of the body */
 	void *user;
@@ -720,6 +722,27 @@ static bool check_framing(struct rn_http_req *r)
 	return status != 0;
 }
 
+static void respond_too_large(struct rn_http_req *r)
+{
+	rn_http_respond_errorf(r, 413, "request body too large: the limit is %zu bytes", r->max_body);
+}
+
+/* The route's body cap; a body that says in advance it is larger is refused before it is read. Returns true
+ * when it answered. */
+static bool check_body_size(struct rn_http_req *r)
+{
+	const struct rn_http_server *s = r->srv;
+	r->max_body = (r->route->methods & RN_HTTP_PROMPT_BODY) ? s->o.max_prompt_body : s->o.max_body;
+	r->declared = UINT64_MAX;
+	const char *cl = rn_http_req_header(r, "Content-Length");
+	if (cl) /* libmicrohttpd has checked it is a number */
+		r->declared = strtoull(cl, NULL, 10);
+	if (r->route->upload || r->declared == UINT64_MAX || r->declared <= r->max_body)
+		return false;
+	respond_too_large(r);
+	return true;
+}
+
 static void route_request(struct rn_http_req *r)
 {
 	struct rn_http_server *s = r->srv;
@@ -731,6 +754,7 @@ static void route_request(struct rn_http_req *r)
 	find_route(s, r->path, mbit, &rt, &known, r->param, sizeof r->param);
 	if (rt) {
 		r->route = rt;
+		(void)check_body_size(r);
 		return;
 	}
 	size_t n = strlen(r->path);
@@ -761,12 +785,15 @@ static void route_request(struct rn_http_req *r)
 
 static int body_append(struct rn_http_req *r, const char *data, size_t n)
 {
-	size_t max = r->srv->o.max_body ? r->srv->o.max_body : RN_HTTP_MAX_BODY_DEFAULT;
-	if (n > max - r->body_len) {
+	if (n > r->max_body - r->body_len) {
 		r->body_too_large = true;
 		return -1;
 	}
-	if (ob_grow(&r->body, &r->body_cap, r->body_len + n + 1, 1, 4096, 0) != OB_GROW_OK)
+	/* a body of announced length is held once, without doubling slack */
+	size_t need = r->body_len + n + 1;
+	if (!r->body && r->declared != UINT64_MAX && r->declared >= need - 1)
+		need = (size_t)r->declared + 1;
+	if (ob_grow(&r->body, &r->body_cap, need, 1, 4096, 0) != OB_GROW_OK)
 		return -1;
 	memcpy(r->body + r->body_len, data, n);
 	r->body_len += n;
@@ -878,7 +905,7 @@ static rn_mhd_result on_access(void *cls, struct MHD_Connection *conn, const cha
 			}
 		} else if (body_append(r, upload_data, n) < 0) {
 			if (r->body_too_large)
-				rn_http_respond_error(r, 413, "request body too large");
+				respond_too_large(r);
 			else
 				respond_oom(r);
 			r->discard = true;
@@ -1018,6 +1045,10 @@ struct rn_http_server *rn_http_start(const struct rn_http_options *o, char *err,
 	}
 	s->o = *o;
 	s->listen_fd = -1;
+	if (!s->o.max_body)
+		s->o.max_body = RN_HTTP_MAX_BODY_DEFAULT;
+	if (!s->o.max_prompt_body)
+		s->o.max_prompt_body = RN_HTTP_MAX_BODY_DEFAULT;
 	if (!o->no_cors) {
 		s->origins = calloc(o->n_origins + 1, sizeof *s->origins);
 		if (!s->origins)

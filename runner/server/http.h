@@ -6,8 +6,8 @@
  * (DNS-rebinding protection) applies when the listener is on a loopback address. Streamed bodies come from
  * a source that yields one piece at a time; each piece goes out as one HTTP chunk, at once, on a socket
  * with TCP_NODELAY (runner/server/stream.h builds generation streams on this). Requests whose framing Go's
- * net/http refuses are refused (conflicting Content-Length, unsupported Transfer-Encoding). The layer knows
- * nothing about models or JSON schemas.
+ * net/http refuses are refused (conflicting Content-Length, unsupported Transfer-Encoding); bodies are capped
+ * per route (struct rn_http_options). The layer knows nothing about models or JSON schemas.
  */
 #ifndef ORUN_RUNNER_SERVER_HTTP_H
 #define ORUN_RUNNER_SERVER_HTTP_H
@@ -18,7 +18,7 @@
 
 #include "runner/server/envconfig.h"
 
-#define RN_HTTP_MAX_BODY_DEFAULT (512u << 20) /* bytes of a request body collected in memory */
+#define RN_HTTP_MAX_BODY_DEFAULT (64u << 20)  /* bytes of a request body collected in memory, when not set */
 #define RN_HTTP_MAX_CONNECTIONS 1024          /* concurrent connections */
 #define RN_HTTP_MAX_HEADERS 16                /* extra response headers per request */
 #define RN_HTTP_SLICE_NS 100000u              /* EEVDF slice asked for latency-sensitive threads (the minimum) */
@@ -31,6 +31,9 @@ enum rn_http_method {
 	RN_HTTP_PUT = 1 << 4,
 	RN_HTTP_PATCH = 1 << 5,
 	RN_HTTP_OPTIONS = 1 << 6,
+	/* Not a method: a route flag kept with the method bits. The route's body may be large (prompts, images
+	 * in base64, documents to embed): it is capped by max_prompt_body instead of max_body. */
+	RN_HTTP_PROMPT_BODY = 1 << 8,
 };
 
 struct rn_http_req;
@@ -52,7 +55,7 @@ typedef int (*rn_http_upload)(struct rn_http_req *req, const char *data, size_t 
 typedef void (*rn_http_cleanup)(struct rn_http_req *req, void *user);
 
 struct rn_http_route {
-	unsigned methods;        /* RN_HTTP_* bits */
+	unsigned methods;        /* RN_HTTP_* method bits, and RN_HTTP_PROMPT_BODY */
 	const char *path;        /* exact path; a last segment ":name" matches any one non-empty segment */
 	rn_http_handler handler;
 	rn_http_begin begin;
@@ -76,11 +79,14 @@ struct rn_http_source {
 typedef void (*rn_http_on_complete)(void *app, const char *route, const char *method, const char *path,
 				    const char *remote, int status, double seconds);
 
+/* A request body collected in memory (a route without `upload`) is refused with 413 past its route's cap, before
+ * it is read when Content-Length says so. */
 struct rn_http_options {
 	const struct rn_srv_host *listen; /* required */
 	const char *const *origins;       /* allowed CORS origins (OLLAMA_ORIGINS + defaults); "*" = any */
 	size_t n_origins;
-	size_t max_body;                  /* 0 = RN_HTTP_MAX_BODY_DEFAULT */
+	size_t max_body;                  /* bytes, routes without RN_HTTP_PROMPT_BODY: 0 = RN_HTTP_MAX_BODY_DEFAULT */
+	size_t max_prompt_body;           /* bytes, routes with RN_HTTP_PROMPT_BODY: 0 = RN_HTTP_MAX_BODY_DEFAULT */
 	unsigned max_connections;         /* 0 = RN_HTTP_MAX_CONNECTIONS */
 	const struct rn_http_route *routes; /* terminated by a route with path == NULL; must outlive the server */
 	void *app;                        /* handed to handlers through rn_http_req_app */

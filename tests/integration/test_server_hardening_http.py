@@ -1,10 +1,16 @@
-"""`orun serve`'s transport under hostile input (issue 20), over raw sockets:
+"""`orun serve`'s transport under hostile input (issue 20: F1, F2), over raw sockets:
 - framing Go's net/http refuses (two different Content-Length, Content-Length with Transfer-Encoding, an
-  unsupported Transfer-Encoding) is refused, and nothing after the headers is taken for another request.
+  unsupported Transfer-Encoding) is refused, and nothing after the headers is taken for another request;
+- request bodies are capped per route (ORUN_HTTP_MAX_BODY, ORUN_HTTP_MAX_PROMPT_BODY; blob uploads are not
+  held in memory and have no cap), and the JSON tree costs at most ~24 bytes per body byte (peak RSS).
 """
+import hashlib
+import json
 import socket
+import time
 
 import pytest
+import requests
 
 from test_server_common import Server
 
@@ -85,3 +91,53 @@ def test_same_content_length_twice_is_accepted(server):
            b"Content-Length: %d\r\n\r\n" % (len(body), len(body))) + body
     out, _ = exchange(server.port, raw)
     assert status(out) == 404 and b"model 'x:latest' not found" in out, out
+
+
+# ------------------------------------------------------------------------------------------------ F2
+
+@pytest.mark.parametrize("server", [{"ORUN_HTTP_MAX_BODY": "4K", "ORUN_HTTP_MAX_PROMPT_BODY": "64K"}],
+                         indirect=True)
+def test_body_caps_per_route(server):
+    base = server.base
+    pad = "x" * 8000
+    r = requests.post(base + "/api/show", data=json.dumps({"model": "x", "pad": pad}), timeout=10)
+    assert r.status_code == 413
+    assert r.json() == {"error": "request body too large: the limit is 4096 bytes"}
+    # a prompt route takes more ...
+    r = requests.post(base + "/api/chat", data=json.dumps({"model": "x", "pad": pad * 4}), timeout=10)
+    assert r.status_code == 404, r.text  # decoded: the model is missing
+    # ... up to its own cap, refused before the body is sent when Content-Length says so
+    s = connect(server.port)
+    s.sendall(b"POST /api/chat HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Length: 100000000\r\n\r\n{")
+    out, closed = read_all(s)
+    s.close()
+    assert status(out) == 413 and b"the limit is 65536 bytes" in out and closed, out
+    # a chunked body past the cap
+    r = requests.post(base + "/api/chat", data=iter([b'{"model":"x","pad":"', b"y" * 70000, b'"}']), timeout=10)
+    assert r.status_code == 413
+    # blob uploads stream to disk and are not capped
+    blob = b"z" * 300000
+    digest = "sha256:" + hashlib.sha256(blob).hexdigest()
+    r = requests.post(base + f"/api/blobs/{digest}", data=blob, timeout=30)
+    assert r.status_code == 201, r.text
+
+
+def peak_rss(pid):
+    for line in open(f"/proc/{pid}/status"):
+        if line.startswith("VmHWM:"):
+            return int(line.split()[1]) * 1024
+    return 0
+
+
+def test_json_memory_is_bounded_by_the_body(server):
+    """The issue's F2: an array in an unknown field cost 36 times the body in peak RSS (the jsmn reader). Now the
+    tree costs at most 24 bytes per body byte (one 48-byte node per "0,"; "[0,0,...]" one element past 2^22 is
+    also the worst case for a doubling array), and the body itself one."""
+    n = (1 << 22) + 2
+    body = b'{"model":"x","junk":[' + b"0," * (n - 1) + b"0]}"
+    before = peak_rss(server.proc.pid)
+    r = requests.post(server.base + "/api/chat", data=body, timeout=120)
+    assert r.status_code == 404, r.text
+    grown = peak_rss(server.proc.pid) - before
+    print(f"peak RSS grew by {grown / 1e6:.0f} MB for a {len(body) / 1e6:.1f} MB body: {grown / len(body):.1f} per byte")
+    assert grown <= 28 * len(body), f"{grown / len(body):.1f} bytes per body byte"

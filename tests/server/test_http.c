@@ -1,7 +1,7 @@
 /* tests/server/test_http.c — the HTTP layer (runner/server/http.c) over real sockets: routing (404/405, trailing
- * slash), CORS as gin-contrib/cors with Ollama's origins, the Host-header check, request bodies, framing refused
- * as Go refuses it, streamed bodies (one chunk per piece, each arriving before the next is produced),
- * client-disconnect detection, and the OLLAMA_HOST / duration parsers of runner/server/envconfig.c and the Go
+ * slash), CORS as gin-contrib/cors with Ollama's origins, the Host-header check, request bodies and their caps,
+ * framing refused as Go refuses it, streamed bodies (one chunk per piece, each arriving before the next is
+ * produced), client-disconnect detection, and the OLLAMA_HOST / duration parsers of runner/server/envconfig.c and the Go
  * decoding helpers.
  */
 #include "config.h"
@@ -245,6 +245,7 @@ static void h_stream(struct rn_http_req *r)
 static const struct rn_http_route routes[] = {
 	{RN_HTTP_GET | RN_HTTP_HEAD, "/", h_root, NULL, NULL, NULL, NULL},
 	{RN_HTTP_POST, "/echo", h_echo, NULL, NULL, NULL, NULL},
+	{RN_HTTP_POST | RN_HTTP_PROMPT_BODY, "/prompt", h_echo, NULL, NULL, NULL, NULL},
 	{RN_HTTP_POST | RN_HTTP_HEAD, "/blobs/:digest", h_echo, NULL, NULL, NULL, NULL},
 	{RN_HTTP_POST, "/err", h_error, NULL, NULL, NULL, NULL},
 	{RN_HTTP_POST, "/stream", h_stream, NULL, NULL, NULL, NULL},
@@ -409,7 +410,8 @@ static void test_server(void)
 	rn_srv_parse_host("127.0.0.1:0", &h, NULL, 0);
 	const char *origins[] = {"https://app.example.com", "http://*.corp.test", "http://localhost", "http://localhost:*",
 				 "app://*"};
-	struct rn_http_options o = {.listen = &h, .origins = origins, .n_origins = 5, .routes = routes, .max_body = 1000};
+	struct rn_http_options o = {.listen = &h, .origins = origins, .n_origins = 5, .routes = routes, .max_body = 1000,
+				    .max_prompt_body = 4000};
 	char err[256];
 	struct rn_http_server *s = rn_http_start(&o, err, sizeof err);
 	CHECKF(s != NULL, "%s", err);
@@ -464,6 +466,30 @@ static void test_server(void)
 	memset(big, 'x', sizeof big - 1);
 	big[sizeof big - 1] = 0;
 	r = request(port, "POST", "/echo", NULL, big);
+	CHECK_EQ_INT(status_of(r), 413);
+	CHECK_STREQ(body_of(r), "{\"error\":\"request body too large: the limit is 1000 bytes\"}");
+	free(r);
+	/* a route that takes prompts has its own, larger cap */
+	r = request(port, "POST", "/prompt", NULL, big);
+	CHECK_EQ_INT(status_of(r), 200);
+	CHECK_STREQ(body_of(r), "POST 1199 ");
+	free(r);
+	/* a body announced past the cap is refused before it is sent */
+	bool closed;
+	const char *huge = "POST /prompt HTTP/1.1\r\nHost: localhost\r\nContent-Length: 5000000000\r\n\r\n{";
+	r = exchange(port, huge, strlen(huge), 2000, &closed);
+	CHECK_EQ_INT(status_of(r), 413);
+	CHECK_STREQ(body_of(r), "{\"error\":\"request body too large: the limit is 4000 bytes\"}");
+	CHECK(closed);
+	free(r);
+	/* a chunked body past the cap */
+	char chunked[5200];
+	int k = snprintf(chunked, sizeof chunked, "POST /prompt HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n"
+						  "Transfer-Encoding: chunked\r\n\r\n1194\r\n");
+	memset(chunked + k, 'x', 4500);
+	k += 4500;
+	k += snprintf(chunked + k, sizeof chunked - (size_t)k, "\r\n0\r\n\r\n");
+	r = exchange(port, chunked, (size_t)k, 2000, &closed);
 	CHECK_EQ_INT(status_of(r), 413);
 	free(r);
 
