@@ -1,8 +1,9 @@
-"""`orun serve`'s transport under hostile input (issue 20: F1, F2), over raw sockets:
+"""`orun serve`'s transport under hostile input (issue 20: F1, F2, F3), over raw sockets:
 - framing Go's net/http refuses (two different Content-Length, Content-Length with Transfer-Encoding, an
   unsupported Transfer-Encoding) is refused, and nothing after the headers is taken for another request;
 - request bodies are capped per route (ORUN_HTTP_MAX_BODY, ORUN_HTTP_MAX_PROMPT_BODY; blob uploads are not
-  held in memory and have no cap), and the JSON tree costs at most ~24 bytes per body byte (peak RSS).
+  held in memory and have no cap), and the JSON tree costs at most ~24 bytes per body byte (peak RSS);
+- 100k nested arrays or objects are refused at once ("exceeded max depth").
 """
 import hashlib
 import json
@@ -141,3 +142,17 @@ def test_json_memory_is_bounded_by_the_body(server):
     grown = peak_rss(server.proc.pid) - before
     print(f"peak RSS grew by {grown / 1e6:.0f} MB for a {len(body) / 1e6:.1f} MB body: {grown / len(body):.1f} per byte")
     assert grown <= 28 * len(body), f"{grown / len(body):.1f} bytes per body byte"
+
+
+# ------------------------------------------------------------------------------------------------ F3
+
+@pytest.mark.parametrize("open_,inner,close", [("[", "", "]"), ('{"a":', "0", "}")])
+def test_deep_nesting_is_refused_at_once(server, open_, inner, close):
+    depth = 100000
+    body = '{"model":"x","messages":' + open_ * depth + inner + close * depth + "}"
+    t0 = time.time()
+    r = requests.post(server.base + "/api/chat", data=body, timeout=30)
+    took = time.time() - t0
+    assert r.status_code == 400 and "exceeded max depth" in r.json()["error"], r.text
+    # the reader before the single-pass one took 29-60 s here (the cost was the square of the depth)
+    assert took < 5, f"{took:.1f} s"
