@@ -509,6 +509,15 @@ static void http_limits_from_env(struct rn_srv_config *c)
 {
 	c->http_max_body = env_size(c, "ORUN_HTTP_MAX_BODY", RN_SRV_HTTP_MAX_BODY);
 	c->http_max_prompt_body = env_size(c, "ORUN_HTTP_MAX_PROMPT_BODY", 0);
+	c->http_max_connections = env_uint(c, "ORUN_HTTP_MAX_CONNECTIONS", 0);
+	c->http_max_connections_per_ip = env_uint(c, "ORUN_HTTP_MAX_CONNECTIONS_PER_IP", 0);
+	int64_t t = env_duration(c, "ORUN_HTTP_IDLE_TIMEOUT", INT64_MIN);
+	if (t == INT64_MIN)
+		c->http_idle_timeout_s = 0;
+	else if (t <= 0)
+		c->http_idle_timeout_s = -1;
+	else /* whole seconds, rounded up */
+		c->http_idle_timeout_s = t >= (int64_t)INT32_MAX * 1000000000LL ? INT32_MAX : (int)((t + 999999999) / 1000000000);
 }
 
 static int add_origin(struct rn_srv_config *c, const char *o, size_t n)

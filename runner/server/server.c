@@ -26,6 +26,12 @@ static void on_complete(void *app, const char *route, const char *method, const 
 	rn_log_access(&a->log, status, seconds, remote, method, path);
 }
 
+static void on_http_warning(void *app, const char *msg)
+{
+	struct rn_api *a = app;
+	rn_log(&a->log, RN_LOG_WARN, "%s", msg);
+}
+
 /* ---------------------------------------------------------------------------------------------------- */
 /* routes (RN_HTTP_PROMPT_BODY: bodies with prompts, images in base64 or documents get the larger cap) */
 
@@ -151,8 +157,12 @@ struct rn_server *rn_server_start(const struct rn_srv_config *cfg, bool quiet)
 		.routes = routes,
 		.app = &s->api,
 		.on_complete = on_complete,
+		.on_warning = on_http_warning,
 		.max_body = cfg->http_max_body,
 		.max_prompt_body = cfg->http_max_prompt_body,
+		.max_connections = cfg->http_max_connections,
+		.max_connections_per_ip = cfg->http_max_connections_per_ip,
+		.idle_timeout_s = cfg->http_idle_timeout_s,
 	};
 	char err[512];
 	s->http = rn_http_start(&ho, err, sizeof err);
@@ -171,6 +181,7 @@ struct rn_server *rn_server_start(const struct rn_srv_config *cfg, bool quiet)
 			 rn_backend_device_count(i));
 	}
 	rn_log(&s->api.log, RN_LOG_INFO, "backends: %s; default_num_ctx=%d", backends, s->api.default_num_ctx);
+	rn_log(&s->api.log, RN_LOG_INFO, "HTTP limits: %s", rn_http_limits_text(s->http, env, sizeof env));
 	return s;
 }
 

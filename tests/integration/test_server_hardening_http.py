@@ -1,9 +1,11 @@
-"""`orun serve`'s transport under hostile input (issue 20: F1, F2, F3), over raw sockets:
+"""`orun serve`'s transport under hostile input (issue 20: F1, F2, F3, F8), over raw sockets:
 - framing Go's net/http refuses (two different Content-Length, Content-Length with Transfer-Encoding, an
   unsupported Transfer-Encoding) is refused, and nothing after the headers is taken for another request;
 - request bodies are capped per route (ORUN_HTTP_MAX_BODY, ORUN_HTTP_MAX_PROMPT_BODY; blob uploads are not
   held in memory and have no cap), and the JSON tree costs at most ~24 bytes per body byte (peak RSS);
-- 100k nested arrays or objects are refused at once ("exceeded max depth").
+- 100k nested arrays or objects are refused at once ("exceeded max depth");
+- one address cannot take every connection (ORUN_HTTP_MAX_CONNECTIONS_PER_IP), idle connections are closed
+  (ORUN_HTTP_IDLE_TIMEOUT), and the idle timeout never cuts a generation.
 """
 import hashlib
 import json
@@ -13,6 +15,7 @@ import time
 import pytest
 import requests
 
+from conftest import model_path
 from test_server_common import Server
 
 
@@ -121,6 +124,7 @@ def test_body_caps_per_route(server):
     digest = "sha256:" + hashlib.sha256(blob).hexdigest()
     r = requests.post(base + f"/api/blobs/{digest}", data=blob, timeout=30)
     assert r.status_code == 201, r.text
+    assert "HTTP limits: bodies up to 4096 bytes (65536 with a prompt)" in server.read_log()
 
 
 def peak_rss(pid):
@@ -156,3 +160,70 @@ def test_deep_nesting_is_refused_at_once(server, open_, inner, close):
     assert r.status_code == 400 and "exceeded max depth" in r.json()["error"], r.text
     # the reader before the single-pass one took 29-60 s here (the cost was the square of the depth)
     assert took < 5, f"{took:.1f} s"
+
+
+# ------------------------------------------------------------------------------------------------ F8
+
+@pytest.mark.parametrize("server", [{"ORUN_HTTP_MAX_CONNECTIONS_PER_IP": "8", "ORUN_HTTP_IDLE_TIMEOUT": "2s"}],
+                         indirect=True)
+def test_one_address_cannot_take_every_connection(server):
+    idle = [connect(server.port, "127.0.0.2") for _ in range(8)]
+    time.sleep(0.3)  # accepted by the server
+    extra = connect(server.port, "127.0.0.2")
+    extra.sendall(b"GET /api/version HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n")
+    out, closed = read_all(extra)
+    assert out == b"" and closed
+    extra.close()
+    # every other client is served
+    r = requests.get(server.base + "/api/version", timeout=5)
+    assert r.status_code == 200
+    assert "refused a connection from 127.0.0.2: 8 connections from this address are open" in server.read_log()
+    # the idle ones are closed after ORUN_HTTP_IDLE_TIMEOUT, then the address may connect again
+    t0 = time.time()
+    for s in idle:
+        out, closed = read_all(s, wait=6)
+        assert closed and out == b""
+        s.close()
+    assert time.time() - t0 < 6
+    s = connect(server.port, "127.0.0.2")
+    s.sendall(b"GET /api/version HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n")
+    out, _ = read_all(s)
+    s.close()
+    assert status(out) == 200
+
+
+def test_many_idle_connections_do_not_deny_service(server):
+    """The issue's F8 as it was found: 1,030 idle connections from one client reset every other client."""
+    idle = []
+    try:
+        for _ in range(1100):
+            idle.append(connect(server.port, "127.0.0.2"))
+        time.sleep(0.5)
+        r = requests.get(server.base + "/api/version", timeout=5)
+        assert r.status_code == 200
+    finally:
+        for s in idle:
+            s.close()
+
+
+@pytest.mark.parametrize("server", [{"ORUN_HTTP_IDLE_TIMEOUT": "1s"}], indirect=True)
+def test_idle_timeout_never_cuts_a_generation(server):
+    """A model load and a long prefill keep the client waiting, silent, far longer than the idle timeout."""
+    import ollama
+
+    client = ollama.Client(host=server.base)
+    digest = client.create_blob(model_path("llama"))
+    list(client.create(model="small", files={"model.gguf": digest}, stream=True))
+    prompt = " ".join(["the quick brown fox jumps over the lazy dog"] * 100)
+    t0 = time.time()
+    first = None
+    chunks = []
+    for c in client.generate(model="small", prompt=prompt, stream=True,
+                             options={"num_predict": 16, "num_ctx": 8192, "temperature": 0}):
+        if first is None:
+            first = time.time() - t0
+        chunks.append(c)
+    assert chunks[-1]["done"]
+    print(f"first piece after {first:.2f} s, all after {time.time() - t0:.2f} s (idle timeout 1 s)")
+    r = client.generate(model="small", prompt=prompt + " again", stream=False, options={"num_predict": 4})
+    assert r["done"]
