@@ -102,26 +102,8 @@ static int count_responses(const char *buf)
 /* Sends a raw request and reads the whole response (Connection: close). Returns malloc'd text. */
 static char *roundtrip(int port, const char *req, size_t req_len)
 {
-	int fd = connect_to(port);
-	if (fd < 0)
-		return NULL;
-	if (write(fd, req, req_len) != (ssize_t)req_len) {
-		close(fd);
-		return NULL;
-	}
-	size_t cap = 1 << 16, len = 0;
-	char *buf = malloc(cap);
-	for (;;) {
-		if (len + 4096 > cap)
-			buf = realloc(buf, cap *= 2);
-		ssize_t n = read(fd, buf + len, cap - len - 1);
-		if (n <= 0)
-			break;
-		len += (size_t)n;
-	}
-	buf[len] = 0;
-	close(fd);
-	return buf;
+	bool closed;
+	return exchange(port, req, req_len, 10000, &closed);
 }
 
 static char *request(int port, const char *method, const char *path, const char *headers, const char *body)
