@@ -1,6 +1,9 @@
 /* base/json.c — the JSON reader (json.h): one strict pass over the text that checks Go's grammar, reports
  * the first error as Go's scanner words it, and builds the node array with unescaped strings as it goes.
  * Nesting is an explicit stack (cost linear in depth, bounded by OB_JSON_MAX_DEPTH); not a streaming parser.
+ * Memory is bounded by the input: at most 24 bytes per input byte whatever its shape (new_node caps the node
+ * array at what the unread bytes can still hold; single digits and "" take no arena), counted by
+ * tests/base/test_json_reader.c.
  *
  * Why not jsmn or jansson (measured by tests/base/bench_json: CPU time, best of >= 3 parses, one core of a
  * shared 2-core machine, so +-20% noise; "before" is the previous reader: jsmn counted the tokens, tokenized
@@ -207,11 +210,20 @@ static uint32_t read_u4(const unsigned char *s)
 	return (uint32_t)(hexval(s[0]) << 12 | hexval(s[1]) << 8 | hexval(s[2]) << 4 | hexval(s[3]));
 }
 
+/* A node for the value that starts at t[offset]. The array grows by doubling, but never past the most nodes
+ * the rest of the input can still hold: a complete value of b bytes has at most (b + 1) / 2 nodes (every
+ * value after the first needs a separator or a closing bracket besides itself), so the text from offset on
+ * holds at most (n - offset + 1) / 2 of them plus the containers it leaves open (at most the depth limit).
+ * The slack of the last doubling is thus paid for by bytes not read yet, and the array never passes one
+ * node per two input bytes (24 bytes of memory per input byte, the cost of "[0,0,...]"). */
 static struct ob_json *new_node(struct reader *r, enum ob_json_type type, size_t offset)
 {
 	struct ob_json_doc *d = r->doc;
 	if (d->n_nodes == d->cap_nodes) {
-		int g = ob_grow(&d->nodes, &d->cap_nodes, d->n_nodes + 1, sizeof *d->nodes, 16, MAX_NODES);
+		size_t max = d->n_nodes + (r->n - offset + 1) / 2 + OB_JSON_MAX_DEPTH;
+		if (max > MAX_NODES)
+			max = MAX_NODES;
+		int g = ob_grow(&d->nodes, &d->cap_nodes, d->n_nodes + 1, sizeof *d->nodes, 16, max);
 		if (g != OB_GROW_OK) {
 			fail_msg(r, offset, g == OB_GROW_LIMIT ? "JSON document has too many values" : "out of memory");
 			return NULL;
@@ -270,6 +282,11 @@ static int read_string(struct reader *r, size_t *pos)
 	struct ob_json *v = new_node(r, OB_JSON_STRING, *pos);
 	if (!v)
 		return -1;
+	if (e == b) { /* "" costs no arena: two input bytes must not cost more than a node */
+		v->str = "";
+		*pos = e + 1;
+		return 0;
+	}
 	/* the output never passes the input plus two bytes per invalid byte (1 -> U+FFFD), escapes shrink */
 	size_t bound = (e - b) + 2 * n_invalid + 1;
 	char *o = arena_alloc(r->doc, bound, ARENA_CHUNK);
@@ -369,12 +386,19 @@ static int read_number(struct reader *r, size_t *pos)
 			i++;
 	}
 	struct ob_json *v = new_node(r, OB_JSON_NUMBER, b);
-	char *lit = v ? arena_alloc(r->doc, i - b + 1, ARENA_CHUNK) : NULL;
-	if (!lit)
-		return v ? fail_msg(r, b, "out of memory") : -1;
-	memcpy(lit, t + b, i - b);
-	lit[i - b] = 0;
-	v->str = lit;
+	if (!v)
+		return -1;
+	if (i - b == 1) { /* a single digit points at a constant: "[0,0,...]" costs one node per two bytes, no more */
+		static const char one_digit[10][2] = {"0", "1", "2", "3", "4", "5", "6", "7", "8", "9"};
+		v->str = one_digit[t[b] - '0'];
+	} else {
+		char *lit = arena_alloc(r->doc, i - b + 1, ARENA_CHUNK);
+		if (!lit)
+			return fail_msg(r, b, "out of memory");
+		memcpy(lit, t + b, i - b);
+		lit[i - b] = 0;
+		v->str = lit;
+	}
 	v->len = i - b;
 	size_t digits = i - b - (t[b] == '-');
 	if (plain && digits <= 15) { /* exact in a double: skip strtod */
@@ -386,7 +410,7 @@ static int read_number(struct reader *r, size_t *pos)
 			v->number = -0.0;
 	} else {
 		/* out of range gives ±HUGE_VAL: Go rejects such a literal only where it decodes it into a float */
-		v->number = strtod(lit, NULL);
+		v->number = strtod(v->str, NULL);
 	}
 	*pos = i;
 	return 0;

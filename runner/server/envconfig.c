@@ -474,6 +474,52 @@ static int env_bool(const char *key, int dflt)
 	return 1;
 }
 
+/* ---------------------------------------------------------------------------------------------------- */
+/* orun's transport limits (ORUN_HTTP_*) */
+
+/* A size in bytes: digits with an optional K, M or G (powers of 1024, "MiB" and "MB" too). 0 or unset gives
+ * dflt; an invalid value gives dflt with a warning. */
+static size_t env_size(struct rn_srv_config *c, const char *key, size_t dflt)
+{
+	char v[64];
+	rn_srv_env(key, v, sizeof v);
+	if (!v[0])
+		return dflt;
+	char *end;
+	errno = 0;
+	unsigned long long n = strtoull(v, &end, 10);
+	unsigned shift = 0;
+	switch (toupper((unsigned char)*end)) {
+	case 'K': shift = 10; end++; break;
+	case 'M': shift = 20; end++; break;
+	case 'G': shift = 30; end++; break;
+	}
+	if (shift && (*end == 'i' || *end == 'I'))
+		end++;
+	if (shift && (*end == 'b' || *end == 'B'))
+		end++;
+	if (*end || errno || !isdigit((unsigned char)v[0]) || n > (SIZE_MAX >> shift)) {
+		add_warning(c, "invalid environment variable, using default key=%s value=%s default=%zu", key, v, dflt);
+		return dflt;
+	}
+	return n ? (size_t)n << shift : dflt;
+}
+
+static void http_limits_from_env(struct rn_srv_config *c)
+{
+	c->http_max_body = env_size(c, "ORUN_HTTP_MAX_BODY", RN_SRV_HTTP_MAX_BODY);
+	c->http_max_prompt_body = env_size(c, "ORUN_HTTP_MAX_PROMPT_BODY", 0);
+	c->http_max_connections = env_uint(c, "ORUN_HTTP_MAX_CONNECTIONS", 0);
+	c->http_max_connections_per_ip = env_uint(c, "ORUN_HTTP_MAX_CONNECTIONS_PER_IP", 0);
+	int64_t t = env_duration(c, "ORUN_HTTP_IDLE_TIMEOUT", INT64_MIN);
+	if (t == INT64_MIN)
+		c->http_idle_timeout_s = 0;
+	else if (t <= 0)
+		c->http_idle_timeout_s = -1;
+	else /* whole seconds, rounded up */
+		c->http_idle_timeout_s = t >= (int64_t)INT32_MAX * 1000000000LL ? INT32_MAX : (int)((t + 999999999) / 1000000000);
+}
+
 static int add_origin(struct rn_srv_config *c, const char *o, size_t n)
 {
 	if (c->n_origins >= RN_SRV_MAX_ORIGINS)
@@ -505,6 +551,7 @@ int rn_srv_config_from_env(struct rn_srv_config *c)
 	c->max_loaded = env_uint(c, "OLLAMA_MAX_LOADED_MODELS", 0);
 	c->max_queue = env_uint(c, "OLLAMA_MAX_QUEUE", 512);
 	c->context_length = env_uint(c, "OLLAMA_CONTEXT_LENGTH", 0);
+	http_limits_from_env(c);
 
 	rn_srv_env("OLLAMA_KV_CACHE_TYPE", v, sizeof v);
 	for (size_t i = 0; v[i] && i + 1 < sizeof c->kv_cache_type; i++)

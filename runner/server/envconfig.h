@@ -17,6 +17,7 @@
 #define RN_SRV_DEFAULT_KEEP_ALIVE (300LL * 1000000000LL) /* 5m */
 #define RN_SRV_MAX_ORIGINS 256
 #define RN_SRV_MAX_WARNINGS 16
+#define RN_SRV_HTTP_MAX_BODY (1u << 20) /* ORUN_HTTP_MAX_BODY's default: bodies of routes that take no prompt */
 
 /* A listen/connect address as Ollama's envconfig.Host() yields it. */
 struct rn_srv_host {
@@ -42,6 +43,14 @@ struct rn_srv_config {
 	/* OLLAMA_ORIGINS entries followed by Ollama's default origins (envconfig.AllowedOrigins) */
 	char *origins[RN_SRV_MAX_ORIGINS];
 	size_t n_origins;
+	/* orun's own transport limits (Ollama has none; runner/server/http.h says what each does). Sizes accept a
+	 * K, M or G suffix (powers of 1024); 0 in a field below means the transport's default. */
+	size_t http_max_body;         /* ORUN_HTTP_MAX_BODY: bytes, default RN_SRV_HTTP_MAX_BODY */
+	size_t http_max_prompt_body;  /* ORUN_HTTP_MAX_PROMPT_BODY: bytes (generate, chat, embed, create, /v1/...) */
+	unsigned http_max_connections;        /* ORUN_HTTP_MAX_CONNECTIONS */
+	unsigned http_max_connections_per_ip; /* ORUN_HTTP_MAX_CONNECTIONS_PER_IP (IPv6: per /64) */
+	int http_idle_timeout_s;      /* ORUN_HTTP_IDLE_TIMEOUT: a Go duration or seconds; 0 or less there = none
+				       * (-1 here) */
 	/* Warnings about ignored values ("invalid port, using default" …), for the caller to log. */
 	char *warnings[RN_SRV_MAX_WARNINGS];
 	size_t n_warnings;

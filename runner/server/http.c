@@ -1,4 +1,5 @@
-/* runner/server/http.c — libmicrohttpd glue: listening socket, routing, CORS, Host check, bodies, responses.
+/* runner/server/http.c — libmicrohttpd glue: listening socket, admission, framing checks, routing, CORS, Host
+ * check, bodies, responses.
  *
  * Runs libmicrohttpd with one thread per connection, so handlers and stream sources may block. The
  * listening socket is made here (Go-style bind errors, loopback detection for the Host check). Streamed
@@ -14,11 +15,13 @@
 #include <netinet/in.h>
 #include <netinet/tcp.h>
 #include <poll.h>
+#include <pthread.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/syscall.h>
 #include <sys/types.h>
@@ -39,6 +42,30 @@ typedef enum MHD_Result rn_mhd_result;
 
 #define RN_HTTP_STREAM_BLOCK (64u << 10) /* bytes the content reader may return per call */
 
+/* Open connections from one address (an IPv4 address, or the /64 of an IPv6 one). */
+struct rn_http_peer {
+	unsigned char key[9]; /* AF_INET: 4 + the address; AF_INET6: 6 + the first 8 bytes */
+	unsigned n;           /* open connections */
+	int next;             /* next peer in the bucket, or -1 */
+};
+
+/* A "limit reached" log line, throttled. */
+struct rn_http_limit_log {
+	int64_t last_ns;        /* when the last line was logged (0: never) */
+	unsigned long unlogged; /* hits since then */
+};
+
+/* Connection admission: the per-address counts and the limits' log lines. */
+struct rn_http_admission {
+	pthread_mutex_t mu;
+	struct rn_http_peer *peers; /* max_connections + 1 entries: one per address with an open connection */
+	int *buckets;               /* n_buckets chains of peers */
+	unsigned n_buckets;         /* a power of two */
+	int free_peer;              /* chain of unused peers */
+	unsigned open;              /* open connections */
+	struct rn_http_limit_log per_ip, total;
+};
+
 struct rn_http_server {
 	struct MHD_Daemon *daemon;
 	int listen_fd;
@@ -49,6 +76,10 @@ struct rn_http_server {
 	char **origins;     /* normalized copies */
 	size_t n_origins;
 	int sndbuf;         /* ORUN_HTTP_SNDBUF: SO_SNDBUF of every connection (0: the kernel's autotuning) */
+	unsigned max_connections, max_per_ip;
+	unsigned idle_timeout_s; /* 0: none */
+	struct rn_http_admission adm;
+	bool adm_ready;     /* adm.mu initialised */
 };
 
 struct rn_http_header {
@@ -65,9 +96,12 @@ struct rn_http_req {
 	int64_t start_ns;
 	int fd;
 	bool http11;  /* HTTP/1.1 request: a stream of unknown size goes out chunked */
+	bool timeout_off; /* the idle timeout is off while the handler and its answer run */
 	/* body */
 	char *body;
 	size_t body_len, body_cap;
+	size_t max_body;  /* this route's cap */
+	uint64_t declared; /* Content-Length, or UINT64_MAX when absent (chunked) */
 	bool body_too_large;
 	bool discard; /* answered early: drop the rest of the body */
 	void *user;
@@ -644,6 +678,102 @@ static bool apply_host_check(struct rn_http_req *r)
 	return true;
 }
 
+/* Framing: Go's net/http rules (transfer.go) where libmicrohttpd is lenient. libmicrohttpd frames the body by
+ * the FIRST Content-Length, honours Transfer-Encoding on HTTP/1.0, and reads a body with a Transfer-Encoding
+ * other than chunked until the connection closes: a proxy in front that frames by another header would see
+ * other requests than orun does. An answer given before the body makes libmicrohttpd close the connection
+ * after it, so nothing after the headers is ever read as a request. */
+struct framing {
+	unsigned n_cl, n_te;
+	const char *cl, *te; /* the first of each */
+	bool cl_differ;
+};
+
+static bool is_ows(char c)
+{
+	return c == ' ' || c == '\t' || c == '\r' || c == '\n';
+}
+
+/* Go's textproto.TrimString: the value without leading and trailing ASCII white space. */
+static const char *trim_ows(const char *v, size_t *len)
+{
+	size_t n = strlen(v);
+	while (n && is_ows(v[n - 1]))
+		n--;
+	while (n && is_ows(*v)) {
+		v++;
+		n--;
+	}
+	*len = n;
+	return v;
+}
+
+static rn_mhd_result framing_header(void *cls, enum MHD_ValueKind kind, const char *key, const char *value)
+{
+	struct framing *f = cls;
+	(void)kind;
+	if (!value)
+		value = "";
+	if (strcasecmp(key, "Content-Length") == 0) {
+		if (f->n_cl++ == 0) {
+			f->cl = value;
+		} else {
+			size_t a, b;
+			const char *x = trim_ows(f->cl, &a), *y = trim_ows(value, &b);
+			if (a != b || memcmp(x, y, a) != 0)
+				f->cl_differ = true;
+		}
+	} else if (strcasecmp(key, "Transfer-Encoding") == 0) {
+		if (f->n_te++ == 0)
+			f->te = value;
+	}
+	return MHD_YES;
+}
+
+/* Refuses a request whose body framing is ambiguous; returns true when it answered. */
+static bool check_framing(struct rn_http_req *r)
+{
+	struct framing f = {0};
+	MHD_get_connection_values(r->conn, MHD_HEADER_KIND, framing_header, &f);
+	size_t n = 0;
+	const char *te = f.n_te ? trim_ows(f.te, &n) : "";
+	int status = 0;
+	if (f.cl_differ)
+		status = 400; /* Go: "http: message cannot contain multiple Content-Length headers" */
+	else if (f.n_te && !r->http11)
+		status = 400; /* RFC 9112 6.1: faulty framing (Go ignores the header, libmicrohttpd would not) */
+	else if (f.n_te > 1 || (f.n_te && (n != 7 || strncasecmp(te, "chunked", 7) != 0)))
+		status = 501; /* Go: "too many transfer encodings", "unsupported transfer encoding" */
+	else if (f.n_te && f.n_cl)
+		status = 400; /* Go lets chunked win; refused as RFC 9112 6.1 allows: a proxy may frame by the length */
+	if (status == 400)
+		rn_http_respond(r, 400, "text/plain; charset=utf-8", "400 Bad Request", 15);
+	else if (status == 501)
+		rn_http_respond(r, 501, "text/plain; charset=utf-8", "Unsupported transfer encoding", 29);
+	return status != 0;
+}
+
+static void respond_too_large(struct rn_http_req *r)
+{
+	rn_http_respond_errorf(r, 413, "request body too large: the limit is %zu bytes", r->max_body);
+}
+
+/* The route's body cap; a body that says in advance it is larger is refused before it is read. Returns true
+ * when it answered. */
+static bool check_body_size(struct rn_http_req *r)
+{
+	const struct rn_http_server *s = r->srv;
+	r->max_body = (r->route->methods & RN_HTTP_PROMPT_BODY) ? s->o.max_prompt_body : s->o.max_body;
+	r->declared = UINT64_MAX;
+	const char *cl = rn_http_req_header(r, "Content-Length");
+	if (cl) /* libmicrohttpd has checked it is a number */
+		r->declared = strtoull(cl, NULL, 10);
+	if (r->route->upload || r->declared == UINT64_MAX || r->declared <= r->max_body)
+		return false;
+	respond_too_large(r);
+	return true;
+}
+
 static void route_request(struct rn_http_req *r)
 {
 	struct rn_http_server *s = r->srv;
@@ -655,6 +785,7 @@ static void route_request(struct rn_http_req *r)
 	find_route(s, r->path, mbit, &rt, &known, r->param, sizeof r->param);
 	if (rt) {
 		r->route = rt;
+		(void)check_body_size(r);
 		return;
 	}
 	size_t n = strlen(r->path);
@@ -685,12 +816,15 @@ static void route_request(struct rn_http_req *r)
 
 static int body_append(struct rn_http_req *r, const char *data, size_t n)
 {
-	size_t max = r->srv->o.max_body ? r->srv->o.max_body : RN_HTTP_MAX_BODY_DEFAULT;
-	if (n > max - r->body_len) {
+	if (n > r->max_body - r->body_len) {
 		r->body_too_large = true;
 		return -1;
 	}
-	if (ob_grow(&r->body, &r->body_cap, r->body_len + n + 1, 1, 4096, 0) != OB_GROW_OK)
+	/* a body of announced length is held once, without doubling slack */
+	size_t need = r->body_len + n + 1;
+	if (!r->body && r->declared != UINT64_MAX && r->declared >= need - 1)
+		need = (size_t)r->declared + 1;
+	if (ob_grow(&r->body, &r->body_cap, need, 1, 4096, 0) != OB_GROW_OK)
 		return -1;
 	memcpy(r->body + r->body_len, data, n);
 	r->body_len += n;
@@ -778,7 +912,8 @@ static rn_mhd_result on_access(void *cls, struct MHD_Connection *conn, const cha
 		r->path = strdup(url);
 		if (!r->path)
 			return MHD_NO;
-		route_request(r);
+		if (!check_framing(r))
+			route_request(r);
 		if (!r->response && r->route->begin)
 			r->route->begin(r);
 		if (r->response) {
@@ -801,27 +936,35 @@ static rn_mhd_result on_access(void *cls, struct MHD_Connection *conn, const cha
 			}
 		} else if (body_append(r, upload_data, n) < 0) {
 			if (r->body_too_large)
-				rn_http_respond_error(r, 413, "request body too large");
+				respond_too_large(r);
 			else
 				respond_oom(r);
 			r->discard = true;
 		}
 		return MHD_YES;
 	}
-	if (!r->response && r->route)
+	if (!r->response && r->route) {
+		/* the handler may wait minutes (a model load, a long prefill before the first token): no idle
+		 * timeout until its answer is out (on_completed turns it back on) */
+		if (s->idle_timeout_s) {
+			MHD_set_connection_option(conn, MHD_CONNECTION_OPTION_TIMEOUT, 0u);
+			r->timeout_off = true;
+		}
 		r->route->handler(r);
+	}
 	return queue(r);
 }
 
 static void on_completed(void *cls, struct MHD_Connection *conn, void **con_cls, enum MHD_RequestTerminationCode toe)
 {
-	(void)conn;
 	(void)toe;
 	struct rn_http_server *s = cls;
 	struct rn_http_req *r = *con_cls;
 	if (!r)
 		return;
 	*con_cls = NULL;
+	if (r->timeout_off) /* the connection waits for its next request: idle time counts again, from now */
+		MHD_set_connection_option(conn, MHD_CONNECTION_OPTION_TIMEOUT, s->idle_timeout_s);
 	if (s->o.on_complete) {
 		double secs = (double)(rn_http_now_ns() - r->start_ns) / 1e9;
 		const char *label = r->route ? (r->route->label ? r->route->label : r->route->path) : "";
@@ -841,13 +984,167 @@ static void on_completed(void *cls, struct MHD_Connection *conn, void **con_cls,
 	free(r);
 }
 
+/* ---------------------------------------------------------------------------------------------------- */
+/* Admission: connections per address and in all, checked by the accept policy on the listening thread, which
+ * also runs the connection-started notifications (so the count it reads is exact). libmicrohttpd's own limits
+ * would refuse as well (with poll() it accepts and closes past its limit, it never leaves a client waiting in
+ * the listen queue) but silently; and it counts every IPv6 address apart although a host holds a whole /64. */
+
+static void warn(const struct rn_http_server *s, const char *msg)
+{
+	if (s->o.on_warning)
+		s->o.on_warning(s->o.app, msg);
+	else
+		fprintf(stderr, "%s\n", msg);
+}
+
+/* Logs a limit hit, at most once per RN_HTTP_LIMIT_LOG_NS (counting the others). Called with adm.mu held. */
+static void limit_hit(struct rn_http_server *s, struct rn_http_limit_log *l, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+static void limit_hit(struct rn_http_server *s, struct rn_http_limit_log *l, const char *fmt, ...)
+{
+	int64_t now = rn_http_now_ns();
+	if (l->last_ns && now - l->last_ns < RN_HTTP_LIMIT_LOG_NS) {
+		l->unlogged++;
+		return;
+	}
+	char msg[512];
+	va_list ap;
+	va_start(ap, fmt);
+	int k = vsnprintf(msg, sizeof msg, fmt, ap);
+	va_end(ap);
+	if (l->unlogged && k > 0 && (size_t)k < sizeof msg)
+		snprintf(msg + k, sizeof msg - (size_t)k, " (%lu more times since the last report)", l->unlogged);
+	l->last_ns = now;
+	l->unlogged = 0;
+	warn(s, msg);
+}
+
+/* The key an address is counted under: the IPv4 address (also when mapped into IPv6), or an IPv6 /64. */
+static bool peer_key(const struct sockaddr *sa, unsigned char key[9])
+{
+	memset(key, 0, 9);
+	if (sa->sa_family == AF_INET) {
+		key[0] = 4;
+		memcpy(key + 1, &((const struct sockaddr_in *)sa)->sin_addr, 4);
+		return true;
+	}
+	if (sa->sa_family == AF_INET6) {
+		const struct in6_addr *a6 = &((const struct sockaddr_in6 *)sa)->sin6_addr;
+		if (IN6_IS_ADDR_V4MAPPED(a6)) {
+			key[0] = 4;
+			memcpy(key + 1, a6->s6_addr + 12, 4);
+		} else {
+			key[0] = 6;
+			memcpy(key + 1, a6->s6_addr, 8);
+		}
+		return true;
+	}
+	return false;
+}
+
+static unsigned peer_bucket(const struct rn_http_admission *a, const unsigned char key[9])
+{
+	uint32_t h = 2166136261u; /* FNV-1a */
+	for (int i = 0; i < 9; i++)
+		h = (h ^ key[i]) * 16777619u;
+	return h & (a->n_buckets - 1);
+}
+
+static int peer_find(const struct rn_http_admission *a, const unsigned char key[9])
+{
+	for (int i = a->buckets[peer_bucket(a, key)]; i >= 0; i = a->peers[i].next)
+		if (memcmp(a->peers[i].key, key, 9) == 0)
+			return i;
+	return -1;
+}
+
+static void addr_text(const struct sockaddr *sa, char *buf, size_t size)
+{
+	snprintf(buf, size, "?");
+	if (sa->sa_family == AF_INET)
+		inet_ntop(AF_INET, &((const struct sockaddr_in *)sa)->sin_addr, buf, (socklen_t)size);
+	else if (sa->sa_family == AF_INET6)
+		inet_ntop(AF_INET6, &((const struct sockaddr_in6 *)sa)->sin6_addr, buf, (socklen_t)size);
+}
+
+/* libmicrohttpd's accept policy: runs on the listening thread for every new connection. */
+static rn_mhd_result on_accept(void *cls, const struct sockaddr *addr, socklen_t addrlen)
+{
+	struct rn_http_server *s = cls;
+	unsigned char key[9];
+	(void)addrlen;
+	bool keyed = addr && peer_key(addr, key);
+	struct rn_http_admission *a = &s->adm;
+	char ip[INET6_ADDRSTRLEN] = "?";
+	pthread_mutex_lock(&a->mu);
+	int i = keyed ? peer_find(a, key) : -1;
+	bool full = a->open >= s->max_connections, crowd = i >= 0 && a->peers[i].n >= s->max_per_ip;
+	if ((full || crowd) && addr)
+		addr_text(addr, ip, sizeof ip);
+	if (full)
+		limit_hit(s, &a->total, "refused a connection from %s: %u connections are open (ORUN_HTTP_MAX_CONNECTIONS)",
+			  ip, a->open);
+	else if (crowd)
+		limit_hit(s, &a->per_ip, "refused a connection from %s%s: %u connections from this address are open "
+			     "(ORUN_HTTP_MAX_CONNECTIONS_PER_IP)", ip, key[0] == 6 ? " (its /64)" : "", a->peers[i].n);
+	pthread_mutex_unlock(&a->mu);
+	return full || crowd ? MHD_NO : MHD_YES;
+}
+
+/* A connection started: count it, under its address; *ctx remembers the address's entry. */
+static void admission_start(struct rn_http_server *s, struct MHD_Connection *conn, void **ctx)
+{
+	struct rn_http_admission *a = &s->adm;
+	const union MHD_ConnectionInfo *ci = MHD_get_connection_info(conn, MHD_CONNECTION_INFO_CLIENT_ADDRESS);
+	unsigned char key[9];
+	bool keyed = ci && ci->client_addr && peer_key(ci->client_addr, key);
+	pthread_mutex_lock(&a->mu);
+	a->open++;
+	int i = keyed ? peer_find(a, key) : -1;
+	if (keyed && i < 0 && a->free_peer >= 0) {
+		i = a->free_peer;
+		a->free_peer = a->peers[i].next;
+		memcpy(a->peers[i].key, key, 9);
+		a->peers[i].n = 0;
+		unsigned b = peer_bucket(a, key);
+		a->peers[i].next = a->buckets[b];
+		a->buckets[b] = i;
+	}
+	if (i >= 0)
+		a->peers[i].n++;
+	*ctx = (void *)(intptr_t)(i + 1);
+	pthread_mutex_unlock(&a->mu);
+}
+
+static void admission_end(struct rn_http_server *s, void *ctx)
+{
+	struct rn_http_admission *a = &s->adm;
+	int i = (int)(intptr_t)ctx - 1;
+	pthread_mutex_lock(&a->mu);
+	a->open--;
+	if (i >= 0 && --a->peers[i].n == 0) {
+		int *link = &a->buckets[peer_bucket(a, a->peers[i].key)];
+		while (*link != i)
+			link = &a->peers[*link].next;
+		*link = a->peers[i].next;
+		a->peers[i].next = a->free_peer;
+		a->free_peer = i;
+	}
+	pthread_mutex_unlock(&a->mu);
+}
+
 static void on_connection(void *cls, struct MHD_Connection *conn, void **socket_context,
 			  enum MHD_ConnectionNotificationCode toe)
 {
-	const struct rn_http_server *s = cls;
-	(void)socket_context;
+	struct rn_http_server *s = cls;
+	if (toe == MHD_CONNECTION_NOTIFY_CLOSED) {
+		admission_end(s, *socket_context);
+		return;
+	}
 	if (toe != MHD_CONNECTION_NOTIFY_STARTED)
 		return;
+	admission_start(s, conn, socket_context);
 	const union MHD_ConnectionInfo *ci = MHD_get_connection_info(conn, MHD_CONNECTION_INFO_CONNECTION_FD);
 	if (ci) {
 		int one = 1;
@@ -932,6 +1229,59 @@ static int make_listener(const struct rn_srv_host *h, int *port, bool *loopback,
 	return fd;
 }
 
+/* Raises the soft open-file limit to the hard one (Go's runtime does the same at start) and returns the
+ * connection cap that leaves RN_HTTP_FD_RESERVE files for the rest of the process. */
+static unsigned fit_fd_limit(const struct rn_http_server *s, unsigned want)
+{
+	struct rlimit rl;
+	if (getrlimit(RLIMIT_NOFILE, &rl) != 0)
+		return want;
+	if (rl.rlim_cur < rl.rlim_max) {
+		struct rlimit up = {rl.rlim_max, rl.rlim_max};
+		if (setrlimit(RLIMIT_NOFILE, &up) == 0)
+			rl.rlim_cur = rl.rlim_max;
+	}
+	if (rl.rlim_cur == RLIM_INFINITY)
+		return want;
+	rlim_t room = rl.rlim_cur > 2 * RN_HTTP_FD_RESERVE ? rl.rlim_cur - RN_HTTP_FD_RESERVE : rl.rlim_cur / 2;
+	if (want <= room)
+		return want;
+	char msg[256];
+	snprintf(msg, sizeof msg, "at most %llu connections (ORUN_HTTP_MAX_CONNECTIONS=%u): the open-file limit is %llu",
+		 (unsigned long long)room, want, (unsigned long long)rl.rlim_cur);
+	warn(s, msg);
+	return (unsigned)room;
+}
+
+static int admission_init(struct rn_http_server *s)
+{
+	struct rn_http_admission *a = &s->adm;
+	if (pthread_mutex_init(&a->mu, NULL) != 0)
+		return -1;
+	s->adm_ready = true;
+	a->n_buckets = 16;
+	while (a->n_buckets < s->max_connections)
+		a->n_buckets *= 2;
+	a->peers = calloc((size_t)s->max_connections + 1, sizeof *a->peers);
+	a->buckets = malloc(a->n_buckets * sizeof *a->buckets);
+	if (!a->peers || !a->buckets)
+		return -1;
+	for (unsigned i = 0; i < a->n_buckets; i++)
+		a->buckets[i] = -1;
+	for (unsigned i = 0; i <= s->max_connections; i++)
+		a->peers[i].next = i < s->max_connections ? (int)i + 1 : -1;
+	a->free_peer = 0;
+	return 0;
+}
+
+static void admission_free(struct rn_http_server *s)
+{
+	free(s->adm.peers);
+	free(s->adm.buckets);
+	if (s->adm_ready)
+		pthread_mutex_destroy(&s->adm.mu);
+}
+
 struct rn_http_server *rn_http_start(const struct rn_http_options *o, char *err, size_t err_size)
 {
 	struct rn_http_server *s = calloc(1, sizeof *s);
@@ -941,6 +1291,17 @@ struct rn_http_server *rn_http_start(const struct rn_http_options *o, char *err,
 	}
 	s->o = *o;
 	s->listen_fd = -1;
+	if (!s->o.max_body)
+		s->o.max_body = RN_HTTP_MAX_BODY_DEFAULT;
+	if (!s->o.max_prompt_body)
+		s->o.max_prompt_body = RN_HTTP_MAX_BODY_DEFAULT;
+	s->idle_timeout_s = o->idle_timeout_s < 0   ? 0
+			    : o->idle_timeout_s ? (unsigned)o->idle_timeout_s
+						: RN_HTTP_IDLE_TIMEOUT_S;
+	s->max_per_ip = o->max_connections_per_ip ? o->max_connections_per_ip : RN_HTTP_MAX_CONNECTIONS_PER_IP;
+	s->max_connections = fit_fd_limit(s, o->max_connections ? o->max_connections : RN_HTTP_MAX_CONNECTIONS);
+	if (admission_init(s) != 0)
+		goto nomem;
 	if (!o->no_cors) {
 		s->origins = calloc(o->n_origins + 1, sizeof *s->origins);
 		if (!s->origins)
@@ -987,11 +1348,11 @@ struct rn_http_server *rn_http_start(const struct rn_http_options *o, char *err,
 		goto fail;
 	unsigned flags = MHD_USE_THREAD_PER_CONNECTION | MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_AUTO;
 	s->daemon = MHD_start_daemon(
-		flags, 0, NULL, NULL, on_access, s, MHD_OPTION_LISTEN_SOCKET, (MHD_socket)s->listen_fd,
+		flags, 0, on_accept, s, on_access, s, MHD_OPTION_LISTEN_SOCKET, (MHD_socket)s->listen_fd,
 		MHD_OPTION_NOTIFY_COMPLETED, on_completed, s, MHD_OPTION_NOTIFY_CONNECTION, on_connection, s,
-		MHD_OPTION_CONNECTION_LIMIT, (unsigned)(o->max_connections ? o->max_connections : RN_HTTP_MAX_CONNECTIONS),
-		MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)(128u << 10), MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)0,
-		MHD_OPTION_END);
+		/* one above orun's own cap, so that on_accept refuses first, and says so */
+		MHD_OPTION_CONNECTION_LIMIT, s->max_connections + 1, MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)(128u << 10),
+		MHD_OPTION_CONNECTION_TIMEOUT, s->idle_timeout_s, MHD_OPTION_END);
 	if (!s->daemon) {
 		snprintf(err, err_size, "cannot start the HTTP server (libmicrohttpd) on port %d", s->port);
 		goto fail;
@@ -1005,6 +1366,7 @@ fail:
 	for (size_t i = 0; i < s->n_origins; i++)
 		free(s->origins[i]);
 	free(s->origins);
+	admission_free(s);
 	free(s);
 	return NULL;
 }
@@ -1012,6 +1374,21 @@ fail:
 int rn_http_port(const struct rn_http_server *s)
 {
 	return s->port;
+}
+
+unsigned rn_http_max_connections(const struct rn_http_server *s)
+{
+	return s->max_connections;
+}
+
+char *rn_http_limits_text(const struct rn_http_server *s, char *buf, size_t size)
+{
+	char idle[32] = "none";
+	if (s->idle_timeout_s)
+		snprintf(idle, sizeof idle, "%u s", s->idle_timeout_s);
+	snprintf(buf, size, "bodies up to %zu bytes (%zu with a prompt), %u connections (%u per address), idle timeout %s",
+		 s->o.max_body, s->o.max_prompt_body, s->max_connections, s->max_per_ip, idle);
+	return buf;
 }
 
 void rn_http_stop(struct rn_http_server *s)
@@ -1025,5 +1402,6 @@ void rn_http_stop(struct rn_http_server *s)
 	for (size_t i = 0; i < s->n_origins; i++)
 		free(s->origins[i]);
 	free(s->origins);
+	admission_free(s);
 	free(s);
 }

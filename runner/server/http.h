@@ -5,8 +5,10 @@
  * allowed`; CORS follows gin-contrib/cors with Ollama's configuration; the Host-header check
  * (DNS-rebinding protection) applies when the listener is on a loopback address. Streamed bodies come from
  * a source that yields one piece at a time; each piece goes out as one HTTP chunk, at once, on a socket
- * with TCP_NODELAY (runner/server/stream.h builds generation streams on this). The layer knows nothing about
- * models or JSON schemas.
+ * with TCP_NODELAY (runner/server/stream.h builds generation streams on this). Requests whose framing Go's
+ * net/http refuses are refused (conflicting Content-Length, unsupported Transfer-Encoding); bodies, idle time
+ * and connections per address are capped (struct rn_http_options). The layer knows nothing about models or
+ * JSON schemas.
  */
 #ifndef ORUN_RUNNER_SERVER_HTTP_H
 #define ORUN_RUNNER_SERVER_HTTP_H
@@ -17,10 +19,14 @@
 
 #include "runner/server/envconfig.h"
 
-#define RN_HTTP_MAX_BODY_DEFAULT (512u << 20) /* bytes of a request body collected in memory */
-#define RN_HTTP_MAX_CONNECTIONS 1024          /* concurrent connections */
-#define RN_HTTP_MAX_HEADERS 16                /* extra response headers per request */
-#define RN_HTTP_SLICE_NS 100000u              /* EEVDF slice asked for latency-sensitive threads (the minimum) */
+#define RN_HTTP_MAX_BODY_DEFAULT (64u << 20) /* bytes of a request body collected in memory, when not set */
+#define RN_HTTP_MAX_CONNECTIONS 4096         /* concurrent connections, when not set */
+#define RN_HTTP_MAX_CONNECTIONS_PER_IP 1024  /* concurrent connections from one address (IPv6: a /64), when not set */
+#define RN_HTTP_IDLE_TIMEOUT_S 120           /* seconds a connection may wait for a request, its headers or body */
+#define RN_HTTP_FD_RESERVE 256               /* open files kept out of the connection cap (models, store, logs) */
+#define RN_HTTP_LIMIT_LOG_NS 10000000000LL   /* at most one "limit reached" log line per 10 s */
+#define RN_HTTP_MAX_HEADERS 16               /* extra response headers per request */
+#define RN_HTTP_SLICE_NS 100000u             /* EEVDF slice asked for latency-sensitive threads (the minimum) */
 
 enum rn_http_method {
 	RN_HTTP_GET = 1 << 0,
@@ -30,6 +36,9 @@ enum rn_http_method {
 	RN_HTTP_PUT = 1 << 4,
 	RN_HTTP_PATCH = 1 << 5,
 	RN_HTTP_OPTIONS = 1 << 6,
+	/* Not a method: a route flag kept with the method bits. The route's body may be large (prompts, images
+	 * in base64, documents to embed): it is capped by max_prompt_body instead of max_body. */
+	RN_HTTP_PROMPT_BODY = 1 << 8,
 };
 
 struct rn_http_req;
@@ -51,7 +60,7 @@ typedef int (*rn_http_upload)(struct rn_http_req *req, const char *data, size_t 
 typedef void (*rn_http_cleanup)(struct rn_http_req *req, void *user);
 
 struct rn_http_route {
-	unsigned methods;        /* RN_HTTP_* bits */
+	unsigned methods;        /* RN_HTTP_* method bits, and RN_HTTP_PROMPT_BODY */
 	const char *path;        /* exact path; a last segment ":name" matches any one non-empty segment */
 	rn_http_handler handler;
 	rn_http_begin begin;
@@ -75,22 +84,44 @@ struct rn_http_source {
 typedef void (*rn_http_on_complete)(void *app, const char *route, const char *method, const char *path,
 				    const char *remote, int status, double seconds);
 
+/* A transport event worth a warning in the log: a connection limit reached, a limit lowered at start. Runs on
+ * the listening thread or a connection's thread; at most one call per RN_HTTP_LIMIT_LOG_NS for the limits. */
+typedef void (*rn_http_on_warning)(void *app, const char *msg);
+
+/* The limits. A request body collected in memory (a route without `upload`) is refused with 413 past its cap,
+ * before it is read when Content-Length says so. The idle timeout closes a connection that sends nothing while
+ * orun waits for a request, its headers or its body; it is off while a handler runs and while its answer goes
+ * out, so a slow model load or a long silent prefill never cuts a stream. A new connection is closed at once,
+ * with a throttled warning naming its address, when that address already has max_connections_per_ip open or
+ * when max_connections are open in all. */
 struct rn_http_options {
 	const struct rn_srv_host *listen; /* required */
 	const char *const *origins;       /* allowed CORS origins (OLLAMA_ORIGINS + defaults); "*" = any */
 	size_t n_origins;
-	size_t max_body;                  /* 0 = RN_HTTP_MAX_BODY_DEFAULT */
-	unsigned max_connections;         /* 0 = RN_HTTP_MAX_CONNECTIONS */
+	size_t max_body;                  /* bytes, routes without RN_HTTP_PROMPT_BODY: 0 = RN_HTTP_MAX_BODY_DEFAULT */
+	size_t max_prompt_body;           /* bytes, routes with RN_HTTP_PROMPT_BODY: 0 = RN_HTTP_MAX_BODY_DEFAULT */
+	unsigned max_connections;         /* 0 = RN_HTTP_MAX_CONNECTIONS; lowered to fit the open-file limit */
+	unsigned max_connections_per_ip;  /* 0 = RN_HTTP_MAX_CONNECTIONS_PER_IP */
+	int idle_timeout_s;               /* seconds: 0 = RN_HTTP_IDLE_TIMEOUT_S, < 0 = none */
 	const struct rn_http_route *routes; /* terminated by a route with path == NULL; must outlive the server */
 	void *app;                        /* handed to handlers through rn_http_req_app */
 	rn_http_on_complete on_complete;  /* may be NULL */
+	rn_http_on_warning on_warning;    /* NULL = one line on stderr */
 	bool no_host_check;               /* skip the Host-header check (the llama-server runner mode) */
 	bool no_cors;                     /* skip CORS handling */
 };
 
-/* Binds, listens and starts serving. Returns NULL with a message in err (e.g. "listen tcp
- * 127.0.0.1:11434: bind: address already in use"). */
+/* Binds, listens and starts serving. Raises the process's soft open-file limit to its hard limit (as Go's
+ * runtime does at start). Returns NULL with a message in err (e.g. "listen tcp 127.0.0.1:11434: bind: address
+ * already in use"). */
 struct rn_http_server *rn_http_start(const struct rn_http_options *o, char *err, size_t err_size);
+
+/* The connection cap in force (max_connections, or less when the open-file limit is lower). */
+unsigned rn_http_max_connections(const struct rn_http_server *s);
+
+/* The limits in force as one line for the log ("bodies up to 1048576 bytes (67108864 with a prompt), 4096
+ * connections (1024 per address), idle timeout 120 s"). Returns buf. */
+char *rn_http_limits_text(const struct rn_http_server *s, char *buf, size_t size);
 
 /* The port actually bound (useful with port 0). */
 int rn_http_port(const struct rn_http_server *s);

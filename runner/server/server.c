@@ -26,8 +26,14 @@ static void on_complete(void *app, const char *route, const char *method, const 
 	rn_log_access(&a->log, status, seconds, remote, method, path);
 }
 
+static void on_http_warning(void *app, const char *msg)
+{
+	struct rn_api *a = app;
+	rn_log(&a->log, RN_LOG_WARN, "%s", msg);
+}
+
 /* ---------------------------------------------------------------------------------------------------- */
-/* routes */
+/* routes (RN_HTTP_PROMPT_BODY: bodies with prompts, images in base64 or documents get the larger cap) */
 
 static const struct rn_http_route routes[] = {
 	{RN_HTTP_GET | RN_HTTP_HEAD, "/", rn_api_root, NULL, NULL, NULL, NULL},
@@ -38,19 +44,19 @@ static const struct rn_http_route routes[] = {
 	{RN_HTTP_GET | RN_HTTP_HEAD, "/api/tags", rn_api_tags, NULL, NULL, NULL, NULL},
 	{RN_HTTP_POST, "/api/show", rn_api_show, NULL, NULL, NULL, NULL},
 	{RN_HTTP_DELETE, "/api/delete", rn_api_delete, NULL, NULL, NULL, NULL},
-	{RN_HTTP_POST, "/api/create", rn_api_create, NULL, NULL, NULL, NULL},
+	{RN_HTTP_POST | RN_HTTP_PROMPT_BODY, "/api/create", rn_api_create, NULL, NULL, NULL, NULL},
 	{RN_HTTP_POST, "/api/blobs/:digest", rn_api_blob_post, rn_api_blob_begin, rn_api_blob_upload,
 	 rn_api_blob_cleanup, "/api/blobs/:digest"},
 	{RN_HTTP_HEAD, "/api/blobs/:digest", rn_api_blob_head, NULL, NULL, NULL, "/api/blobs/:digest"},
 	{RN_HTTP_POST, "/api/copy", rn_api_copy, NULL, NULL, NULL, NULL},
 	{RN_HTTP_GET, "/api/ps", rn_api_ps, NULL, NULL, NULL, NULL},
-	{RN_HTTP_POST, "/api/generate", rn_api_generate, NULL, NULL, NULL, NULL},
-	{RN_HTTP_POST, "/api/chat", rn_api_chat, NULL, NULL, NULL, NULL},
-	{RN_HTTP_POST, "/api/embed", rn_api_embed, NULL, NULL, NULL, NULL},
-	{RN_HTTP_POST, "/api/embeddings", rn_api_embeddings, NULL, NULL, NULL, NULL},
-	{RN_HTTP_POST, "/v1/chat/completions", rn_oai_chat, NULL, NULL, NULL, NULL},
-	{RN_HTTP_POST, "/v1/completions", rn_oai_completions, NULL, NULL, NULL, NULL},
-	{RN_HTTP_POST, "/v1/embeddings", rn_oai_embeddings, NULL, NULL, NULL, NULL},
+	{RN_HTTP_POST | RN_HTTP_PROMPT_BODY, "/api/generate", rn_api_generate, NULL, NULL, NULL, NULL},
+	{RN_HTTP_POST | RN_HTTP_PROMPT_BODY, "/api/chat", rn_api_chat, NULL, NULL, NULL, NULL},
+	{RN_HTTP_POST | RN_HTTP_PROMPT_BODY, "/api/embed", rn_api_embed, NULL, NULL, NULL, NULL},
+	{RN_HTTP_POST | RN_HTTP_PROMPT_BODY, "/api/embeddings", rn_api_embeddings, NULL, NULL, NULL, NULL},
+	{RN_HTTP_POST | RN_HTTP_PROMPT_BODY, "/v1/chat/completions", rn_oai_chat, NULL, NULL, NULL, NULL},
+	{RN_HTTP_POST | RN_HTTP_PROMPT_BODY, "/v1/completions", rn_oai_completions, NULL, NULL, NULL, NULL},
+	{RN_HTTP_POST | RN_HTTP_PROMPT_BODY, "/v1/embeddings", rn_oai_embeddings, NULL, NULL, NULL, NULL},
 	{RN_HTTP_GET, "/v1/models", rn_oai_models, NULL, NULL, NULL, NULL},
 	{RN_HTTP_GET, "/v1/models/:model", rn_oai_model, NULL, NULL, NULL, "/v1/models/:model"},
 	{RN_HTTP_GET, "/metrics", rn_api_metrics, NULL, NULL, NULL, NULL},
@@ -151,6 +157,12 @@ struct rn_server *rn_server_start(const struct rn_srv_config *cfg, bool quiet)
 		.routes = routes,
 		.app = &s->api,
 		.on_complete = on_complete,
+		.on_warning = on_http_warning,
+		.max_body = cfg->http_max_body,
+		.max_prompt_body = cfg->http_max_prompt_body,
+		.max_connections = cfg->http_max_connections,
+		.max_connections_per_ip = cfg->http_max_connections_per_ip,
+		.idle_timeout_s = cfg->http_idle_timeout_s,
 	};
 	char err[512];
 	s->http = rn_http_start(&ho, err, sizeof err);
@@ -169,6 +181,7 @@ struct rn_server *rn_server_start(const struct rn_srv_config *cfg, bool quiet)
 			 rn_backend_device_count(i));
 	}
 	rn_log(&s->api.log, RN_LOG_INFO, "backends: %s; default_num_ctx=%d", backends, s->api.default_num_ctx);
+	rn_log(&s->api.log, RN_LOG_INFO, "HTTP limits: %s", rn_http_limits_text(s->http, env, sizeof env));
 	return s;
 }
 

@@ -5,10 +5,69 @@
  */
 #include "config.h"
 
+#include <malloc.h>
 #include <math.h>
 #include <stdlib.h>
+#include <string.h>
 
+#include "base/buf.h"
+
+/* The reader's memory, counted from outside it: base/json.c's malloc/calloc/realloc/free and its ob_grow calls
+ * go through these counters (the macros apply to base/json.c only), sized by malloc_usable_size. */
+static size_t mem_live, mem_peak;
+static void mem_add(size_t before, size_t after)
+{
+	mem_live += after - before;
+	if (mem_live > mem_peak)
+		mem_peak = mem_live;
+}
+static void *counted_malloc(size_t n)
+{
+	void *p = malloc(n);
+	mem_add(0, p ? malloc_usable_size(p) : 0);
+	return p;
+}
+static void *counted_calloc(size_t n, size_t k)
+{
+	void *p = calloc(n, k);
+	mem_add(0, p ? malloc_usable_size(p) : 0);
+	return p;
+}
+static void *counted_realloc(void *p, size_t n)
+{
+	size_t before = p ? malloc_usable_size(p) : 0;
+	void *q = realloc(p, n);
+	if (q)
+		mem_add(before, malloc_usable_size(q));
+	return q;
+}
+static void counted_free(void *p)
+{
+	mem_live -= p ? malloc_usable_size(p) : 0;
+	free(p);
+}
+static int counted_grow(void *pp, size_t *cap, size_t need, size_t elem, size_t min_cap, size_t max)
+{
+	void *p;
+	memcpy(&p, pp, sizeof p);
+	size_t before = p ? malloc_usable_size(p) : 0;
+	int rc = ob_grow(pp, cap, need, elem, min_cap, max);
+	memcpy(&p, pp, sizeof p);
+	mem_add(before, p ? malloc_usable_size(p) : 0);
+	return rc;
+}
+#define malloc counted_malloc
+#define calloc counted_calloc
+#define realloc counted_realloc
+#define free counted_free
+#define ob_grow counted_grow
 #include "base/json.c"
+#undef malloc
+#undef calloc
+#undef realloc
+#undef free
+#undef ob_grow
+
 #include "tests/check.h"
 
 static char *nested(size_t depth, const char *open, const char *inner, const char *close, size_t *len)
@@ -81,6 +140,78 @@ static void test_linear_depth(void)
 	}
 	CHECK_EQ_INT(levels, OB_JSON_MAX_DEPTH);
 	ob_json_free(d);
+	free(s);
+}
+
+/* "[u,u,...,u]" (or "{u,u,...}" when obj) of about `size` bytes. */
+static char *repeated(const char *unit, size_t size, bool obj, size_t *len)
+{
+	size_t nu = strlen(unit), k = 0;
+	char *s = malloc(size + nu + 3);
+	s[k++] = obj ? '{' : '[';
+	while (k + nu + 2 <= size) {
+		if (k > 1)
+			s[k++] = ',';
+		memcpy(s + k, unit, nu);
+		k += nu;
+	}
+	s[k++] = obj ? '}' : ']';
+	s[k] = 0;
+	*len = k;
+	return s;
+}
+
+/* The most memory the reader holds while it parses s: counted, not timed. */
+static size_t peak_bytes(const char *s, size_t len, bool *ok)
+{
+	mem_live = mem_peak = 0;
+	struct ob_json_error err;
+	struct ob_json_doc *d = ob_json_parse(s, len, &err);
+	*ok = d != NULL;
+	ob_json_free(d);
+	return mem_peak;
+}
+
+/* Memory per input byte has a fixed ceiling whatever the shape: the node array never grows past the
+ * structural bound of nodes (every value after the first needs two bytes: itself and a separator), and
+ * number literals and strings cost at most their own bytes (three per invalid UTF-8 byte, which becomes
+ * U+FFFD). The worst shape is "[0,0,...]": one 48-byte node per two input bytes. */
+static void test_memory_bound(void)
+{
+	static const struct {
+		const char *unit;
+		bool obj;
+	} shapes[] = {{"0", false},      {"[]", false},     {"{}", false},         {"\"\"", false}, {"10", false},
+		      {"-1", false},     {"true", false},   {"null", false},       {"[0]", false},    {"1e5", false},
+		      {"\"\":0", true}, {"\"\":[]", true}, {"\"a\":\"\"", true}};
+	const size_t per_byte = 24, slack = 128u << 10;
+	printf("JSON reader: most memory held per input byte (1 MiB inputs):");
+	for (size_t k = 0; k < sizeof shapes / sizeof *shapes; k++) {
+		/* 1 MiB, and 2^19 + 1 elements of "0" (one past a power of two: the worst case for doubling) */
+		size_t sizes[] = {1u << 20, (2u << 19) + 3};
+		for (size_t z = 0; z < 2; z++) {
+			size_t len;
+			char *s = repeated(shapes[k].unit, sizes[z], shapes[k].obj, &len);
+			bool ok;
+			size_t peak = peak_bytes(s, len, &ok);
+			CHECKF(ok, "%s", shapes[k].unit);
+			CHECKF(peak <= per_byte * len + slack, "%s x %zu bytes: up to %zu bytes held (%.1f per input byte)",
+			       shapes[k].unit, len, peak, (double)peak / (double)len);
+			if (z == 0)
+				printf(" %s %.1f;", shapes[k].unit, (double)peak / (double)len);
+			free(s);
+		}
+	}
+	/* one string of invalid bytes: each becomes U+FFFD (three bytes) */
+	size_t len = 1u << 20;
+	char *s = malloc(len + 1);
+	memset(s, 0xff, len);
+	s[0] = s[len - 1] = '"';
+	bool ok;
+	size_t peak = peak_bytes(s, len, &ok);
+	CHECK(ok);
+	CHECKF(peak <= 3 * len + slack, "invalid UTF-8: up to %zu bytes held for %zu", peak, len);
+	printf(" \"\\xff...\" %.1f\n", (double)peak / (double)len);
 	free(s);
 }
 
@@ -178,6 +309,7 @@ static void test_map_members(void)
 int main(void)
 {
 	test_linear_depth();
+	test_memory_bound();
 	test_map_members();
 	test_errors();
 	test_strings();

@@ -1,11 +1,14 @@
 /* tests/server/test_http.c — the HTTP layer (runner/server/http.c) over real sockets: routing (404/405, trailing
- * slash), CORS as gin-contrib/cors with Ollama's origins, the Host-header check, request bodies, streamed
- * bodies (one chunk per piece, each arriving before the next is produced), client-disconnect detection, and
- * the OLLAMA_HOST / duration parsers of runner/server/envconfig.c and the Go decoding helpers.
+ * slash), CORS as gin-contrib/cors with Ollama's origins, the Host-header check, request bodies and their caps,
+ * framing refused as Go refuses it, streamed bodies (one chunk per piece, each arriving before the next is
+ * produced), client-disconnect detection, the idle timeout (never while a handler or its stream runs), the
+ * connection limits per address and in all, and the OLLAMA_HOST / duration parsers of
+ * runner/server/envconfig.c and the Go decoding helpers.
  */
 #include "config.h"
 
 #include <arpa/inet.h>
+#include <errno.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
 #include <pthread.h>
@@ -23,9 +26,16 @@
 
 /* ------------------------------------------------------------------------------------ a tiny client */
 
-static int connect_to(int port)
+/* A connection to 127.0.0.1:port from the loopback address `from` (any address of 127/8 is local). */
+static int connect_from(const char *from, int port)
 {
 	int fd = socket(AF_INET, SOCK_STREAM, 0);
+	struct sockaddr_in src = {.sin_family = AF_INET};
+	inet_pton(AF_INET, from, &src.sin_addr);
+	if (bind(fd, (struct sockaddr *)&src, sizeof src) != 0) {
+		close(fd);
+		return -1;
+	}
 	struct sockaddr_in a = {.sin_family = AF_INET, .sin_port = htons((uint16_t)port)};
 	inet_pton(AF_INET, "127.0.0.1", &a.sin_addr);
 	if (connect(fd, (struct sockaddr *)&a, sizeof a) != 0) {
@@ -37,29 +47,63 @@ static int connect_to(int port)
 	return fd;
 }
 
-/* Sends a raw request and reads the whole response (Connection: close). Returns malloc'd text. */
-static char *roundtrip(int port, const char *req, size_t req_len)
+static int connect_to(int port)
 {
-	int fd = connect_to(port);
-	if (fd < 0)
-		return NULL;
-	if (write(fd, req, req_len) != (ssize_t)req_len) {
-		close(fd);
-		return NULL;
-	}
+	return connect_from("127.0.0.1", port);
+}
+
+/* Reads what arrives on fd within wait_ms of silence; *closed tells whether the peer closed (EOF or reset). */
+static char *read_for(int fd, int wait_ms, bool *closed)
+{
+	struct timeval tv = {wait_ms / 1000, (wait_ms % 1000) * 1000};
+	setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
 	size_t cap = 1 << 16, len = 0;
 	char *buf = malloc(cap);
+	*closed = false;
 	for (;;) {
 		if (len + 4096 > cap)
 			buf = realloc(buf, cap *= 2);
 		ssize_t n = read(fd, buf + len, cap - len - 1);
-		if (n <= 0)
-			break;
-		len += (size_t)n;
+		if (n > 0) {
+			len += (size_t)n;
+			continue;
+		}
+		*closed = n == 0 || (errno != EAGAIN && errno != EWOULDBLOCK);
+		break;
 	}
 	buf[len] = 0;
-	close(fd);
 	return buf;
+}
+
+/* Sends a raw request on a new connection; returns what came back within wait_ms and whether orun closed. */
+static char *exchange(int port, const char *req, size_t len, int wait_ms, bool *closed)
+{
+	int fd = connect_to(port);
+	if (fd < 0 || write(fd, req, len) != (ssize_t)len) {
+		if (fd >= 0)
+			close(fd);
+		*closed = true;
+		return strdup("");
+	}
+	char *r = read_for(fd, wait_ms, closed);
+	close(fd);
+	return r;
+}
+
+/* How many responses a buffer holds. */
+static int count_responses(const char *buf)
+{
+	int n = 0;
+	for (const char *p = buf; (p = strstr(p, "HTTP/1.1 ")); p++)
+		n++;
+	return n;
+}
+
+/* Sends a raw request and reads the whole response (Connection: close). Returns malloc'd text. */
+static char *roundtrip(int port, const char *req, size_t req_len)
+{
+	bool closed;
+	return exchange(port, req, req_len, 10000, &closed);
 }
 
 static char *request(int port, const char *method, const char *path, const char *headers, const char *body)
@@ -184,6 +228,7 @@ static void h_stream(struct rn_http_req *r)
 static const struct rn_http_route routes[] = {
 	{RN_HTTP_GET | RN_HTTP_HEAD, "/", h_root, NULL, NULL, NULL, NULL},
 	{RN_HTTP_POST, "/echo", h_echo, NULL, NULL, NULL, NULL},
+	{RN_HTTP_POST | RN_HTTP_PROMPT_BODY, "/prompt", h_echo, NULL, NULL, NULL, NULL},
 	{RN_HTTP_POST | RN_HTTP_HEAD, "/blobs/:digest", h_echo, NULL, NULL, NULL, NULL},
 	{RN_HTTP_POST, "/err", h_error, NULL, NULL, NULL, NULL},
 	{RN_HTTP_POST, "/stream", h_stream, NULL, NULL, NULL, NULL},
@@ -287,13 +332,69 @@ static void test_stream(int port)
 	printf("disconnect noticed after %lld us\n", (long long)(now_us() - t0));
 }
 
+/* Framing Go's net/http refuses (transfer.go) is refused before the body is read, and the connection is
+ * closed after the answer: what follows the headers is never taken for another request. */
+static void test_framing(int port)
+{
+	static const struct {
+		const char *what, *req;
+		int status;
+		const char *body;
+	} cases[] = {
+		{"two different Content-Length",
+		 "POST /echo HTTP/1.1\r\nHost: localhost\r\nContent-Length: 7\r\nContent-Length: 40\r\n\r\n{\"a\":1}"
+		 "GET /smuggled HTTP/1.1\r\nHost: localhost\r\n\r\n",
+		 400, "400 Bad Request"},
+		{"Content-Length with Transfer-Encoding",
+		 "POST /echo HTTP/1.1\r\nHost: localhost\r\nContent-Length: 3\r\nTransfer-Encoding: chunked\r\n\r\n"
+		 "7\r\n{\"a\":1}\r\n0\r\n\r\n",
+		 400, "400 Bad Request"},
+		{"two Transfer-Encoding",
+		 "POST /echo HTTP/1.1\r\nHost: localhost\r\nTransfer-Encoding: chunked\r\nTransfer-Encoding: gzip\r\n\r\n"
+		 "7\r\n{\"a\":1}\r\n0\r\n\r\n",
+		 501, "Unsupported transfer encoding"},
+		{"Transfer-Encoding gzip", "POST /echo HTTP/1.1\r\nHost: localhost\r\nTransfer-Encoding: gzip\r\n\r\n{}",
+		 501, "Unsupported transfer encoding"},
+		{"Transfer-Encoding chunked, chunked",
+		 "POST /echo HTTP/1.1\r\nHost: localhost\r\nTransfer-Encoding: chunked, chunked\r\n\r\n"
+		 "2\r\n{}\r\n0\r\n\r\n",
+		 501, "Unsupported transfer encoding"},
+		{"Transfer-Encoding on HTTP/1.0",
+		 "POST /echo HTTP/1.0\r\nHost: localhost\r\nTransfer-Encoding: chunked\r\n\r\n2\r\n{}\r\n0\r\n\r\n", 400,
+		 "400 Bad Request"},
+		/* libmicrohttpd answers this one itself (0.9.75 writes its status line and headers twice) */
+		{"an invalid Content-Length", "POST /echo HTTP/1.1\r\nHost: localhost\r\nContent-Length: 1x\r\n\r\n{}", 400,
+		 NULL},
+		/* what Go accepts */
+		{"the same Content-Length twice",
+		 "POST /echo HTTP/1.1\r\nHost: localhost\r\nContent-Length: 7\r\nContent-Length: 7\r\n\r\n{\"a\":1}", 200,
+		 "POST 7 "},
+		{"Transfer-Encoding Chunked",
+		 "POST /echo HTTP/1.1\r\nHost: localhost\r\nTransfer-Encoding: Chunked\r\n\r\n7\r\n{\"a\":1}\r\n0\r\n\r\n",
+		 200, "POST 7 "},
+	};
+	for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+		bool closed;
+		char *r = exchange(port, cases[i].req, strlen(cases[i].req), 500, &closed);
+		CHECKF(status_of(r) == cases[i].status, "%s: %d, expected %d", cases[i].what, status_of(r), cases[i].status);
+		if (cases[i].body)
+			CHECKF(strcmp(body_of(r), cases[i].body) == 0, "%s: body \"%s\"", cases[i].what, body_of(r));
+		if (cases[i].status >= 400)
+			CHECKF(closed, "%s: the connection stays open", cases[i].what);
+		if (cases[i].status >= 400 && cases[i].body)
+			CHECKF(count_responses(r) == 1, "%s: %d responses", cases[i].what, count_responses(r));
+		free(r);
+	}
+}
+
 static void test_server(void)
 {
 	struct rn_srv_host h;
 	rn_srv_parse_host("127.0.0.1:0", &h, NULL, 0);
 	const char *origins[] = {"https://app.example.com", "http://*.corp.test", "http://localhost", "http://localhost:*",
 				 "app://*"};
-	struct rn_http_options o = {.listen = &h, .origins = origins, .n_origins = 5, .routes = routes, .max_body = 1000};
+	struct rn_http_options o = {.listen = &h, .origins = origins, .n_origins = 5, .routes = routes, .max_body = 1000,
+				    .max_prompt_body = 4000};
 	char err[256];
 	struct rn_http_server *s = rn_http_start(&o, err, sizeof err);
 	CHECKF(s != NULL, "%s", err);
@@ -349,7 +450,33 @@ static void test_server(void)
 	big[sizeof big - 1] = 0;
 	r = request(port, "POST", "/echo", NULL, big);
 	CHECK_EQ_INT(status_of(r), 413);
+	CHECK_STREQ(body_of(r), "{\"error\":\"request body too large: the limit is 1000 bytes\"}");
 	free(r);
+	/* a route that takes prompts has its own, larger cap */
+	r = request(port, "POST", "/prompt", NULL, big);
+	CHECK_EQ_INT(status_of(r), 200);
+	CHECK_STREQ(body_of(r), "POST 1199 ");
+	free(r);
+	/* a body announced past the cap is refused before it is sent */
+	bool closed;
+	const char *huge = "POST /prompt HTTP/1.1\r\nHost: localhost\r\nContent-Length: 5000000000\r\n\r\n{";
+	r = exchange(port, huge, strlen(huge), 2000, &closed);
+	CHECK_EQ_INT(status_of(r), 413);
+	CHECK_STREQ(body_of(r), "{\"error\":\"request body too large: the limit is 4000 bytes\"}");
+	CHECK(closed);
+	free(r);
+	/* a chunked body past the cap */
+	char chunked[5200];
+	int k = snprintf(chunked, sizeof chunked, "POST /prompt HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n"
+						  "Transfer-Encoding: chunked\r\n\r\n1194\r\n");
+	memset(chunked + k, 'x', 4500);
+	k += 4500;
+	k += snprintf(chunked + k, sizeof chunked - (size_t)k, "\r\n0\r\n\r\n");
+	r = exchange(port, chunked, (size_t)k, 2000, &closed);
+	CHECK_EQ_INT(status_of(r), 413);
+	free(r);
+
+	test_framing(port);
 
 	r = request(port, "POST", "/err", NULL, "{}");
 	CHECK_EQ_INT(status_of(r), 404);
@@ -431,6 +558,206 @@ static void test_server(void)
 	o3.n_origins = 1;
 	CHECK(rn_http_start(&o3, err, sizeof err) == NULL);
 	CHECK(strstr(err, "bad origin") != NULL);
+}
+
+/* ------------------------------------------------------------------------------------ timeouts and limits */
+
+/* A handler that answers only after 2.5 s (a model load), and a stream with 2.5 s between pieces (a long
+ * prefill before the first token): both outlast the 1 s idle timeout of test_idle_timeout's server. */
+static void h_slow(struct rn_http_req *r)
+{
+	usleep(2500000);
+	rn_http_respond(r, 200, "text/plain", "slow", 4);
+}
+
+struct slow_stream {
+	int sent;
+};
+
+static int slow_next(void *ctx, const char **data, size_t *len)
+{
+	struct slow_stream *st = ctx;
+	if (st->sent == 2)
+		return 0;
+	usleep(2500000);
+	*data = st->sent++ ? "{\"n\":1}\n" : "{\"n\":0}\n";
+	*len = 8;
+	return 1;
+}
+
+static void slow_close(void *ctx, bool completed)
+{
+	(void)completed;
+	free(ctx);
+}
+
+static void h_slow_stream(struct rn_http_req *r)
+{
+	struct rn_http_source src = {slow_next, slow_close, calloc(1, sizeof(struct slow_stream))};
+	rn_http_respond_stream(r, 200, "application/x-ndjson", "", 0, &src);
+}
+
+static const struct rn_http_route slow_routes[] = {
+	{RN_HTTP_GET | RN_HTTP_HEAD, "/", h_root, NULL, NULL, NULL, NULL},
+	{RN_HTTP_GET, "/slow", h_slow, NULL, NULL, NULL, NULL},
+	{RN_HTTP_GET, "/slowstream", h_slow_stream, NULL, NULL, NULL, NULL},
+	{0, NULL, NULL, NULL, NULL, NULL, NULL},
+};
+
+static pthread_mutex_t warn_mu = PTHREAD_MUTEX_INITIALIZER;
+static char warn_log[4096];
+
+static void on_warning(void *app, const char *msg)
+{
+	(void)app;
+	pthread_mutex_lock(&warn_mu);
+	size_t n = strlen(warn_log);
+	snprintf(warn_log + n, sizeof warn_log - n, "%s\n", msg);
+	pthread_mutex_unlock(&warn_mu);
+}
+
+static bool warned(const char *what)
+{
+	pthread_mutex_lock(&warn_mu);
+	bool yes = strstr(warn_log, what) != NULL;
+	pthread_mutex_unlock(&warn_mu);
+	return yes;
+}
+
+static void test_idle_timeout(void)
+{
+	struct rn_srv_host h;
+	rn_srv_parse_host("127.0.0.1:0", &h, NULL, 0);
+	struct rn_http_options o = {.listen = &h, .routes = slow_routes, .idle_timeout_s = 1, .no_cors = true};
+	char err[256];
+	struct rn_http_server *s = rn_http_start(&o, err, sizeof err);
+	CHECKF(s != NULL, "%s", err);
+	if (!s)
+		return;
+	int port = rn_http_port(s);
+
+	/* a connection that never sends a request, and one that stops in the middle of its headers */
+	bool closed;
+	int fd = connect_to(port);
+	int64_t t0 = now_us();
+	char *r = read_for(fd, 5000, &closed);
+	int64_t idle_us = now_us() - t0;
+	CHECKF(closed && idle_us < 4000000, "idle connection: closed %d after %lld us", closed, (long long)idle_us);
+	free(r);
+	close(fd);
+	const char *partial = "GET / HTTP/1.1\r\nHost: loc";
+	t0 = now_us();
+	r = exchange(port, partial, strlen(partial), 5000, &closed);
+	CHECKF(closed && now_us() - t0 < 4000000, "half-sent headers: closed %d", closed);
+	free(r);
+
+	/* a handler slower than the timeout answers; the connection then idles out as before */
+	const char *slow = "GET /slow HTTP/1.1\r\nHost: localhost\r\n\r\n";
+	fd = connect_to(port);
+	CHECK(write(fd, slow, strlen(slow)) == (ssize_t)strlen(slow));
+	r = read_for(fd, 4000, &closed);
+	CHECKF(status_of(r) == 200 && strcmp(body_of(r), "slow") == 0, "slow handler: %s", r);
+	CHECKF(closed, "the kept-alive connection is not closed once idle");
+	free(r);
+	close(fd);
+
+	/* a stream that is silent for longer than the timeout goes on to its end */
+	const char *ss = "GET /slowstream HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n\r\n";
+	r = exchange(port, ss, strlen(ss), 4000, &closed);
+	CHECKF(strstr(r, "{\"n\":0}") && strstr(r, "{\"n\":1}") && strstr(r, "\r\n0\r\n\r\n"), "slow stream: %s", r);
+	free(r);
+	printf("idle connection closed after %lld ms (timeout 1 s)\n", (long long)(idle_us / 1000));
+	rn_http_stop(s);
+}
+
+/* One address may not hold more than max_connections_per_ip connections: the next one is closed at once,
+ * with a log line naming it, while other addresses are served; past max_connections every new connection is
+ * closed at once, until one closes. */
+static void test_limits(void)
+{
+	struct rn_srv_host h;
+	rn_srv_parse_host("127.0.0.1:0", &h, NULL, 0);
+	struct rn_http_options o = {.listen = &h, .routes = slow_routes, .max_connections = 6,
+				    .max_connections_per_ip = 3, .no_cors = true, .on_warning = on_warning};
+	char err[256];
+	struct rn_http_server *s = rn_http_start(&o, err, sizeof err);
+	CHECKF(s != NULL, "%s", err);
+	if (!s)
+		return;
+	int port = rn_http_port(s);
+	CHECK_EQ_INT(rn_http_max_connections(s), 6);
+	const char *get = "GET / HTTP/1.1\r\nHost: localhost\r\n\r\n";
+	bool closed;
+	int held[6];
+	/* three kept-alive connections from 127.0.0.2, each answered once (so the server has counted it) */
+	for (int i = 0; i < 3; i++) {
+		held[i] = connect_from("127.0.0.2", port);
+		CHECK(write(held[i], get, strlen(get)) == (ssize_t)strlen(get));
+		char *r = read_for(held[i], 300, &closed);
+		CHECK_EQ_INT(status_of(r), 200);
+		free(r);
+	}
+	int fd = connect_from("127.0.0.2", port);
+	CHECK(fd >= 0);
+	(void)!write(fd, get, strlen(get));
+	char *r = read_for(fd, 2000, &closed);
+	CHECKF(closed && status_of(r) == 0, "a 4th connection from 127.0.0.2: %s", r);
+	free(r);
+	close(fd);
+	CHECK(warned("refused a connection from 127.0.0.2: 3 connections from this address are open"));
+	/* another address is served */
+	fd = connect_from("127.0.0.3", port);
+	CHECK(write(fd, get, strlen(get)) == (ssize_t)strlen(get));
+	r = read_for(fd, 1000, &closed);
+	CHECK_EQ_INT(status_of(r), 200);
+	free(r);
+	close(fd);
+	/* once one of the three closes, 127.0.0.2 may connect again (the count drops when orun has cleaned up) */
+	close(held[2]);
+	bool served = false;
+	for (int k = 0; k < 40 && !served; k++) {
+		usleep(50000);
+		fd = connect_from("127.0.0.2", port);
+		(void)!write(fd, get, strlen(get));
+		r = read_for(fd, 500, &closed);
+		served = status_of(r) == 200;
+		free(r);
+		if (served)
+			held[2] = fd;
+		else
+			close(fd);
+	}
+	CHECK(served);
+	/* the total: six open, the seventh is refused, then served once one closes */
+	for (int i = 3; i < 6; i++) {
+		held[i] = connect_from("127.0.0.4", port);
+		(void)!write(held[i], get, strlen(get));
+		r = read_for(held[i], 500, &closed);
+		CHECK_EQ_INT(status_of(r), 200);
+		free(r);
+	}
+	fd = connect_from("127.0.0.5", port);
+	(void)!write(fd, get, strlen(get));
+	r = read_for(fd, 2000, &closed);
+	CHECKF(closed && status_of(r) == 0, "a 7th connection past the limit of 6: %s", r);
+	free(r);
+	close(fd);
+	CHECK(warned("refused a connection from 127.0.0.5: 6 connections are open (ORUN_HTTP_MAX_CONNECTIONS)"));
+	close(held[0]);
+	served = false;
+	for (int k = 0; k < 40 && !served; k++) {
+		usleep(50000);
+		fd = connect_from("127.0.0.5", port);
+		(void)!write(fd, get, strlen(get));
+		r = read_for(fd, 500, &closed);
+		served = status_of(r) == 200;
+		free(r);
+		close(fd);
+	}
+	CHECK(served);
+	for (int i = 1; i < 6; i++)
+		close(held[i]);
+	rn_http_stop(s);
 }
 
 /* ------------------------------------------------------------------------------------ pure helpers */
@@ -517,6 +844,46 @@ static void test_durations(void)
 	CHECK_STREQ(rn_go_format_duration(-2000000LL, buf, sizeof buf), "-2ms");
 }
 
+/* ORUN_HTTP_*: sizes with K/M/G, the idle timeout as a Go duration or seconds (0 or less: none). */
+static void test_http_env(void)
+{
+	static const char *const keys[] = {"ORUN_HTTP_MAX_BODY", "ORUN_HTTP_MAX_PROMPT_BODY", "ORUN_HTTP_MAX_CONNECTIONS",
+					   "ORUN_HTTP_MAX_CONNECTIONS_PER_IP", "ORUN_HTTP_IDLE_TIMEOUT"};
+	for (size_t i = 0; i < 5; i++)
+		unsetenv(keys[i]);
+	struct rn_srv_config c;
+	CHECK(rn_srv_config_from_env(&c) == 0);
+	CHECK(c.http_max_body == RN_SRV_HTTP_MAX_BODY && c.http_max_prompt_body == 0 && c.http_max_connections == 0 &&
+	      c.http_max_connections_per_ip == 0 && c.http_idle_timeout_s == 0);
+	rn_srv_config_free(&c);
+	static const struct {
+		const char *body, *prompt, *idle;
+		size_t want_body, want_prompt;
+		int want_idle;
+		bool warns;
+	} cases[] = {
+		{"4K", "64MiB", "90s", 4096, 64u << 20, 90, false},
+		{"2000", "1g", "1500ms", 2000, 1u << 30, 2, false},
+		{"0", "3MB", "0", RN_SRV_HTTP_MAX_BODY, 3u << 20, -1, false},
+		{"lots", "-5", "soon", RN_SRV_HTTP_MAX_BODY, 0, 0, true},
+		{"1T", "", "45", RN_SRV_HTTP_MAX_BODY, 0, 45, true},
+	};
+	for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+		setenv("ORUN_HTTP_MAX_BODY", cases[i].body, 1);
+		setenv("ORUN_HTTP_MAX_PROMPT_BODY", cases[i].prompt, 1);
+		setenv("ORUN_HTTP_IDLE_TIMEOUT", cases[i].idle, 1);
+		setenv("ORUN_HTTP_MAX_CONNECTIONS_PER_IP", "12", 1);
+		CHECK(rn_srv_config_from_env(&c) == 0);
+		CHECKF(c.http_max_body == cases[i].want_body && c.http_max_prompt_body == cases[i].want_prompt &&
+			       c.http_idle_timeout_s == cases[i].want_idle && c.http_max_connections_per_ip == 12,
+		       "case %zu: %zu %zu %d", i, c.http_max_body, c.http_max_prompt_body, c.http_idle_timeout_s);
+		CHECKF((c.n_warnings > 0) == cases[i].warns, "case %zu: %zu warnings", i, c.n_warnings);
+		rn_srv_config_free(&c);
+	}
+	for (size_t i = 0; i < 5; i++)
+		unsetenv(keys[i]);
+}
+
 static void test_decode(void)
 {
 	struct rn_dec d = {.go_struct = "ChatRequest", .prefix = ""};
@@ -572,7 +939,10 @@ int main(void)
 {
 	test_host_parse();
 	test_durations();
+	test_http_env();
 	test_decode();
 	test_server();
+	test_idle_timeout();
+	test_limits();
 	return check_done();
 }
