@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/base64.h"
 #include "base/gofmt.h"
 #include "base/json.h"
 #include "modelfile/template_internal.h"
@@ -440,29 +441,17 @@ static bool json_empty(const struct tv *v)
 	return false;
 }
 
+/* []byte: Go marshals it as a base64 string */
 static void base64_json(struct ob_jw *w, const unsigned char *p, size_t n)
 {
-	static const char tab[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
-	size_t out = (n + 2) / 3 * 4;
-	char *s = malloc(out + 1);
+	size_t len;
+	char *s = ob_base64_encode(p, n, &len);
 	if (!s) {
 		if (!w->status)
 			w->status = OB_JW_NOMEM;
 		return;
 	}
-	size_t k = 0;
-	for (size_t i = 0; i < n; i += 3) {
-		uint32_t x = (uint32_t)p[i] << 16;
-		if (i + 1 < n)
-			x |= (uint32_t)p[i + 1] << 8;
-		if (i + 2 < n)
-			x |= p[i + 2];
-		s[k++] = tab[(x >> 18) & 63];
-		s[k++] = tab[(x >> 12) & 63];
-		s[k++] = i + 1 < n ? tab[(x >> 6) & 63] : '=';
-		s[k++] = i + 2 < n ? tab[x & 63] : '=';
-	}
-	ob_jw_stringn(w, s, k);
+	ob_jw_stringn(w, s, len);
 	free(s);
 }
 

@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/base64.h"
 #include "modelfile/name.h"
 #include "modelfile/params.h"
 #include "runner/api/api.h"
@@ -379,8 +380,9 @@ static void embed_common(struct rn_http_req *r, enum embed_api api)
 			ob_jw_key(&w, "embedding");
 			if (strcasecmp(encoding, "base64") == 0) {
 				/* little-endian float32 bytes (x86/ARM hosts are little-endian) */
-				char *b64 = rn_base64_encode(eo.vecs[i], (size_t)eo.dims[i] * sizeof(float));
-				ob_jw_string(&w, b64 ? b64 : "");
+				size_t n = 0;
+				char *b64 = ob_base64_encode(eo.vecs[i], (size_t)eo.dims[i] * sizeof(float), &n);
+				ob_jw_stringn(&w, b64 ? b64 : "", n);
 				free(b64);
 			} else {
 				write_vec32(&w, eo.vecs[i], eo.vecs[i] ? eo.dims[i] : 0);
