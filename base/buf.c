@@ -108,14 +108,17 @@ bool ob_buf_pad(struct ob_buf *b, char c, size_t n)
 
 bool ob_buf_printf(struct ob_buf *b, const char *fmt, ...)
 {
+	char tmp[256]; /* most texts fit: one formatting pass */
 	va_list ap;
 	va_start(ap, fmt);
-	int n = vsnprintf(NULL, 0, fmt, ap);
+	int n = vsnprintf(tmp, sizeof tmp, fmt, ap);
 	va_end(ap);
 	if (n < 0) {
 		b->failed = true;
 		return false;
 	}
+	if ((size_t)n < sizeof tmp)
+		return ob_buf_append(b, tmp, (size_t)n);
 	if (!ob_buf_reserve(b, (size_t)n))
 		return false;
 	va_start(ap, fmt);

@@ -848,7 +848,7 @@ static int build_messages(struct tpl_arena *a, const struct cmsg *c, size_t n, b
 }
 
 static int run(const struct mf_tpl *t, const struct tn *root, const struct tv *data, bool ollama_funcs,
-	       const struct mf_tpl_values *v, struct tpl_arena *a, struct tpl_buf *out, struct mf_tpl_error *err)
+	       const struct mf_tpl_values *v, struct tpl_arena *a, struct ob_buf *out, struct mf_tpl_error *err)
 {
 	struct tpl_exec_opts o = {
 		.funcs_ollama = ollama_funcs,
@@ -867,8 +867,8 @@ int mf_tpl_execute(const struct mf_tpl *t, const struct mf_tpl_values *v, char *
 		*out_len = 0;
 	struct tpl_arena a;
 	tpl_arena_init(&a, MF_TPL_MAX_MEMORY);
-	struct tpl_buf b;
-	tpl_buf_init(&b, MF_TPL_MAX_OUTPUT);
+	struct ob_buf b;
+	ob_buf_init(&b, MF_TPL_MAX_OUTPUT);
 	int rc;
 	struct cmsg *c = NULL;
 	size_t nc = 0;
@@ -953,16 +953,17 @@ fail:
 done:
 	tpl_arena_free(&a);
 	if (rc) {
-		tpl_buf_free(&b);
+		ob_buf_free(&b);
 		return rc;
 	}
-	if (!b.p && !tpl_buf_put(&b, "", 0)) {
+	size_t n = b.len;
+	*out = ob_buf_take(&b);
+	if (!*out) {
 		set_err(err, MF_TPL_ERR_NOMEM, "template: out of memory");
 		return MF_TPL_ERR_NOMEM;
 	}
-	*out = b.p;
 	if (out_len)
-		*out_len = b.len;
+		*out_len = n;
 	return MF_TPL_OK;
 }
 
@@ -992,8 +993,8 @@ int mf_tpl_render_generic(const char *src, size_t len, const struct ob_json *dat
 	}
 	struct tpl_arena a;
 	tpl_arena_init(&a, MF_TPL_MAX_MEMORY);
-	struct tpl_buf b;
-	tpl_buf_init(&b, MF_TPL_MAX_OUTPUT);
+	struct ob_buf b;
+	ob_buf_init(&b, MF_TPL_MAX_OUTPUT);
 	struct tv dv = tv_invalid();
 	if (data) {
 		rc = tv_from_json_any(&a, data, &dv);
@@ -1008,16 +1009,17 @@ done:
 	tpl_arena_free(&a);
 	mf_tpl_free(t);
 	if (rc) {
-		tpl_buf_free(&b);
+		ob_buf_free(&b);
 		return rc;
 	}
-	if (!b.p && !tpl_buf_put(&b, "", 0)) {
+	size_t n = b.len;
+	*out = ob_buf_take(&b);
+	if (!*out) {
 		set_err(err, MF_TPL_ERR_NOMEM, "template: out of memory");
 		return MF_TPL_ERR_NOMEM;
 	}
-	*out = b.p;
 	if (out_len)
-		*out_len = b.len;
+		*out_len = n;
 	return 0;
 }
 
