@@ -59,17 +59,23 @@ void ob_buf_reset(struct ob_buf *b)
 		b->p[0] = 0;
 }
 
+int ob_buf_grow(char **p, size_t *cap, size_t len, size_t n, size_t max)
+{
+	if (max == 0 || max > SIZE_MAX / 2)
+		max = SIZE_MAX / 2;
+	if (n > max || len > max - n)
+		return OB_GROW_LIMIT;
+	return ob_grow(p, cap, len + n + 1, 1, 64, 0);
+}
+
 bool ob_buf_reserve(struct ob_buf *b, size_t n)
 {
 	if (b->failed)
 		return false;
-	size_t max = b->max ? b->max : SIZE_MAX / 2;
-	if (n > max || b->len > max - n) {
-		b->failed = b->over = true;
-		return false;
-	}
-	if (ob_grow(&b->p, &b->cap, b->len + n + 1, 1, 64, 0) != OB_GROW_OK) {
+	int g = ob_buf_grow(&b->p, &b->cap, b->len, n, b->max);
+	if (g != OB_GROW_OK) {
 		b->failed = true;
+		b->over = g == OB_GROW_LIMIT;
 		return false;
 	}
 	return true;
