@@ -253,16 +253,13 @@ static void write_vec32(struct ob_jw *w, const float *v, int n)
 
 static void embed_common(struct rn_http_req *r, enum embed_api api)
 {
-	size_t len;
-	const char *body = rn_http_req_body(r, &len);
-	const char *gs = api == EMB_EMBEDDINGS ? "EmbeddingRequest" : api == EMB_OPENAI ? "EmbedRequest" : "EmbedRequest";
-	struct rn_dec d = {.go_struct = gs, .prefix = ""};
+	const char *gs = api == EMB_EMBEDDINGS ? "EmbeddingRequest" : "EmbedRequest";
+	struct rn_dec d;
 	const struct ob_json *root;
-	struct ob_json_doc *doc = rn_dec_parse(&d, body, len, &root);
-	if (!doc) {
-		respond(r, api, 400, d.err);
+	struct ob_json_doc *doc =
+		rn_api_decode(r, &d, gs, &root, api == EMB_OPENAI ? rn_oai_respond_error : rn_api_respond_error);
+	if (!doc)
 		return;
-	}
 	int64_t t0 = rn_http_req_start_ns(r);
 	const char *model = "", *prompt = "", *encoding = "";
 	bool truncate = true;
