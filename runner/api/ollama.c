@@ -167,6 +167,15 @@ static void write_gguf_section(struct ob_jw *w, const char *path, bool verbose, 
 	gguf_close(f);
 }
 
+/* The model a request names: "model", or the deprecated "name" when that is empty (never NULL). */
+static const char *decode_model(struct rn_dec *d, const struct ob_json *root)
+{
+	const char *model = "", *name = "";
+	rn_dec_string(d, root, "model", &model, NULL);
+	rn_dec_string(d, root, "name", &name, NULL);
+	return *model ? model : name;
+}
+
 void rn_api_show(struct rn_http_req *r)
 {
 	struct rn_api *s = rn_api_of(r);
@@ -175,10 +184,8 @@ void rn_api_show(struct rn_http_req *r)
 	struct ob_json_doc *doc = rn_api_decode(r, &d, "ShowRequest", &root, rn_api_respond_error);
 	if (!doc)
 		return;
-	const char *model = "", *name = "", *system = NULL;
+	const char *model = decode_model(&d, root), *system = NULL;
 	bool verbose = false;
-	rn_dec_string(&d, root, "model", &model, NULL);
-	rn_dec_string(&d, root, "name", &name, NULL);
 	rn_dec_string(&d, root, "system", &system, NULL);
 	const char *tmpl_unused;
 	rn_dec_string(&d, root, "template", &tmpl_unused, NULL);
@@ -189,8 +196,6 @@ void rn_api_show(struct rn_http_req *r)
 		ob_json_free(doc);
 		return;
 	}
-	if (!*model)
-		model = name;
 	if (!*model) {
 		rn_http_respond_error(r, 400, "model is required");
 		ob_json_free(doc);
@@ -307,15 +312,12 @@ void rn_api_delete(struct rn_http_req *r)
 	struct ob_json_doc *doc = rn_api_decode(r, &d, "DeleteRequest", &root, rn_api_respond_error);
 	if (!doc)
 		return;
-	const char *model = "", *name = "";
-	rn_dec_string(&d, root, "model", &model, NULL);
-	rn_dec_string(&d, root, "name", &name, NULL);
+	const char *n = decode_model(&d, root);
 	if (d.failed) {
 		rn_http_respond_error(r, 400, d.err);
 		ob_json_free(doc);
 		return;
 	}
-	const char *n = *model ? model : name;
 	struct mf_name nm;
 	mf_name_parse(n, &nm);
 	if (!mf_name_is_valid(&nm)) {
