@@ -60,21 +60,28 @@ struct ob_json_doc *rn_dec_parse(struct rn_dec *d, const char *body, size_t len,
 	return doc;
 }
 
-static void value_text(const struct ob_json *v, char *buf, size_t size)
+/* Go's UnmarshalTypeError text for the value `what` ("string", "number 1.5") in member `field`. */
+static void unmarshal_error(struct rn_dec *d, const char *what, const char *field, const char *go_type)
 {
-	snprintf(buf, size, "%s", ob_json_type_name(v));
-}
-
-void rn_dec_type_error(struct rn_dec *d, const char *field, const struct ob_json *v, const char *go_type)
-{
-	char what[128];
-	value_text(v, what, sizeof what);
 	if (d->prefix && d->prefix[0])
 		rn_dec_fail(d, "json: cannot unmarshal %s into Go struct field %s.%s.%s of type %s", what, d->go_struct,
 			    d->prefix, field, go_type);
 	else
 		rn_dec_fail(d, "json: cannot unmarshal %s into Go struct field %s.%s of type %s", what, d->go_struct, field,
 			    go_type);
+}
+
+/* a number that does not fit go_type: Go quotes its literal */
+static void number_error(struct rn_dec *d, const char *field, const struct ob_json *v, const char *go_type)
+{
+	char what[96];
+	snprintf(what, sizeof what, "number %.60s", v->str ? v->str : "");
+	unmarshal_error(d, what, field, go_type);
+}
+
+void rn_dec_type_error(struct rn_dec *d, const char *field, const struct ob_json *v, const char *go_type)
+{
+	unmarshal_error(d, ob_json_type_name(v), field, go_type);
 }
 
 const struct ob_json *rn_dec_get(const struct ob_json *obj, const char *field)
@@ -87,15 +94,24 @@ const struct ob_json *rn_dec_get(const struct ob_json *obj, const char *field)
 	return v;
 }
 
-bool rn_dec_string(struct rn_dec *d, const struct ob_json *obj, const char *field, const char **s, size_t *len)
+/* The member when present and of JSON type `type`; NULL when absent, null, or of another type (the error
+ * recorded). */
+static const struct ob_json *get_typed(struct rn_dec *d, const struct ob_json *obj, const char *field,
+				       enum ob_json_type type, const char *go_type)
 {
 	const struct ob_json *v = rn_dec_get(obj, field);
+	if (v && v->type != type) {
+		rn_dec_type_error(d, field, v, go_type);
+		return NULL;
+	}
+	return v;
+}
+
+bool rn_dec_string(struct rn_dec *d, const struct ob_json *obj, const char *field, const char **s, size_t *len)
+{
+	const struct ob_json *v = get_typed(d, obj, field, OB_JSON_STRING, "string");
 	if (!v)
 		return false;
-	if (v->type != OB_JSON_STRING) {
-		rn_dec_type_error(d, field, v, "string");
-		return false;
-	}
 	*s = v->str;
 	if (len)
 		*len = v->len;
@@ -104,13 +120,9 @@ bool rn_dec_string(struct rn_dec *d, const struct ob_json *obj, const char *fiel
 
 bool rn_dec_bool(struct rn_dec *d, const struct ob_json *obj, const char *field, bool *out)
 {
-	const struct ob_json *v = rn_dec_get(obj, field);
+	const struct ob_json *v = get_typed(d, obj, field, OB_JSON_BOOL, "bool");
 	if (!v)
 		return false;
-	if (v->type != OB_JSON_BOOL) {
-		rn_dec_type_error(d, field, v, "bool");
-		return false;
-	}
 	*out = v->boolean;
 	return true;
 }
@@ -122,15 +134,7 @@ bool rn_dec_int_value(struct rn_dec *d, const char *field, const struct ob_json 
 		return false;
 	}
 	if (!ob_json_int(v, out)) {
-		/* Go: "json: cannot unmarshal number 1.5 into Go struct field X.f of type int" */
-		char what[96];
-		snprintf(what, sizeof what, "number %.60s", v->str ? v->str : "");
-		if (d->prefix && d->prefix[0])
-			rn_dec_fail(d, "json: cannot unmarshal %s into Go struct field %s.%s.%s of type int", what,
-				    d->go_struct, d->prefix, field);
-		else
-			rn_dec_fail(d, "json: cannot unmarshal %s into Go struct field %s.%s of type int", what,
-				    d->go_struct, field);
+		number_error(d, field, v, "int"); /* "json: cannot unmarshal number 1.5 into Go struct field X.f ..." */
 		return false;
 	}
 	return true;
@@ -146,18 +150,11 @@ bool rn_dec_int(struct rn_dec *d, const struct ob_json *obj, const char *field, 
 
 bool rn_dec_float(struct rn_dec *d, const struct ob_json *obj, const char *field, double *out)
 {
-	const struct ob_json *v = rn_dec_get(obj, field);
+	const struct ob_json *v = get_typed(d, obj, field, OB_JSON_NUMBER, "float64");
 	if (!v)
 		return false;
-	if (v->type != OB_JSON_NUMBER) {
-		rn_dec_type_error(d, field, v, "float64");
-		return false;
-	}
 	if (isinf(v->number)) {
-		char what[96];
-		snprintf(what, sizeof what, "number %.60s", v->str ? v->str : "");
-		rn_dec_fail(d, "json: cannot unmarshal %s into Go struct field %s.%s of type float64", what, d->go_struct,
-			    field);
+		number_error(d, field, v, "float64");
 		return false;
 	}
 	*out = v->number;
@@ -166,24 +163,10 @@ bool rn_dec_float(struct rn_dec *d, const struct ob_json *obj, const char *field
 
 const struct ob_json *rn_dec_array(struct rn_dec *d, const struct ob_json *obj, const char *field, const char *go_type)
 {
-	const struct ob_json *v = rn_dec_get(obj, field);
-	if (!v)
-		return NULL;
-	if (v->type != OB_JSON_ARRAY) {
-		rn_dec_type_error(d, field, v, go_type);
-		return NULL;
-	}
-	return v;
+	return get_typed(d, obj, field, OB_JSON_ARRAY, go_type);
 }
 
 const struct ob_json *rn_dec_object(struct rn_dec *d, const struct ob_json *obj, const char *field, const char *go_type)
 {
-	const struct ob_json *v = rn_dec_get(obj, field);
-	if (!v)
-		return NULL;
-	if (v->type != OB_JSON_OBJECT) {
-		rn_dec_type_error(d, field, v, go_type);
-		return NULL;
-	}
-	return v;
+	return get_typed(d, obj, field, OB_JSON_OBJECT, go_type);
 }
