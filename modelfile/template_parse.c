@@ -16,6 +16,7 @@
 #include <string.h>
 
 #include "base/buf.h"
+#include "base/gofmt.h"
 #include "base/unicode.h"
 #include "base/utf8.h"
 #include "modelfile/template_internal.h"
@@ -949,38 +950,6 @@ static bool unquote(struct parser *p, const struct tok *t, const char **out, siz
 	return true;
 }
 
-/* Go's underscoreOK: underscores only between digits (a base prefix counts as a digit). */
-static bool underscore_ok(const char *s, size_t n)
-{
-	char saw = '^';
-	size_t i = 0;
-	if (n >= 1 && (s[0] == '-' || s[0] == '+'))
-		s++, n--;
-	bool hex = false;
-	if (n >= 2 && s[0] == '0' && strchr("bBoOxX", s[1])) {
-		i = 2;
-		saw = '0';
-		hex = s[1] == 'x' || s[1] == 'X';
-	}
-	for (; i < n; i++) {
-		char c = s[i];
-		if ((c >= '0' && c <= '9') || (hex && ((c >= 'a' && c <= 'f') || (c >= 'A' && c <= 'F')))) {
-			saw = '0';
-			continue;
-		}
-		if (c == '_') {
-			if (saw != '0')
-				return false;
-			saw = '_';
-			continue;
-		}
-		if (saw == '_')
-			return false;
-		saw = '!';
-	}
-	return saw != '_';
-}
-
 /* strconv.ParseUint(s, 0, 64): base prefixes 0b/0o/0x, a leading 0 for octal, underscores per Go syntax. */
 static bool parse_uint_base0(const char *s0, size_t n0, uint64_t *out)
 {
@@ -1015,7 +984,7 @@ static bool parse_uint_base0(const char *s0, size_t n0, uint64_t *out)
 			return false; /* out of range */
 		v = v * (uint64_t)base + (uint64_t)d;
 	}
-	if (underscores && !underscore_ok(s0, n0))
+	if (underscores && !ob_go_underscore_ok(s0, n0))
 		return false;
 	*out = v;
 	return true;
@@ -1024,7 +993,7 @@ static bool parse_uint_base0(const char *s0, size_t n0, uint64_t *out)
 /* strconv.ParseFloat(s, 64) for the literals the lexer lets through: decimal or hex (with a p exponent). */
 static bool parse_float_go(const char *s, size_t n, double *out)
 {
-	if (n == 0 || n > 200 || !underscore_ok(s, n))
+	if (n == 0 || n > 200 || !ob_go_underscore_ok(s, n))
 		return false;
 	char buf[256];
 	size_t k = 0;
