@@ -1206,76 +1206,66 @@ static struct tv fn_len(struct xs *s, const struct tv *arg, char *msg, size_t ms
 	}
 }
 
-static struct tv escape_html(struct xs *s, const struct tv *args, size_t n)
+/* html: text/template's HTMLEscape of one byte */
+static void html_escape_byte(struct ob_buf *b, unsigned char c)
 {
-	struct ob_buf in, b;
-	ob_buf_init(&in, MF_TPL_MAX_OUTPUT);
-	eval_args_string(s, args, n, &in);
-	ob_buf_init(&b, MF_TPL_MAX_OUTPUT);
-	for (size_t i = 0; i < in.len; i++) {
-		char c = in.p[i];
-		switch (c) {
-		case '"': ob_buf_puts(&b, "&#34;"); break;
-		case '\'': ob_buf_puts(&b, "&#39;"); break;
-		case '&': ob_buf_puts(&b, "&amp;"); break;
-		case '<': ob_buf_puts(&b, "&lt;"); break;
-		case '>': ob_buf_puts(&b, "&gt;"); break;
-		case 0: ob_buf_puts(&b, "\xef\xbf\xbd"); break;
-		default: ob_buf_putc(&b, c);
-		}
+	switch (c) {
+	case '"': ob_buf_puts(b, "&#34;"); break;
+	case '\'': ob_buf_puts(b, "&#39;"); break;
+	case '&': ob_buf_puts(b, "&amp;"); break;
+	case '<': ob_buf_puts(b, "&lt;"); break;
+	case '>': ob_buf_puts(b, "&gt;"); break;
+	case 0: ob_buf_puts(b, "\xef\xbf\xbd"); break;
+	default: ob_buf_putc(b, (char)c);
 	}
-	ob_buf_free(&in);
-	return buf_to_string(s, &b);
 }
 
-static struct tv escape_js(struct xs *s, const struct tv *args, size_t n)
+/* js: JSEscape of one byte */
+static void js_escape_byte(struct ob_buf *b, unsigned char c)
 {
 	static const char hex[] = "0123456789ABCDEF";
-	struct ob_buf in, b;
-	ob_buf_init(&in, MF_TPL_MAX_OUTPUT);
-	eval_args_string(s, args, n, &in);
-	ob_buf_init(&b, MF_TPL_MAX_OUTPUT);
-	for (size_t i = 0; i < in.len; i++) {
-		unsigned char c = (unsigned char)in.p[i];
-		switch (c) {
-		case '\\': ob_buf_puts(&b, "\\\\"); break;
-		case '\'': ob_buf_puts(&b, "\\'"); break;
-		case '"': ob_buf_puts(&b, "\\\""); break;
-		case '<': ob_buf_puts(&b, "\\u003C"); break;
-		case '>': ob_buf_puts(&b, "\\u003E"); break;
-		case '&': ob_buf_puts(&b, "\\u0026"); break;
-		case '=': ob_buf_puts(&b, "\\u003D"); break;
-		default:
-			if (c < ' ') {
-				char e[7] = {'\\', 'u', '0', '0', hex[c >> 4], hex[c & 15], 0};
-				ob_buf_puts(&b, e);
-			} else
-				ob_buf_putc(&b, (char)c);
-		}
+	switch (c) {
+	case '\\': ob_buf_puts(b, "\\\\"); break;
+	case '\'': ob_buf_puts(b, "\\'"); break;
+	case '"': ob_buf_puts(b, "\\\""); break;
+	case '<': ob_buf_puts(b, "\\u003C"); break;
+	case '>': ob_buf_puts(b, "\\u003E"); break;
+	case '&': ob_buf_puts(b, "\\u0026"); break;
+	case '=': ob_buf_puts(b, "\\u003D"); break;
+	default:
+		if (c < ' ') {
+			char e[7] = {'\\', 'u', '0', '0', hex[c >> 4], hex[c & 15], 0};
+			ob_buf_puts(b, e);
+		} else
+			ob_buf_putc(b, (char)c);
 	}
-	ob_buf_free(&in);
-	return buf_to_string(s, &b);
 }
 
-static struct tv escape_url(struct xs *s, const struct tv *args, size_t n)
+/* urlquery: QueryEscape of one byte */
+static void url_escape_byte(struct ob_buf *b, unsigned char c)
 {
 	static const char hex[] = "0123456789ABCDEF";
+	if ((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '-' ||
+	    c == '_' || c == '.' || c == '~')
+		ob_buf_putc(b, (char)c);
+	else if (c == ' ')
+		ob_buf_putc(b, '+');
+	else {
+		char e[4] = {'%', hex[c >> 4], hex[c & 15], 0};
+		ob_buf_puts(b, e);
+	}
+}
+
+/* The html, js and urlquery functions: their arguments as one string (evalArgs), escaped byte by byte. */
+static struct tv escape(struct xs *s, const struct tv *args, size_t n,
+			void (*escape_byte)(struct ob_buf *b, unsigned char c))
+{
 	struct ob_buf in, b;
 	ob_buf_init(&in, MF_TPL_MAX_OUTPUT);
 	eval_args_string(s, args, n, &in);
 	ob_buf_init(&b, MF_TPL_MAX_OUTPUT);
-	for (size_t i = 0; i < in.len; i++) {
-		unsigned char c = (unsigned char)in.p[i];
-		if ((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '-' ||
-		    c == '_' || c == '.' || c == '~')
-			ob_buf_putc(&b, (char)c);
-		else if (c == ' ')
-			ob_buf_putc(&b, '+');
-		else {
-			char e[4] = {'%', hex[c >> 4], hex[c & 15], 0};
-			ob_buf_puts(&b, e);
-		}
-	}
+	for (size_t i = 0; i < in.len; i++)
+		escape_byte(&b, (unsigned char)in.p[i]);
 	ob_buf_free(&in);
 	return buf_to_string(s, &b);
 }
@@ -1360,11 +1350,11 @@ static struct tv call_builtin(struct xs *s, int id, const struct tn *node, struc
 		break;
 	}
 	case F_HTML:
-		return escape_html(s, args, n);
+		return escape(s, args, n, html_escape_byte);
 	case F_JS:
-		return escape_js(s, args, n);
+		return escape(s, args, n, js_escape_byte);
 	case F_URLQUERY:
-		return escape_url(s, args, n);
+		return escape(s, args, n, url_escape_byte);
 	case F_CALL: {
 		struct tv f = indirect_iface(args[0]);
 		ok = false;

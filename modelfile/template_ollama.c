@@ -859,6 +859,24 @@ static int run(const struct mf_tpl *t, const struct tn *root, const struct tv *d
 	return tpl_exec(t, root, data, &o, a, out, err);
 }
 
+/* The end of a rendering: on success the text goes to *out (malloc'd) and *out_len; b is emptied either way. */
+static int hand_over(int rc, struct ob_buf *b, char **out, size_t *out_len, struct mf_tpl_error *err)
+{
+	if (rc) {
+		ob_buf_free(b);
+		return rc;
+	}
+	size_t n = b->len;
+	*out = ob_buf_take(b);
+	if (!*out) {
+		set_err(err, MF_TPL_ERR_NOMEM, "template: out of memory");
+		return MF_TPL_ERR_NOMEM;
+	}
+	if (out_len)
+		*out_len = n;
+	return MF_TPL_OK;
+}
+
 int mf_tpl_execute(const struct mf_tpl *t, const struct mf_tpl_values *v, char **out, size_t *out_len,
 		   struct mf_tpl_error *err)
 {
@@ -952,19 +970,7 @@ fail:
 		set_err(err, rc, "template: out of memory");
 done:
 	tpl_arena_free(&a);
-	if (rc) {
-		ob_buf_free(&b);
-		return rc;
-	}
-	size_t n = b.len;
-	*out = ob_buf_take(&b);
-	if (!*out) {
-		set_err(err, MF_TPL_ERR_NOMEM, "template: out of memory");
-		return MF_TPL_ERR_NOMEM;
-	}
-	if (out_len)
-		*out_len = n;
-	return MF_TPL_OK;
+	return hand_over(rc, &b, out, out_len, err);
 }
 
 int mf_tpl_render_generic(const char *src, size_t len, const struct ob_json *data, int64_t now, char **out,
@@ -1008,19 +1014,7 @@ int mf_tpl_render_generic(const char *src, size_t len, const struct ob_json *dat
 done:
 	tpl_arena_free(&a);
 	mf_tpl_free(t);
-	if (rc) {
-		ob_buf_free(&b);
-		return rc;
-	}
-	size_t n = b.len;
-	*out = ob_buf_take(&b);
-	if (!*out) {
-		set_err(err, MF_TPL_ERR_NOMEM, "template: out of memory");
-		return MF_TPL_ERR_NOMEM;
-	}
-	if (out_len)
-		*out_len = n;
-	return 0;
+	return hand_over(rc, &b, out, out_len, err);
 }
 
 /* ------------------------------------------------------------------------------------------ requests */

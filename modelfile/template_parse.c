@@ -162,6 +162,28 @@ __attribute__((format(printf, 2, 3))) static void lex_error(struct lexer *l, con
 	l->failed = true;
 }
 
+/* Go's lexQuote / lexChar: the rest of a quoted item up to the closing `quote`, backslash escapes skipped;
+ * what: the error when a newline or the end comes first. */
+static bool lex_quote(struct lexer *l, char quote, const char *what)
+{
+	for (;;) {
+		if (l->pos >= l->len || l->src[l->pos] == '\n') {
+			lex_error(l, "%s", what);
+			return false;
+		}
+		char c = l->src[l->pos++];
+		if (c == '\\') {
+			if (l->pos >= l->len || l->src[l->pos] == '\n') {
+				lex_error(l, "%s", what);
+				return false;
+			}
+			l->pos++;
+		} else if (c == quote) {
+			return true;
+		}
+	}
+}
+
 static bool has_prefix(const struct lexer *l, size_t at, const char *p)
 {
 	size_t n = strlen(p);
@@ -342,22 +364,7 @@ static bool lex_action(struct lexer *l)
 				return false;
 			continue;
 		case '"':
-			for (;;) {
-				if (l->pos >= l->len || l->src[l->pos] == '\n') {
-					lex_error(l, "unterminated quoted string");
-					return false;
-				}
-				char c = l->src[l->pos++];
-				if (c == '\\') {
-					if (l->pos >= l->len || l->src[l->pos] == '\n') {
-						lex_error(l, "unterminated quoted string");
-						return false;
-					}
-					l->pos++;
-				} else if (c == '"')
-					break;
-			}
-			if (!lex_push(l, TK_STRING))
+			if (!lex_quote(l, '"', "unterminated quoted string") || !lex_push(l, TK_STRING))
 				return false;
 			continue;
 		case '`': {
@@ -372,22 +379,7 @@ static bool lex_action(struct lexer *l)
 			continue;
 		}
 		case '\'':
-			for (;;) {
-				if (l->pos >= l->len || l->src[l->pos] == '\n') {
-					lex_error(l, "unterminated character constant");
-					return false;
-				}
-				char c = l->src[l->pos++];
-				if (c == '\\') {
-					if (l->pos >= l->len || l->src[l->pos] == '\n') {
-						lex_error(l, "unterminated character constant");
-						return false;
-					}
-					l->pos++;
-				} else if (c == '\'')
-					break;
-			}
-			if (!lex_push(l, TK_CHARCONST))
+			if (!lex_quote(l, '\'', "unterminated character constant") || !lex_push(l, TK_CHARCONST))
 				return false;
 			continue;
 		case '$':
