@@ -1,6 +1,7 @@
 /* tools/client.h — the CLI's HTTP client for an Ollama-compatible server (libcurl), with the error texts
  * of Ollama's Go client (api/client.go): plain requests (`do`), NDJSON streams (`stream`), raw blob
- * uploads and the heartbeat. OLLAMA_HOST selects the server as envconfig.Host() parses it.
+ * uploads and the heartbeat, and the request bodies more than one command sends. OLLAMA_HOST selects the
+ * server as envconfig.Host() parses it.
  *
  * Used by orun's client commands (create, show, list, cp, rm; ps, run, stop). Errors come back as text in
  * a caller buffer; nothing here prints.

@@ -12,7 +12,8 @@
 
 static void usage(FILE *f)
 {
-	fprintf(f, "Copy a model\n\nUsage:\n  orun cp SOURCE DESTINATION [flags]\n\nFlags:\n  -h, --help   help for cp\n\n"
+	fprintf(f, "Copy a model\n\nUsage:\n  orun cp SOURCE DESTINATION [flags]\n\n"
+		   "Flags:\n  -h, --help   help for cp\n\n"
 		   "Environment Variables:\n"
 		   "      OLLAMA_HOST                IP Address for the ollama server (default 127.0.0.1:11434)\n");
 }

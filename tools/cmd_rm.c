@@ -66,7 +66,8 @@ static int unload(struct client *c, const char *model)
 
 static void usage(FILE *f)
 {
-	fprintf(f, "Remove a model\n\nUsage:\n  orun rm MODEL [MODEL...] [flags]\n\nFlags:\n  -h, --help   help for rm\n\n"
+	fprintf(f, "Remove a model\n\nUsage:\n  orun rm MODEL [MODEL...] [flags]\n\n"
+		   "Flags:\n  -h, --help   help for rm\n\n"
 		   "Environment Variables:\n"
 		   "      OLLAMA_HOST                IP Address for the ollama server (default 127.0.0.1:11434)\n");
 }
