@@ -59,17 +59,23 @@ void ob_buf_reset(struct ob_buf *b)
 		b->p[0] = 0;
 }
 
+int ob_buf_grow(char **p, size_t *cap, size_t len, size_t n, size_t max)
+{
+	if (max == 0 || max > SIZE_MAX / 2)
+		max = SIZE_MAX / 2;
+	if (n > max || len > max - n)
+		return OB_GROW_LIMIT;
+	return ob_grow(p, cap, len + n + 1, 1, 64, 0);
+}
+
 bool ob_buf_reserve(struct ob_buf *b, size_t n)
 {
 	if (b->failed)
 		return false;
-	size_t max = b->max ? b->max : SIZE_MAX / 2;
-	if (n > max || b->len > max - n) {
-		b->failed = b->over = true;
-		return false;
-	}
-	if (ob_grow(&b->p, &b->cap, b->len + n + 1, 1, 64, 0) != OB_GROW_OK) {
+	int g = ob_buf_grow(&b->p, &b->cap, b->len, n, b->max);
+	if (g != OB_GROW_OK) {
 		b->failed = true;
+		b->over = g == OB_GROW_LIMIT;
 		return false;
 	}
 	return true;
@@ -108,14 +114,17 @@ bool ob_buf_pad(struct ob_buf *b, char c, size_t n)
 
 bool ob_buf_printf(struct ob_buf *b, const char *fmt, ...)
 {
+	char tmp[256]; /* most texts fit: one formatting pass */
 	va_list ap;
 	va_start(ap, fmt);
-	int n = vsnprintf(NULL, 0, fmt, ap);
+	int n = vsnprintf(tmp, sizeof tmp, fmt, ap);
 	va_end(ap);
 	if (n < 0) {
 		b->failed = true;
 		return false;
 	}
+	if ((size_t)n < sizeof tmp)
+		return ob_buf_append(b, tmp, (size_t)n);
 	if (!ob_buf_reserve(b, (size_t)n))
 		return false;
 	va_start(ap, fmt);

@@ -39,6 +39,11 @@ struct ob_buf {
 	bool over;  /* the failure was the ceiling (else: out of memory) */
 };
 
+/* The growth step under ob_buf, for a byte buffer kept in another struct (the JSON writer's): makes room for
+ * n more bytes and a NUL after the first len bytes of *p (capacity *cap), never past max bytes of content
+ * (0: SIZE_MAX / 2). Returns OB_GROW_OK, or OB_GROW_LIMIT / OB_GROW_NOMEM with *p and *cap unchanged. */
+int ob_buf_grow(char **p, size_t *cap, size_t len, size_t n, size_t max) __attribute__((warn_unused_result));
+
 /* Zeroes b and sets its ceiling. */
 void ob_buf_init(struct ob_buf *b, size_t max);
 void ob_buf_free(struct ob_buf *b);

@@ -143,11 +143,10 @@ bool ob_go_quote(struct ob_buf *b, const char *s, size_t n)
 	return ob_buf_putc(b, '"');
 }
 
-/* Go's underscoreOK: underscores only between digits (a base prefix counts as a digit). */
-static bool underscore_ok(const char *s)
+bool ob_go_underscore_ok(const char *s, size_t n)
 {
 	char saw = '^';
-	size_t i = 0, n = strlen(s);
+	size_t i = 0;
 	if (n >= 1 && (s[0] == '-' || s[0] == '+')) {
 		s++;
 		n--;
@@ -256,7 +255,7 @@ bool ob_go_parse_float32(const char *s, float *out)
 		return false;
 	if (base == 16 && !has_exp)
 		return false;
-	if (underscores && !underscore_ok(s))
+	if (underscores && !ob_go_underscore_ok(s, strlen(s)))
 		return false;
 	/* strtof on the literal without underscores */
 	size_t n = strlen(s);

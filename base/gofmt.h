@@ -24,6 +24,10 @@ int ob_go_format_float_as(char *buf, double v, char fmt, int bits);
 /* Appends Go's strconv.Quote(s[0..n)) to b (double quotes, Go escapes, printable runes kept). */
 bool ob_go_quote(struct ob_buf *b, const char *s, size_t n);
 
+/* strconv's underscoreOK for the number literal s[0..n): underscores only between digits, a base prefix
+ * (0b 0o 0x) counting as a digit, an optional sign first. */
+bool ob_go_underscore_ok(const char *s, size_t n);
+
 /* strconv.ParseFloat(s, 32): Go's float literal syntax (decimal or 0x hex with p exponent, underscores
  * between digits, inf/infinity/nan) rounded to float32; false on a syntax or range error. */
 bool ob_go_parse_float32(const char *s, float *out);

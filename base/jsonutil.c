@@ -1,4 +1,4 @@
-/* base/jsonutil.c — json.Encoder's trailing newline and Go-style re-encoding of decoded values. */
+/* base/jsonutil.c — json.Encoder's trailing newline, Go-style re-encoding of decoded values, omitempty members. */
 #include "config.h"
 
 #include <math.h>
@@ -63,4 +63,28 @@ bool ob_jw_go_value(struct ob_jw *w, const struct ob_json *v)
 	}
 	}
 	return false;
+}
+
+void ob_jw_omitempty_string(struct ob_jw *w, const char *key, const char *s)
+{
+	if (s && *s) {
+		ob_jw_key(w, key);
+		ob_jw_string(w, s);
+	}
+}
+
+void ob_jw_omitempty_stringn(struct ob_jw *w, const char *key, const char *s, size_t n)
+{
+	if (n) {
+		ob_jw_key(w, key);
+		ob_jw_stringn(w, s, n);
+	}
+}
+
+void ob_jw_omitempty_int(struct ob_jw *w, const char *key, int64_t v)
+{
+	if (v) {
+		ob_jw_key(w, key);
+		ob_jw_int(w, v);
+	}
 }

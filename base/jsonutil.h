@@ -1,10 +1,12 @@
-/* base/jsonutil.h — small helpers over base/json.h used by the store and create: the output of
- * Go's json.Encoder (a trailing newline) and re-encoding decoded JSON as Go re-encodes a map[string]any.
+/* base/jsonutil.h — small helpers over base/json.h for writing what Go writes: the output of Go's
+ * json.Encoder (a trailing newline), re-encoding decoded JSON as Go re-encodes a map[string]any, and the
+ * members of a struct with `omitempty` fields.
  */
 #ifndef ORUN_BASE_JSONUTIL_H
 #define ORUN_BASE_JSONUTIL_H
 
 #include <stddef.h>
+#include <stdint.h>
 
 #include "base/json.h"
 
@@ -16,5 +18,11 @@ char *ob_jw_take_line(struct ob_jw *w, size_t *len);
  * sorted and de-duplicated (the last duplicate wins), strings with Go's escaping. Returns false for a number
  * out of float64 range (Go could not have decoded it). */
 bool ob_jw_go_value(struct ob_jw *w, const struct ob_json *v);
+
+/* A struct field tagged `json:",omitempty"`: writes the member key: value unless the value is empty (a NULL
+ * or "" string, a zero-length stringn, 0). */
+void ob_jw_omitempty_string(struct ob_jw *w, const char *key, const char *s);
+void ob_jw_omitempty_stringn(struct ob_jw *w, const char *key, const char *s, size_t n);
+void ob_jw_omitempty_int(struct ob_jw *w, const char *key, int64_t v);
 
 #endif

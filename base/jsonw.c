@@ -72,12 +72,9 @@ static bool reserve(struct ob_jw *w, size_t n)
 {
 	if (w->status)
 		return false;
-	if (n > w->limit || w->len > w->limit - n) {
-		w->status = OB_JW_TOO_LARGE;
-		return false;
-	}
-	if (ob_grow(&w->buf, &w->cap, w->len + n + 1, 1, 256, 0) != OB_GROW_OK) {
-		w->status = OB_JW_NOMEM;
+	int g = ob_buf_grow(&w->buf, &w->cap, w->len, n, w->limit);
+	if (g != OB_GROW_OK) {
+		w->status = g == OB_GROW_LIMIT ? OB_JW_TOO_LARGE : OB_JW_NOMEM;
 		return false;
 	}
 	return true;

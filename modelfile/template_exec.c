@@ -33,7 +33,7 @@ struct xs {
 	const struct mf_tpl *t;
 	const struct tpl_exec_opts *o;
 	struct tpl_arena *a;
-	struct tpl_buf *out;
+	struct ob_buf *out;
 	struct mf_tpl_error *err;
 	jmp_buf jb;
 	int code;
@@ -63,12 +63,12 @@ __attribute__((format(printf, 2, 3), noreturn)) static void xerr(struct xs *s, c
 			tpl_location(s->t->src, s->at->pos, &line, &col);
 			s->err->line = line;
 			s->err->col = col;
-			struct tpl_buf b;
-			tpl_buf_init(&b, 4096);
+			struct ob_buf b;
+			ob_buf_init(&b, 4096);
 			tpl_node_string(&b, s->at);
 			snprintf(s->err->msg, sizeof s->err->msg, "template: :%d:%d: executing \"%s\" at <%s>: %s", line, col,
 				 s->tmpl_name, b.p ? b.p : "", m);
-			tpl_buf_free(&b);
+			ob_buf_free(&b);
 		} else {
 			s->err->line = s->err->col = 0;
 			snprintf(s->err->msg, sizeof s->err->msg, "template: %s: %s", s->tmpl_name, m);
@@ -126,22 +126,22 @@ static void step(struct xs *s)
 }
 
 /* Checks a scratch buffer after formatting; limit or out-of-memory ends execution. */
-static void buf_check(struct xs *s, struct tpl_buf *b)
+static void buf_check(struct xs *s, struct ob_buf *b)
 {
-	if (b->err) {
-		int code = b->err;
-		tpl_buf_free(b);
+	if (b->failed) {
+		int code = tpl_buf_error(b);
+		ob_buf_free(b);
 		xfail(s, code);
 	}
 }
 
 /* Moves a scratch buffer's contents into the arena as a string value. */
-static struct tv buf_to_string(struct xs *s, struct tpl_buf *b)
+static struct tv buf_to_string(struct xs *s, struct ob_buf *b)
 {
 	buf_check(s, b);
 	char *p = tpl_arena_strdup(s->a, b->p ? b->p : "", b->len);
 	size_t n = b->len;
-	tpl_buf_free(b);
+	ob_buf_free(b);
 	if (!p)
 		xfail(s, MF_TPL_ERR_LIMIT);
 	return tv_string(p, n);
@@ -215,67 +215,61 @@ struct fspec {
 };
 
 /* Pads and writes s (width counted in runes). */
-static void fmt_pad(struct tpl_buf *b, const struct fspec *f, const char *p, size_t n, bool numeric)
+static void fmt_pad(struct ob_buf *b, const struct fspec *f, const char *p, size_t n, bool numeric)
 {
 	size_t w = ob_utf8_rune_count(p, n);
 	size_t pad = f->width > 0 && (size_t)f->width > w ? (size_t)f->width - w : 0;
 	if (!pad) {
-		tpl_buf_put(b, p, n);
+		ob_buf_append(b, p, n);
 		return;
 	}
 	if (f->minus) {
-		tpl_buf_put(b, p, n);
-		tpl_buf_pad(b, ' ', pad);
+		ob_buf_append(b, p, n);
+		ob_buf_pad(b, ' ', pad);
 	} else if (f->zero && numeric) {
 		/* zero padding goes after the sign */
 		if (n && (p[0] == '-' || p[0] == '+' || p[0] == ' ')) {
-			tpl_buf_putc(b, p[0]);
-			tpl_buf_pad(b, '0', pad);
-			tpl_buf_put(b, p + 1, n - 1);
+			ob_buf_putc(b, p[0]);
+			ob_buf_pad(b, '0', pad);
+			ob_buf_append(b, p + 1, n - 1);
 		} else {
-			tpl_buf_pad(b, '0', pad);
-			tpl_buf_put(b, p, n);
+			ob_buf_pad(b, '0', pad);
+			ob_buf_append(b, p, n);
 		}
 	} else if (f->zero && !numeric) {
-		tpl_buf_pad(b, '0', pad);
-		tpl_buf_put(b, p, n);
+		ob_buf_pad(b, '0', pad);
+		ob_buf_append(b, p, n);
 	} else {
-		tpl_buf_pad(b, ' ', pad);
-		tpl_buf_put(b, p, n);
+		ob_buf_pad(b, ' ', pad);
+		ob_buf_append(b, p, n);
 	}
 }
 
 /* %q: strconv.Quote (base/gofmt.c). */
-static void quote_go(struct tpl_buf *b, const char *p, size_t n)
+static void quote_go(struct ob_buf *b, const char *p, size_t n)
 {
-	struct ob_buf q;
-	ob_buf_init(&q, b->max);
-	if (ob_go_quote(&q, p, n))
-		tpl_buf_put(b, q.p, q.len);
-	else if (!b->err)
-		b->err = q.over ? MF_TPL_ERR_LIMIT : MF_TPL_ERR_NOMEM;
-	ob_buf_free(&q);
+	ob_go_quote(b, p, n);
 }
 
-static void fmt_arg(struct xs *s, struct tpl_buf *b, const struct fspec *f, char verb, const struct tv *v0);
+static void fmt_arg(struct xs *s, struct ob_buf *b, const struct fspec *f, char verb, const struct tv *v0);
 
-static void bad_verb(struct xs *s, struct tpl_buf *b, char verb, const struct tv *v)
+static void bad_verb(struct xs *s, struct ob_buf *b, char verb, const struct tv *v)
 {
-	tpl_buf_printf(b, "%%!%c(", verb);
+	ob_buf_printf(b, "%%!%c(", verb);
 	if (v->kind == TV_INVALID || v->kind == TV_NIL) {
-		tpl_buf_puts(b, "<nil>)");
+		ob_buf_puts(b, "<nil>)");
 		return;
 	}
-	tpl_buf_puts(b, tv_types[v->type].go_name);
-	tpl_buf_putc(b, '=');
+	ob_buf_puts(b, tv_types[v->type].go_name);
+	ob_buf_putc(b, '=');
 	struct tv u = *v;
 	u.iface = 0;
 	tv_fmt_value(b, &u, 0);
-	tpl_buf_putc(b, ')');
+	ob_buf_putc(b, ')');
 	(void)s;
 }
 
-static void fmt_int(struct tpl_buf *b, const struct fspec *f, char verb, int64_t x)
+static void fmt_int(struct ob_buf *b, const struct fspec *f, char verb, int64_t x)
 {
 	char tmp[96];
 	char digits[80];
@@ -320,11 +314,11 @@ static void fmt_int(struct tpl_buf *b, const struct fspec *f, char verb, int64_t
 	fmt_pad(b, &g, tmp, (size_t)k, true);
 }
 
-static void fmt_float(struct tpl_buf *b, const struct fspec *f, char verb, double x)
+static void fmt_float(struct ob_buf *b, const struct fspec *f, char verb, double x)
 {
 	char tmp[512];
-	struct tpl_buf t;
-	tpl_buf_init(&t, 0);
+	struct ob_buf t;
+	ob_buf_init(&t, 0);
 	if (verb == 'v' || ((verb == 'g' || verb == 'G') && f->prec < 0)) {
 		struct tv v = tv_float(x);
 		tv_fmt_value(&t, &v, 0);
@@ -340,11 +334,11 @@ static void fmt_float(struct tpl_buf *b, const struct fspec *f, char verb, doubl
 		char cv = verb == 'F' ? 'f' : verb;
 		snprintf(cfmt, sizeof cfmt, "%%.%d%c", prec, cv);
 		snprintf(tmp, sizeof tmp, cfmt, x);
-		tpl_buf_puts(&t, tmp);
+		ob_buf_puts(&t, tmp);
 		if (isinf(x) || isnan(x)) {
-			tpl_buf_free(&t);
-			tpl_buf_init(&t, 0);
-			tpl_buf_puts(&t, isnan(x) ? "NaN" : x > 0 ? "+Inf" : "-Inf");
+			ob_buf_free(&t);
+			ob_buf_init(&t, 0);
+			ob_buf_puts(&t, isnan(x) ? "NaN" : x > 0 ? "+Inf" : "-Inf");
 		}
 	}
 	const char *p = t.p ? t.p : "";
@@ -360,20 +354,20 @@ static void fmt_float(struct tpl_buf *b, const struct fspec *f, char verb, doubl
 		p++;
 		n--;
 	}
-	struct tpl_buf u;
-	tpl_buf_init(&u, 0);
+	struct ob_buf u;
+	ob_buf_init(&u, 0);
 	if (sign[0])
-		tpl_buf_putc(&u, sign[0]);
-	tpl_buf_put(&u, p, n);
+		ob_buf_putc(&u, sign[0]);
+	ob_buf_append(&u, p, n);
 	struct fspec g = *f;
 	if (isinf(x) || isnan(x))
 		g.zero = false;
 	fmt_pad(b, &g, u.p ? u.p : "", u.len, true);
-	tpl_buf_free(&u);
-	tpl_buf_free(&t);
+	ob_buf_free(&u);
+	ob_buf_free(&t);
 }
 
-static void fmt_string(struct tpl_buf *b, const struct fspec *f, char verb, const char *p, size_t n)
+static void fmt_string(struct ob_buf *b, const struct fspec *f, char verb, const char *p, size_t n)
 {
 	if (f->prec >= 0) {
 		/* precision truncates to that many runes (an invalid byte is one) */
@@ -382,8 +376,8 @@ static void fmt_string(struct tpl_buf *b, const struct fspec *f, char verb, cons
 			ob_utf8_decode((const unsigned char *)p + i, n - i, &w);
 		n = i;
 	}
-	struct tpl_buf t;
-	tpl_buf_init(&t, 0);
+	struct ob_buf t;
+	ob_buf_init(&t, 0);
 	switch (verb) {
 	case 'q':
 		quote_go(&t, p, n);
@@ -393,31 +387,31 @@ static void fmt_string(struct tpl_buf *b, const struct fspec *f, char verb, cons
 		const char *dig = verb == 'X' ? "0123456789ABCDEF" : "0123456789abcdef";
 		for (size_t i = 0; i < n; i++) {
 			if (i && f->space)
-				tpl_buf_putc(&t, ' ');
+				ob_buf_putc(&t, ' ');
 			if (f->sharp && (i == 0 || f->space))
-				tpl_buf_puts(&t, verb == 'X' ? "0X" : "0x");
-			tpl_buf_putc(&t, dig[(unsigned char)p[i] >> 4]);
-			tpl_buf_putc(&t, dig[(unsigned char)p[i] & 15]);
+				ob_buf_puts(&t, verb == 'X' ? "0X" : "0x");
+			ob_buf_putc(&t, dig[(unsigned char)p[i] >> 4]);
+			ob_buf_putc(&t, dig[(unsigned char)p[i] & 15]);
 		}
 		break;
 	}
 	default:
-		tpl_buf_put(&t, p, n);
+		ob_buf_append(&t, p, n);
 	}
 	fmt_pad(b, f, t.p ? t.p : "", t.len, false);
-	tpl_buf_free(&t);
+	ob_buf_free(&t);
 }
 
 /* An element inside a composite: a nil interface prints as <nil> whatever the verb (fmt's depth > 0). */
-static void fmt_elem(struct xs *s, struct tpl_buf *b, const struct fspec *f, char verb, const struct tv *v)
+static void fmt_elem(struct xs *s, struct ob_buf *b, const struct fspec *f, char verb, const struct tv *v)
 {
 	if (v->kind == TV_NIL || v->kind == TV_INVALID)
-		tpl_buf_puts(b, "<nil>");
+		ob_buf_puts(b, "<nil>");
 	else
 		fmt_arg(s, b, f, verb, v);
 }
 
-static void fmt_arg(struct xs *s, struct tpl_buf *b, const struct fspec *f, char verb, const struct tv *v0)
+static void fmt_arg(struct xs *s, struct ob_buf *b, const struct fspec *f, char verb, const struct tv *v0)
 {
 	struct tv v = *v0;
 	v.iface = 0;
@@ -436,12 +430,12 @@ static void fmt_arg(struct xs *s, struct tpl_buf *b, const struct fspec *f, char
 	}
 	/* String() methods apply to %v %s %q %x %X */
 	if (tv_types[v.type].stringer && strchr("vsqxX", verb)) {
-		struct tpl_buf t;
-		tpl_buf_init(&t, MF_TPL_MAX_OUTPUT);
+		struct ob_buf t;
+		ob_buf_init(&t, MF_TPL_MAX_OUTPUT);
 		tv_stringer(&t, &v);
 		buf_check(s, &t);
 		fmt_string(b, f, verb == 'v' ? 's' : verb, t.p ? t.p : "", t.len);
-		tpl_buf_free(&t);
+		ob_buf_free(&t);
 		return;
 	}
 	switch (v.kind) {
@@ -521,51 +515,51 @@ static void fmt_arg(struct xs *s, struct tpl_buf *b, const struct fspec *f, char
 	}
 	/* composite values: the verb applies element by element */
 	if (verb == 'v' || v.kind == TV_STRUCT || v.kind == TV_SLICE || v.kind == TV_MAP || v.kind == TV_BYTES) {
-		struct tpl_buf t;
-		tpl_buf_init(&t, MF_TPL_MAX_OUTPUT);
+		struct ob_buf t;
+		ob_buf_init(&t, MF_TPL_MAX_OUTPUT);
 		if (verb == 'v' || v.kind == TV_BYTES || (v.kind == TV_MAP && tv_types[v.type].is_ptr)) {
 			tv_fmt_value(&t, &v, 0);
 		} else if (v.kind == TV_SLICE) {
 			struct fspec g = {.width = -1, .prec = -1};
-			tpl_buf_putc(&t, '[');
+			ob_buf_putc(&t, '[');
 			for (size_t i = 0; i < v.u.seq.n; i++) {
 				if (i)
-					tpl_buf_putc(&t, ' ');
+					ob_buf_putc(&t, ' ');
 				fmt_elem(s, &t, &g, verb, &v.u.seq.v[i]);
 			}
-			tpl_buf_putc(&t, ']');
+			ob_buf_putc(&t, ']');
 		} else if (v.kind == TV_MAP) {
 			struct fspec g = {.width = -1, .prec = -1};
-			tpl_buf_puts(&t, "map[");
+			ob_buf_puts(&t, "map[");
 			for (size_t i = 0; i < v.u.map.n; i++) {
 				if (i)
-					tpl_buf_putc(&t, ' ');
+					ob_buf_putc(&t, ' ');
 				struct tv k = tv_string(v.u.map.e[i].key, v.u.map.e[i].key_n);
 				fmt_arg(s, &t, &g, verb, &k);
-				tpl_buf_putc(&t, ':');
+				ob_buf_putc(&t, ':');
 				fmt_elem(s, &t, &g, verb, &v.u.map.e[i].val);
 			}
-			tpl_buf_putc(&t, ']');
+			ob_buf_putc(&t, ']');
 		} else {
 			const struct tv_type_desc *d = &tv_types[v.type];
 			struct fspec g = {.width = -1, .prec = -1};
 			if (d->is_ptr && v.isnil) {
-				tpl_buf_puts(&t, "<nil>");
+				ob_buf_puts(&t, "<nil>");
 			} else {
 				if (d->is_ptr)
-					tpl_buf_putc(&t, '&');
-				tpl_buf_putc(&t, '{');
+					ob_buf_putc(&t, '&');
+				ob_buf_putc(&t, '{');
 				for (size_t i = 0; i < d->nfields; i++) {
 					if (i)
-						tpl_buf_putc(&t, ' ');
+						ob_buf_putc(&t, ' ');
 					fmt_elem(s, &t, &g, verb, &v.u.fields[i]);
 				}
-				tpl_buf_putc(&t, '}');
+				ob_buf_putc(&t, '}');
 			}
 		}
 		buf_check(s, &t);
 		fmt_pad(b, f, t.p ? t.p : "", t.len, false);
-		tpl_buf_free(&t);
+		ob_buf_free(&t);
 		return;
 	}
 	bad_verb(s, b, verb, &v);
@@ -574,8 +568,8 @@ static void fmt_arg(struct xs *s, struct tpl_buf *b, const struct fspec *f, char
 /* fmt.Sprintf with Go's verbs, flags, widths (including '*'), argument indexes and error notations. */
 static struct tv go_sprintf(struct xs *s, const char *fmt, size_t fn, const struct tv *args, size_t nargs)
 {
-	struct tpl_buf b;
-	tpl_buf_init(&b, MF_TPL_MAX_OUTPUT);
+	struct ob_buf b;
+	ob_buf_init(&b, MF_TPL_MAX_OUTPUT);
 	size_t argi = 0;
 	bool reordered = false;
 	for (size_t i = 0; i < fn;) {
@@ -583,7 +577,7 @@ static struct tv go_sprintf(struct xs *s, const char *fmt, size_t fn, const stru
 			size_t j = i;
 			while (j < fn && fmt[j] != '%')
 				j++;
-			tpl_buf_put(&b, fmt + i, j - i);
+			ob_buf_append(&b, fmt + i, j - i);
 			i = j;
 			continue;
 		}
@@ -618,7 +612,7 @@ static struct tv go_sprintf(struct xs *s, const char *fmt, size_t fn, const stru
 				i = j + 1;                                                                       \
 				reordered = true;                                                                \
 			} else {                                                                                 \
-				tpl_buf_puts(&b, "%!(BADINDEX)");                                                \
+				ob_buf_puts(&b, "%!(BADINDEX)");                                                \
 				while (i < fn && fmt[i] != ']')                                                  \
 					i++;                                                                     \
 				if (i < fn)                                                                      \
@@ -635,14 +629,14 @@ static struct tv go_sprintf(struct xs *s, const char *fmt, size_t fn, const stru
 			if (argi < nargs && indirect_iface(args[argi]).kind == TV_INT) {
 				int64_t w = args[argi].u.i;
 				if (w > MF_TPL_MAX_WIDTH || w < -MF_TPL_MAX_WIDTH) {
-					tpl_buf_puts(&b, "%!(BADWIDTH)");
+					ob_buf_puts(&b, "%!(BADWIDTH)");
 				} else {
 					if (w < 0)
 						f.minus = true, f.zero = false, w = -w;
 					f.width = (int)w;
 				}
 			} else
-				tpl_buf_puts(&b, "%!(BADWIDTH)");
+				ob_buf_puts(&b, "%!(BADWIDTH)");
 			argi++;
 		} else {
 			int w = -1;
@@ -653,7 +647,7 @@ static struct tv go_sprintf(struct xs *s, const char *fmt, size_t fn, const stru
 				i++;
 			}
 			if (w > MF_TPL_MAX_WIDTH) {
-				tpl_buf_puts(&b, "%!(BADWIDTH)");
+				ob_buf_puts(&b, "%!(BADWIDTH)");
 				w = -1;
 			}
 			f.width = w;
@@ -667,11 +661,11 @@ static struct tv go_sprintf(struct xs *s, const char *fmt, size_t fn, const stru
 					int64_t p = args[argi].u.i;
 					if (p < 0 || p > MF_TPL_MAX_WIDTH) {
 						f.prec = -1;
-						tpl_buf_puts(&b, "%!(BADPREC)");
+						ob_buf_puts(&b, "%!(BADPREC)");
 					} else
 						f.prec = (int)p;
 				} else
-					tpl_buf_puts(&b, "%!(BADPREC)");
+					ob_buf_puts(&b, "%!(BADPREC)");
 				argi++;
 			} else {
 				int p = 0;
@@ -682,7 +676,7 @@ static struct tv go_sprintf(struct xs *s, const char *fmt, size_t fn, const stru
 					i++;
 				}
 				if (p > MF_TPL_MAX_WIDTH) {
-					tpl_buf_puts(&b, "%!(BADPREC)");
+					ob_buf_puts(&b, "%!(BADPREC)");
 					p = -1;
 				}
 				f.prec = p;
@@ -690,7 +684,7 @@ static struct tv go_sprintf(struct xs *s, const char *fmt, size_t fn, const stru
 		}
 		ARG_INDEX();
 		if (i >= fn) {
-			tpl_buf_puts(&b, "%!(NOVERB)");
+			ob_buf_puts(&b, "%!(NOVERB)");
 			break;
 		}
 		{
@@ -699,31 +693,31 @@ static struct tv go_sprintf(struct xs *s, const char *fmt, size_t fn, const stru
 			size_t vlen;
 			ob_utf8_decode((const unsigned char *)fmt + i, fn - i, &vlen);
 			if (verb == '%') {
-				tpl_buf_putc(&b, '%');
+				ob_buf_putc(&b, '%');
 				i += 1;
 				continue;
 			}
 			if (argi >= nargs) {
-				tpl_buf_puts(&b, "%!");
-				tpl_buf_put(&b, fmt + i, vlen);
-				tpl_buf_puts(&b, "(MISSING)");
+				ob_buf_puts(&b, "%!");
+				ob_buf_append(&b, fmt + i, vlen);
+				ob_buf_puts(&b, "(MISSING)");
 				i += vlen;
 				continue;
 			}
 			if (vlen > 1) {
-				tpl_buf_puts(&b, "%!");
-				tpl_buf_put(&b, fmt + i, vlen);
-				tpl_buf_putc(&b, '(');
+				ob_buf_puts(&b, "%!");
+				ob_buf_append(&b, fmt + i, vlen);
+				ob_buf_putc(&b, '(');
 				struct tv u = args[argi];
 				u.iface = 0;
 				if (u.kind == TV_INVALID || u.kind == TV_NIL)
-					tpl_buf_puts(&b, "<nil>");
+					ob_buf_puts(&b, "<nil>");
 				else {
-					tpl_buf_puts(&b, tv_types[u.type].go_name);
-					tpl_buf_putc(&b, '=');
+					ob_buf_puts(&b, tv_types[u.type].go_name);
+					ob_buf_putc(&b, '=');
 					tv_fmt_value(&b, &u, 0);
 				}
-				tpl_buf_putc(&b, ')');
+				ob_buf_putc(&b, ')');
 				argi++;
 				i += vlen;
 				continue;
@@ -737,21 +731,21 @@ static struct tv go_sprintf(struct xs *s, const char *fmt, size_t fn, const stru
 	}
 #undef ARG_INDEX
 	if (!reordered && argi < nargs) {
-		tpl_buf_puts(&b, "%!(EXTRA ");
+		ob_buf_puts(&b, "%!(EXTRA ");
 		for (size_t k = argi; k < nargs; k++) {
 			if (k > argi)
-				tpl_buf_puts(&b, ", ");
+				ob_buf_puts(&b, ", ");
 			struct tv u = args[k];
 			u.iface = 0;
 			if (u.kind == TV_INVALID || u.kind == TV_NIL)
-				tpl_buf_puts(&b, "<nil>");
+				ob_buf_puts(&b, "<nil>");
 			else {
-				tpl_buf_puts(&b, tv_types[u.type].go_name);
-				tpl_buf_putc(&b, '=');
+				ob_buf_puts(&b, tv_types[u.type].go_name);
+				ob_buf_putc(&b, '=');
 				tv_fmt_value(&b, &u, 0);
 			}
 		}
-		tpl_buf_putc(&b, ')');
+		ob_buf_putc(&b, ')');
 	}
 	return buf_to_string(s, &b);
 }
@@ -759,30 +753,30 @@ static struct tv go_sprintf(struct xs *s, const char *fmt, size_t fn, const stru
 /* fmt.Sprint / Sprintln. */
 static struct tv go_sprint(struct xs *s, const struct tv *args, size_t nargs, bool ln)
 {
-	struct tpl_buf b;
-	tpl_buf_init(&b, MF_TPL_MAX_OUTPUT);
+	struct ob_buf b;
+	ob_buf_init(&b, MF_TPL_MAX_OUTPUT);
 	bool prev_string = false;
 	for (size_t i = 0; i < nargs; i++) {
 		struct tv v = args[i];
 		v.iface = 0;
 		bool is_string = v.kind == TV_STRING;
 		if (i > 0 && (ln || (!is_string && !prev_string)))
-			tpl_buf_putc(&b, ' ');
+			ob_buf_putc(&b, ' ');
 		tv_fmt_value(&b, &v, 0);
 		prev_string = is_string;
 		buf_check(s, &b);
 	}
 	if (ln)
-		tpl_buf_putc(&b, '\n');
+		ob_buf_putc(&b, '\n');
 	return buf_to_string(s, &b);
 }
 
 /* text/template's evalArgs: one string argument as is, else printable values through fmt.Sprint. */
-static void eval_args_string(struct xs *s, const struct tv *args, size_t nargs, struct tpl_buf *b)
+static void eval_args_string(struct xs *s, const struct tv *args, size_t nargs, struct ob_buf *b)
 {
 	if (nargs == 1 && indirect_iface(args[0]).kind == TV_STRING) {
 		struct tv v = indirect_iface(args[0]);
-		tpl_buf_put(b, v.u.s.p, v.u.s.n);
+		ob_buf_append(b, v.u.s.p, v.u.s.n);
 		return;
 	}
 	bool prev_string = false;
@@ -791,9 +785,9 @@ static void eval_args_string(struct xs *s, const struct tv *args, size_t nargs, 
 		v.iface = 0;
 		bool is_string = v.kind == TV_STRING;
 		if (i > 0 && !is_string && !prev_string)
-			tpl_buf_putc(b, ' ');
+			ob_buf_putc(b, ' ');
 		if (v.kind == TV_INVALID || v.kind == TV_NIL)
-			tpl_buf_puts(b, "<no value>");
+			ob_buf_puts(b, "<no value>");
 		else if ((v.kind == TV_STRUCT || v.kind == TV_MAP) && tv_types[v.type].is_ptr)
 			tv_fmt_deref(b, &v); /* printableValue follows pointers */
 		else
@@ -919,21 +913,21 @@ static bool is_nil_value(const struct tv *v)
 static const char *non_comparable(struct xs *s, const struct tv *a1, const struct tv *a)
 {
 	static _Thread_local char msg[300];
-	struct tpl_buf b;
+	struct ob_buf b;
 	struct fspec f = {.width = -1, .prec = -1};
-	tpl_buf_init(&b, 250);
+	ob_buf_init(&b, 250);
 	if (a1->type != a->type) {
-		tpl_buf_puts(&b, "non-comparable types ");
+		ob_buf_puts(&b, "non-comparable types ");
 		fmt_arg(s, &b, &f, 's', a1);
-		tpl_buf_printf(&b, ": %s, %s: ", tv_types[a1->type].go_name, tv_types[a->type].go_name);
+		ob_buf_printf(&b, ": %s, %s: ", tv_types[a1->type].go_name, tv_types[a->type].go_name);
 		fmt_arg(s, &b, &f, 'v', a);
 	} else {
-		tpl_buf_puts(&b, "non-comparable type ");
+		ob_buf_puts(&b, "non-comparable type ");
 		fmt_arg(s, &b, &f, 's', a);
-		tpl_buf_printf(&b, ": %s", tv_types[a->type].go_name);
+		ob_buf_printf(&b, ": %s", tv_types[a->type].go_name);
 	}
 	snprintf(msg, sizeof msg, "%s", b.p ? b.p : "non-comparable type");
-	tpl_buf_free(&b);
+	ob_buf_free(&b);
 	return msg;
 }
 
@@ -1212,77 +1206,67 @@ static struct tv fn_len(struct xs *s, const struct tv *arg, char *msg, size_t ms
 	}
 }
 
-static struct tv escape_html(struct xs *s, const struct tv *args, size_t n)
+/* html: text/template's HTMLEscape of one byte */
+static void html_escape_byte(struct ob_buf *b, unsigned char c)
 {
-	struct tpl_buf in, b;
-	tpl_buf_init(&in, MF_TPL_MAX_OUTPUT);
-	eval_args_string(s, args, n, &in);
-	tpl_buf_init(&b, MF_TPL_MAX_OUTPUT);
-	for (size_t i = 0; i < in.len; i++) {
-		char c = in.p[i];
-		switch (c) {
-		case '"': tpl_buf_puts(&b, "&#34;"); break;
-		case '\'': tpl_buf_puts(&b, "&#39;"); break;
-		case '&': tpl_buf_puts(&b, "&amp;"); break;
-		case '<': tpl_buf_puts(&b, "&lt;"); break;
-		case '>': tpl_buf_puts(&b, "&gt;"); break;
-		case 0: tpl_buf_puts(&b, "\xef\xbf\xbd"); break;
-		default: tpl_buf_putc(&b, c);
-		}
+	switch (c) {
+	case '"': ob_buf_puts(b, "&#34;"); break;
+	case '\'': ob_buf_puts(b, "&#39;"); break;
+	case '&': ob_buf_puts(b, "&amp;"); break;
+	case '<': ob_buf_puts(b, "&lt;"); break;
+	case '>': ob_buf_puts(b, "&gt;"); break;
+	case 0: ob_buf_puts(b, "\xef\xbf\xbd"); break;
+	default: ob_buf_putc(b, (char)c);
 	}
-	tpl_buf_free(&in);
-	return buf_to_string(s, &b);
 }
 
-static struct tv escape_js(struct xs *s, const struct tv *args, size_t n)
+/* js: JSEscape of one byte */
+static void js_escape_byte(struct ob_buf *b, unsigned char c)
 {
 	static const char hex[] = "0123456789ABCDEF";
-	struct tpl_buf in, b;
-	tpl_buf_init(&in, MF_TPL_MAX_OUTPUT);
-	eval_args_string(s, args, n, &in);
-	tpl_buf_init(&b, MF_TPL_MAX_OUTPUT);
-	for (size_t i = 0; i < in.len; i++) {
-		unsigned char c = (unsigned char)in.p[i];
-		switch (c) {
-		case '\\': tpl_buf_puts(&b, "\\\\"); break;
-		case '\'': tpl_buf_puts(&b, "\\'"); break;
-		case '"': tpl_buf_puts(&b, "\\\""); break;
-		case '<': tpl_buf_puts(&b, "\\u003C"); break;
-		case '>': tpl_buf_puts(&b, "\\u003E"); break;
-		case '&': tpl_buf_puts(&b, "\\u0026"); break;
-		case '=': tpl_buf_puts(&b, "\\u003D"); break;
-		default:
-			if (c < ' ') {
-				char e[7] = {'\\', 'u', '0', '0', hex[c >> 4], hex[c & 15], 0};
-				tpl_buf_puts(&b, e);
-			} else
-				tpl_buf_putc(&b, (char)c);
-		}
+	switch (c) {
+	case '\\': ob_buf_puts(b, "\\\\"); break;
+	case '\'': ob_buf_puts(b, "\\'"); break;
+	case '"': ob_buf_puts(b, "\\\""); break;
+	case '<': ob_buf_puts(b, "\\u003C"); break;
+	case '>': ob_buf_puts(b, "\\u003E"); break;
+	case '&': ob_buf_puts(b, "\\u0026"); break;
+	case '=': ob_buf_puts(b, "\\u003D"); break;
+	default:
+		if (c < ' ') {
+			char e[7] = {'\\', 'u', '0', '0', hex[c >> 4], hex[c & 15], 0};
+			ob_buf_puts(b, e);
+		} else
+			ob_buf_putc(b, (char)c);
 	}
-	tpl_buf_free(&in);
-	return buf_to_string(s, &b);
 }
 
-static struct tv escape_url(struct xs *s, const struct tv *args, size_t n)
+/* urlquery: QueryEscape of one byte */
+static void url_escape_byte(struct ob_buf *b, unsigned char c)
 {
 	static const char hex[] = "0123456789ABCDEF";
-	struct tpl_buf in, b;
-	tpl_buf_init(&in, MF_TPL_MAX_OUTPUT);
-	eval_args_string(s, args, n, &in);
-	tpl_buf_init(&b, MF_TPL_MAX_OUTPUT);
-	for (size_t i = 0; i < in.len; i++) {
-		unsigned char c = (unsigned char)in.p[i];
-		if ((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '-' ||
-		    c == '_' || c == '.' || c == '~')
-			tpl_buf_putc(&b, (char)c);
-		else if (c == ' ')
-			tpl_buf_putc(&b, '+');
-		else {
-			char e[4] = {'%', hex[c >> 4], hex[c & 15], 0};
-			tpl_buf_puts(&b, e);
-		}
+	if ((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '-' ||
+	    c == '_' || c == '.' || c == '~')
+		ob_buf_putc(b, (char)c);
+	else if (c == ' ')
+		ob_buf_putc(b, '+');
+	else {
+		char e[4] = {'%', hex[c >> 4], hex[c & 15], 0};
+		ob_buf_puts(b, e);
 	}
-	tpl_buf_free(&in);
+}
+
+/* The html, js and urlquery functions: their arguments as one string (evalArgs), escaped byte by byte. */
+static struct tv escape(struct xs *s, const struct tv *args, size_t n,
+			void (*escape_byte)(struct ob_buf *b, unsigned char c))
+{
+	struct ob_buf in, b;
+	ob_buf_init(&in, MF_TPL_MAX_OUTPUT);
+	eval_args_string(s, args, n, &in);
+	ob_buf_init(&b, MF_TPL_MAX_OUTPUT);
+	for (size_t i = 0; i < in.len; i++)
+		escape_byte(&b, (unsigned char)in.p[i]);
+	ob_buf_free(&in);
 	return buf_to_string(s, &b);
 }
 
@@ -1366,11 +1350,11 @@ static struct tv call_builtin(struct xs *s, int id, const struct tn *node, struc
 		break;
 	}
 	case F_HTML:
-		return escape_html(s, args, n);
+		return escape(s, args, n, html_escape_byte);
 	case F_JS:
-		return escape_js(s, args, n);
+		return escape(s, args, n, js_escape_byte);
 	case F_URLQUERY:
-		return escape_url(s, args, n);
+		return escape(s, args, n, url_escape_byte);
 	case F_CALL: {
 		struct tv f = indirect_iface(args[0]);
 		ok = false;
@@ -1403,8 +1387,8 @@ static struct tv call_builtin(struct xs *s, int id, const struct tn *node, struc
 	case F_TOTS: {
 		struct tv v = indirect_iface(args[0]);
 		if (v.kind == TV_STRUCT && v.type == TT_PROP) {
-			struct tpl_buf b;
-			tpl_buf_init(&b, MF_TPL_MAX_OUTPUT);
+			struct ob_buf b;
+			ob_buf_init(&b, MF_TPL_MAX_OUTPUT);
 			tv_prop_typescript(&b, &v);
 			return buf_to_string(s, &b);
 		}
@@ -1435,12 +1419,12 @@ struct final {
 static void not_a_function(struct xs *s, const struct tn *cmd_args0, size_t nargs, const struct final *fin)
 {
 	if (nargs > 1 || fin->has) {
-		struct tpl_buf b;
-		tpl_buf_init(&b, 4096);
+		struct ob_buf b;
+		ob_buf_init(&b, 4096);
 		tpl_node_string(&b, cmd_args0);
 		char m[200];
 		snprintf(m, sizeof m, "%s", b.p ? b.p : "");
-		tpl_buf_free(&b);
+		ob_buf_free(&b);
 		xerr(s, "can't give argument to non-function %s", m);
 	}
 }
@@ -1523,12 +1507,12 @@ static struct tv eval_arg(struct xs *s, struct tv dot, enum ptype pt, const stru
 	if (pt == P_STRING) {
 		if (n->type == TN_STRING)
 			return tv_string(n->s, n->n);
-		struct tpl_buf b;
-		tpl_buf_init(&b, 4096);
+		struct ob_buf b;
+		ob_buf_init(&b, 4096);
 		tpl_node_string(&b, n);
 		char m[200];
 		snprintf(m, sizeof m, "%s", b.p ? b.p : "");
-		tpl_buf_free(&b);
+		ob_buf_free(&b);
 		xerr(s, "expected string; found %s", m);
 	}
 	switch (n->type) {
@@ -1606,8 +1590,8 @@ static bool call_method(struct xs *s, const struct tv *recv, const char *name, s
 	size_t given = (nargs ? nargs - 1 : 0) + (fin->has ? 1 : 0);
 	if (given != 0)
 		xerr(s, "wrong number of args for %.*s: want 0 got %zu", (int)n, name, given);
-	struct tpl_buf b;
-	tpl_buf_init(&b, MF_TPL_MAX_OUTPUT);
+	struct ob_buf b;
+	ob_buf_init(&b, MF_TPL_MAX_OUTPUT);
 	if (is_string) {
 		tv_stringer(&b, recv);
 		*out = buf_to_string(s, &b);
@@ -1615,10 +1599,10 @@ static bool call_method(struct xs *s, const struct tv *recv, const char *name, s
 		tv_prop_typescript(&b, recv);
 		*out = buf_to_string(s, &b);
 	} else if (is_len) {
-		tpl_buf_free(&b);
+		ob_buf_free(&b);
 		*out = tv_int(recv->isnil ? 0 : (int64_t)recv->u.map.n);
 	} else {
-		tpl_buf_free(&b);
+		ob_buf_free(&b);
 		*out = *recv;
 		out->type = TT_PROPMAP_PLAIN;
 		if (!recv->isnil) {
@@ -1788,25 +1772,25 @@ static void print_value(struct xs *s, const struct tn *node, struct tv v)
 {
 	s->at = node;
 	if (v.kind == TV_INVALID) {
-		if (!tpl_buf_puts(s->out, "<no value>"))
-			xfail(s, s->out->err);
+		if (!ob_buf_puts(s->out, "<no value>"))
+			xfail(s, tpl_buf_error(s->out));
 		return;
 	}
 	if (v.kind == TV_STRING) {
-		if (!tpl_buf_put(s->out, v.u.s.p, v.u.s.n))
-			xfail(s, s->out->err);
+		if (!ob_buf_append(s->out, v.u.s.p, v.u.s.n))
+			xfail(s, tpl_buf_error(s->out));
 		return;
 	}
-	struct tpl_buf b;
-	tpl_buf_init(&b, MF_TPL_MAX_OUTPUT);
+	struct ob_buf b;
+	ob_buf_init(&b, MF_TPL_MAX_OUTPUT);
 	/* printableValue: a pointer is followed (nil stays nil) */
 	tv_fmt_deref(&b, &v);
 	buf_check(s, &b);
-	if (!tpl_buf_put(s->out, b.p ? b.p : "", b.len)) {
-		tpl_buf_free(&b);
-		xfail(s, s->out->err);
+	if (!ob_buf_append(s->out, b.p ? b.p : "", b.len)) {
+		ob_buf_free(&b);
+		xfail(s, tpl_buf_error(s->out));
 	}
-	tpl_buf_free(&b);
+	ob_buf_free(&b);
 }
 
 static void walk_list(struct xs *s, struct tv dot, const struct tn *list)
@@ -1910,12 +1894,12 @@ static void walk_range(struct xs *s, struct tv dot, const struct tn *r)
 		goto bad;
 	default:
 	bad: {
-		struct tpl_buf b;
-		tpl_buf_init(&b, 4096);
+		struct ob_buf b;
+		ob_buf_init(&b, 4096);
 		tv_fmt_deref(&b, &val);
 		char m2[200];
 		snprintf(m2, sizeof m2, "%s", b.p ? b.p : "");
-		tpl_buf_free(&b);
+		ob_buf_free(&b);
 		xerr(s, "range can't iterate over %s", m2);
 	}
 	}
@@ -1988,8 +1972,8 @@ static void walk(struct xs *s, struct tv dot, const struct tn *node)
 		walk_template(s, dot, node);
 		break;
 	case TN_TEXT:
-		if (!tpl_buf_put(s->out, node->s, node->n))
-			xfail(s, s->out->err);
+		if (!ob_buf_append(s->out, node->s, node->n))
+			xfail(s, tpl_buf_error(s->out));
 		break;
 	default:
 		xerr(s, "unknown node");
@@ -1997,7 +1981,7 @@ static void walk(struct xs *s, struct tv dot, const struct tn *node)
 }
 
 int tpl_exec(const struct mf_tpl *t, const struct tn *root, const struct tv *data, const struct tpl_exec_opts *o,
-	     struct tpl_arena *arena, struct tpl_buf *out, struct mf_tpl_error *err)
+	     struct tpl_arena *arena, struct ob_buf *out, struct mf_tpl_error *err)
 {
 	struct xs s;
 	memset(&s, 0, sizeof s);

@@ -16,6 +16,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "base/buf.h"
 #include "modelfile/template.h"
 
 /* ------------------------------------------------------------------------------------------ arena */
@@ -36,21 +37,12 @@ static char *tpl_arena_strdup(struct tpl_arena *a, const char *s, size_t n);
 
 /* ------------------------------------------------------------------------------------------ buffer */
 
-/* Growable output buffer with a ceiling; errors are sticky. */
-struct tpl_buf {
-	char *p;
-	size_t len, cap;
-	size_t max;
-	int err; /* 0, or MF_TPL_ERR_NOMEM / MF_TPL_ERR_LIMIT */
-};
-
-static void tpl_buf_init(struct tpl_buf *b, size_t max);
-static void tpl_buf_free(struct tpl_buf *b);
-static bool tpl_buf_put(struct tpl_buf *b, const char *s, size_t n);
-static bool tpl_buf_puts(struct tpl_buf *b, const char *s);
-static bool tpl_buf_putc(struct tpl_buf *b, char c);
-static bool tpl_buf_printf(struct tpl_buf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-static bool tpl_buf_pad(struct tpl_buf *b, char c, size_t n);
+/* Output and scratch text go into base/buf's struct ob_buf (ceiling MF_TPL_MAX_OUTPUT where it is the
+ * output). Its sticky failure as this engine's error code: 0 while the buffer is fine. */
+static inline int tpl_buf_error(const struct ob_buf *b)
+{
+	return !b->failed ? MF_TPL_OK : b->over ? MF_TPL_ERR_LIMIT : MF_TPL_ERR_NOMEM;
+}
 
 /* ------------------------------------------------------------------------------------------ nodes */
 
@@ -147,7 +139,7 @@ struct mf_tpl {
 static int tpl_parse(struct mf_tpl *t, bool funcs_ollama, struct mf_tpl_error *err);
 
 /* Go's Node.String() for error messages ("<.Foo>", "<len .X>"). */
-static void tpl_node_string(struct tpl_buf *b, const struct tn *n);
+static void tpl_node_string(struct ob_buf *b, const struct tn *n);
 
 /* Line and column (0-based byte in the line, as Go's ErrorContext) of a byte offset in src. */
 static void tpl_location(const char *src, size_t pos, int *line, int *col);
@@ -279,11 +271,11 @@ static int tv_field_index(uint8_t type, const char *name, size_t n);
 static const char *tv_type_name(const struct tv *v);
 
 /* Go's fmt: append v as %v would (depth 0 = top-level operand). */
-static bool tv_fmt_value(struct tpl_buf *b, const struct tv *v, int depth);
+static bool tv_fmt_value(struct ob_buf *b, const struct tv *v, int depth);
 /* fmt of what a pointer points to (text/template's printableValue follows a pointer before printing). */
-static bool tv_fmt_deref(struct tpl_buf *b, const struct tv *v);
+static bool tv_fmt_deref(struct ob_buf *b, const struct tv *v);
 /* The String() output of a stringer value. */
-static bool tv_stringer(struct tpl_buf *b, const struct tv *v);
+static bool tv_stringer(struct ob_buf *b, const struct tv *v);
 
 /* Go's encoding/json Marshal of v into the writer's buffer (HTML-escaped). */
 struct ob_jw;
@@ -298,7 +290,7 @@ static int tv_build_args(struct tpl_arena *a, const struct ob_json *args, struct
 static int tv_from_json_any(struct tpl_arena *a, const struct ob_json *j, struct tv *out);
 
 /* Go's ToolProperty.ToTypeScriptType on a TT_PROP value. */
-static bool tv_prop_typescript(struct tpl_buf *b, const struct tv *prop);
+static bool tv_prop_typescript(struct ob_buf *b, const struct tv *prop);
 
 /* Sorts map entries by key (bytewise, as Go's fmtsort and encoding/json do). */
 static void tv_sort_entries(struct tv_entry *e, size_t n);
@@ -315,6 +307,6 @@ struct tpl_exec_opts {
 /* Executes tree `root_tree` (an index into t->trees, or a detached tree when `root` is not NULL) with dot =
  * data, appending to out. Returns 0 or an MF_TPL_ERR_* code with *err filled (Go-like message). */
 static int tpl_exec(const struct mf_tpl *t, const struct tn *root, const struct tv *data, const struct tpl_exec_opts *o,
-	     struct tpl_arena *arena, struct tpl_buf *out, struct mf_tpl_error *err);
+	     struct tpl_arena *arena, struct ob_buf *out, struct mf_tpl_error *err);
 
 #endif

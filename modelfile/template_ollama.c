@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/base64.h"
 #include "base/buf.h"
 #include "base/json.h"
 #include "base/unicode.h"
@@ -847,7 +848,7 @@ static int build_messages(struct tpl_arena *a, const struct cmsg *c, size_t n, b
 }
 
 static int run(const struct mf_tpl *t, const struct tn *root, const struct tv *data, bool ollama_funcs,
-	       const struct mf_tpl_values *v, struct tpl_arena *a, struct tpl_buf *out, struct mf_tpl_error *err)
+	       const struct mf_tpl_values *v, struct tpl_arena *a, struct ob_buf *out, struct mf_tpl_error *err)
 {
 	struct tpl_exec_opts o = {
 		.funcs_ollama = ollama_funcs,
@@ -858,6 +859,24 @@ static int run(const struct mf_tpl *t, const struct tn *root, const struct tv *d
 	return tpl_exec(t, root, data, &o, a, out, err);
 }
 
+/* The end of a rendering: on success the text goes to *out (malloc'd) and *out_len; b is emptied either way. */
+static int hand_over(int rc, struct ob_buf *b, char **out, size_t *out_len, struct mf_tpl_error *err)
+{
+	if (rc) {
+		ob_buf_free(b);
+		return rc;
+	}
+	size_t n = b->len;
+	*out = ob_buf_take(b);
+	if (!*out) {
+		set_err(err, MF_TPL_ERR_NOMEM, "template: out of memory");
+		return MF_TPL_ERR_NOMEM;
+	}
+	if (out_len)
+		*out_len = n;
+	return MF_TPL_OK;
+}
+
 int mf_tpl_execute(const struct mf_tpl *t, const struct mf_tpl_values *v, char **out, size_t *out_len,
 		   struct mf_tpl_error *err)
 {
@@ -866,8 +885,8 @@ int mf_tpl_execute(const struct mf_tpl *t, const struct mf_tpl_values *v, char *
 		*out_len = 0;
 	struct tpl_arena a;
 	tpl_arena_init(&a, MF_TPL_MAX_MEMORY);
-	struct tpl_buf b;
-	tpl_buf_init(&b, MF_TPL_MAX_OUTPUT);
+	struct ob_buf b;
+	ob_buf_init(&b, MF_TPL_MAX_OUTPUT);
 	int rc;
 	struct cmsg *c = NULL;
 	size_t nc = 0;
@@ -951,18 +970,7 @@ fail:
 		set_err(err, rc, "template: out of memory");
 done:
 	tpl_arena_free(&a);
-	if (rc) {
-		tpl_buf_free(&b);
-		return rc;
-	}
-	if (!b.p && !tpl_buf_put(&b, "", 0)) {
-		set_err(err, MF_TPL_ERR_NOMEM, "template: out of memory");
-		return MF_TPL_ERR_NOMEM;
-	}
-	*out = b.p;
-	if (out_len)
-		*out_len = b.len;
-	return MF_TPL_OK;
+	return hand_over(rc, &b, out, out_len, err);
 }
 
 int mf_tpl_render_generic(const char *src, size_t len, const struct ob_json *data, int64_t now, char **out,
@@ -991,8 +999,8 @@ int mf_tpl_render_generic(const char *src, size_t len, const struct ob_json *dat
 	}
 	struct tpl_arena a;
 	tpl_arena_init(&a, MF_TPL_MAX_MEMORY);
-	struct tpl_buf b;
-	tpl_buf_init(&b, MF_TPL_MAX_OUTPUT);
+	struct ob_buf b;
+	ob_buf_init(&b, MF_TPL_MAX_OUTPUT);
 	struct tv dv = tv_invalid();
 	if (data) {
 		rc = tv_from_json_any(&a, data, &dv);
@@ -1006,18 +1014,7 @@ int mf_tpl_render_generic(const char *src, size_t len, const struct ob_json *dat
 done:
 	tpl_arena_free(&a);
 	mf_tpl_free(t);
-	if (rc) {
-		tpl_buf_free(&b);
-		return rc;
-	}
-	if (!b.p && !tpl_buf_put(&b, "", 0)) {
-		set_err(err, MF_TPL_ERR_NOMEM, "template: out of memory");
-		return MF_TPL_ERR_NOMEM;
-	}
-	*out = b.p;
-	if (out_len)
-		*out_len = b.len;
-	return 0;
+	return hand_over(rc, &b, out, out_len, err);
 }
 
 /* ------------------------------------------------------------------------------------------ requests */
@@ -1053,89 +1050,22 @@ static int get_str(const struct ob_json *obj, const char *key, struct mf_tpl_str
 	return 0;
 }
 
-static int b64val(int c)
-{
-	if (c >= 'A' && c <= 'Z')
-		return c - 'A';
-	if (c >= 'a' && c <= 'z')
-		return c - 'a' + 26;
-	if (c >= '0' && c <= '9')
-		return c - '0' + 52;
-	if (c == '+')
-		return 62;
-	if (c == '/')
-		return 63;
-	return -1;
-}
-
-static int b64_corrupt(struct mf_tpl_error *err, size_t at)
-{
-	if (err) {
-		err->code = MF_TPL_ERR_DATA;
-		err->line = err->col = 0;
-		snprintf(err->msg, sizeof err->msg, "illegal base64 data at input byte %zu", at);
-	}
-	return MF_TPL_ERR_DATA;
-}
-
-/* encoding/base64.StdEncoding.Decode as Go's []byte JSON decoding uses it: padded quanta of four
- * characters, \r and \n ignored anywhere, Go's byte offsets in errors. */
+/* a []byte field (api.ImageData): Go's base64.StdEncoding, errors as encoding/json reports them */
 static int b64decode(struct tpl_arena *a, const char *s, size_t n, struct mf_tpl_image *out, struct mf_tpl_error *err)
 {
-	unsigned char *o = tpl_arena_alloc(a, n / 4 * 3 + 4);
+	unsigned char *o = tpl_arena_alloc(a, ob_base64_decoded_max(n) + 1);
 	if (!o)
 		return MF_TPL_ERR_NOMEM;
-	size_t k = 0, si = 0;
-	while (si < n) {
-		int dbuf[4] = {0, 0, 0, 0};
-		size_t dlen = 4;
-		for (size_t j = 0; j < 4; j++) {
-			while (si < n && (s[si] == '\r' || s[si] == '\n'))
-				si++;
-			if (si == n) {
-				if (j == 0)
-					goto done;
-				return b64_corrupt(err, si - j); /* a short final quantum without padding */
-			}
-			char c = s[si++];
-			int v = b64val((unsigned char)c);
-			if (v >= 0) {
-				dbuf[j] = v;
-				continue;
-			}
-			if (c != '=')
-				return b64_corrupt(err, si - 1);
-			/* padding */
-			if (j < 2)
-				return b64_corrupt(err, si - 1);
-			if (j == 2) {
-				while (si < n && (s[si] == '\r' || s[si] == '\n'))
-					si++;
-				if (si == n)
-					return b64_corrupt(err, n);
-				if (s[si] != '=')
-					return b64_corrupt(err, si - 1);
-				si++;
-			}
-			while (si < n && (s[si] == '\r' || s[si] == '\n'))
-				si++;
-			if (si < n)
-				return b64_corrupt(err, si); /* data after the padding */
-			dlen = j;
-			break;
+	size_t bad_at;
+	if (!ob_base64_decode(s, n, o, &out->len, &bad_at)) {
+		if (err) {
+			err->code = MF_TPL_ERR_DATA;
+			err->line = err->col = 0;
+			snprintf(err->msg, sizeof err->msg, OB_BASE64_CORRUPT_FMT, bad_at);
 		}
-		uint32_t val = (uint32_t)dbuf[0] << 18 | (uint32_t)dbuf[1] << 12 | (uint32_t)dbuf[2] << 6 | (uint32_t)dbuf[3];
-		o[k++] = (unsigned char)(val >> 16);
-		if (dlen >= 3)
-			o[k++] = (unsigned char)(val >> 8);
-		if (dlen == 4)
-			o[k++] = (unsigned char)val;
-		if (dlen < 4)
-			break;
+		return MF_TPL_ERR_DATA;
 	}
-done:
 	out->data = o;
-	out->len = k;
 	return 0;
 }
 

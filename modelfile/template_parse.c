@@ -16,6 +16,7 @@
 #include <string.h>
 
 #include "base/buf.h"
+#include "base/gofmt.h"
 #include "base/unicode.h"
 #include "base/utf8.h"
 #include "modelfile/template_internal.h"
@@ -159,6 +160,28 @@ __attribute__((format(printf, 2, 3))) static void lex_error(struct lexer *l, con
 		l->toks[l->ntoks - 1].n = strlen(l->errmsg);
 	}
 	l->failed = true;
+}
+
+/* Go's lexQuote / lexChar: the rest of a quoted item up to the closing `quote`, backslash escapes skipped;
+ * what: the error when a newline or the end comes first. */
+static bool lex_quote(struct lexer *l, char quote, const char *what)
+{
+	for (;;) {
+		if (l->pos >= l->len || l->src[l->pos] == '\n') {
+			lex_error(l, "%s", what);
+			return false;
+		}
+		char c = l->src[l->pos++];
+		if (c == '\\') {
+			if (l->pos >= l->len || l->src[l->pos] == '\n') {
+				lex_error(l, "%s", what);
+				return false;
+			}
+			l->pos++;
+		} else if (c == quote) {
+			return true;
+		}
+	}
 }
 
 static bool has_prefix(const struct lexer *l, size_t at, const char *p)
@@ -341,22 +364,7 @@ static bool lex_action(struct lexer *l)
 				return false;
 			continue;
 		case '"':
-			for (;;) {
-				if (l->pos >= l->len || l->src[l->pos] == '\n') {
-					lex_error(l, "unterminated quoted string");
-					return false;
-				}
-				char c = l->src[l->pos++];
-				if (c == '\\') {
-					if (l->pos >= l->len || l->src[l->pos] == '\n') {
-						lex_error(l, "unterminated quoted string");
-						return false;
-					}
-					l->pos++;
-				} else if (c == '"')
-					break;
-			}
-			if (!lex_push(l, TK_STRING))
+			if (!lex_quote(l, '"', "unterminated quoted string") || !lex_push(l, TK_STRING))
 				return false;
 			continue;
 		case '`': {
@@ -371,22 +379,7 @@ static bool lex_action(struct lexer *l)
 			continue;
 		}
 		case '\'':
-			for (;;) {
-				if (l->pos >= l->len || l->src[l->pos] == '\n') {
-					lex_error(l, "unterminated character constant");
-					return false;
-				}
-				char c = l->src[l->pos++];
-				if (c == '\\') {
-					if (l->pos >= l->len || l->src[l->pos] == '\n') {
-						lex_error(l, "unterminated character constant");
-						return false;
-					}
-					l->pos++;
-				} else if (c == '\'')
-					break;
-			}
-			if (!lex_push(l, TK_CHARCONST))
+			if (!lex_quote(l, '\'', "unterminated character constant") || !lex_push(l, TK_CHARCONST))
 				return false;
 			continue;
 		case '$':
@@ -676,8 +669,8 @@ static void tok_string(char *buf, size_t size, const struct tok *t)
 		return;
 	}
 	/* %q, truncated to 10 runes with "..." (%.10q) */
-	struct tpl_buf b;
-	tpl_buf_init(&b, 0);
+	struct ob_buf b;
+	ob_buf_init(&b, 0);
 	size_t lim = t->n, runes = 0, i = 0;
 	bool cut = false;
 	while (i < t->n) {
@@ -691,25 +684,25 @@ static void tok_string(char *buf, size_t size, const struct tok *t)
 		runes++;
 		i += w;
 	}
-	tpl_buf_putc(&b, '"');
+	ob_buf_putc(&b, '"');
 	for (size_t k = 0; k < lim; k++) {
 		unsigned char c = (unsigned char)t->val[k];
 		switch (c) {
-		case '"': tpl_buf_puts(&b, "\\\""); break;
-		case '\\': tpl_buf_puts(&b, "\\\\"); break;
-		case '\n': tpl_buf_puts(&b, "\\n"); break;
-		case '\t': tpl_buf_puts(&b, "\\t"); break;
-		case '\r': tpl_buf_puts(&b, "\\r"); break;
+		case '"': ob_buf_puts(&b, "\\\""); break;
+		case '\\': ob_buf_puts(&b, "\\\\"); break;
+		case '\n': ob_buf_puts(&b, "\\n"); break;
+		case '\t': ob_buf_puts(&b, "\\t"); break;
+		case '\r': ob_buf_puts(&b, "\\r"); break;
 		default:
 			if (c < 0x20 || c == 0x7f)
-				tpl_buf_printf(&b, "\\x%02x", c);
+				ob_buf_printf(&b, "\\x%02x", c);
 			else
-				tpl_buf_putc(&b, (char)c);
+				ob_buf_putc(&b, (char)c);
 		}
 	}
-	tpl_buf_putc(&b, '"');
+	ob_buf_putc(&b, '"');
 	snprintf(buf, size, "%s%s", b.p ? b.p : "\"\"", cut ? "..." : "");
-	tpl_buf_free(&b);
+	ob_buf_free(&b);
 }
 
 __attribute__((noreturn)) static void unexpected(struct parser *p, const struct tok *t, const char *context)
@@ -949,38 +942,6 @@ static bool unquote(struct parser *p, const struct tok *t, const char **out, siz
 	return true;
 }
 
-/* Go's underscoreOK: underscores only between digits (a base prefix counts as a digit). */
-static bool underscore_ok(const char *s, size_t n)
-{
-	char saw = '^';
-	size_t i = 0;
-	if (n >= 1 && (s[0] == '-' || s[0] == '+'))
-		s++, n--;
-	bool hex = false;
-	if (n >= 2 && s[0] == '0' && strchr("bBoOxX", s[1])) {
-		i = 2;
-		saw = '0';
-		hex = s[1] == 'x' || s[1] == 'X';
-	}
-	for (; i < n; i++) {
-		char c = s[i];
-		if ((c >= '0' && c <= '9') || (hex && ((c >= 'a' && c <= 'f') || (c >= 'A' && c <= 'F')))) {
-			saw = '0';
-			continue;
-		}
-		if (c == '_') {
-			if (saw != '0')
-				return false;
-			saw = '_';
-			continue;
-		}
-		if (saw == '_')
-			return false;
-		saw = '!';
-	}
-	return saw != '_';
-}
-
 /* strconv.ParseUint(s, 0, 64): base prefixes 0b/0o/0x, a leading 0 for octal, underscores per Go syntax. */
 static bool parse_uint_base0(const char *s0, size_t n0, uint64_t *out)
 {
@@ -1015,7 +976,7 @@ static bool parse_uint_base0(const char *s0, size_t n0, uint64_t *out)
 			return false; /* out of range */
 		v = v * (uint64_t)base + (uint64_t)d;
 	}
-	if (underscores && !underscore_ok(s0, n0))
+	if (underscores && !ob_go_underscore_ok(s0, n0))
 		return false;
 	*out = v;
 	return true;
@@ -1024,7 +985,7 @@ static bool parse_uint_base0(const char *s0, size_t n0, uint64_t *out)
 /* strconv.ParseFloat(s, 64) for the literals the lexer lets through: decimal or hex (with a p exponent). */
 static bool parse_float_go(const char *s, size_t n, double *out)
 {
-	if (n == 0 || n > 200 || !underscore_ok(s, n))
+	if (n == 0 || n > 200 || !ob_go_underscore_ok(s, n))
 		return false;
 	char buf[256];
 	size_t k = 0;
@@ -1270,14 +1231,14 @@ static struct tn *term(struct parser *p)
 
 static void node_str_to(struct parser *p, const struct tn *n, const char **s, size_t *len)
 {
-	struct tpl_buf b;
-	tpl_buf_init(&b, 0);
+	struct ob_buf b;
+	ob_buf_init(&b, 0);
 	tpl_node_string(&b, n);
-	if (b.err)
+	if (b.failed)
 		pnomem(p);
 	*s = tpl_arena_strdup(p->a, b.p ? b.p : "", b.len);
 	*len = b.len;
-	tpl_buf_free(&b);
+	ob_buf_free(&b);
 	if (!*s)
 		pnomem(p);
 }
@@ -1327,24 +1288,24 @@ static struct tn *operand(struct parser *p)
 		case TN_NUMBER:
 		case TN_NIL:
 		case TN_DOT: {
-			struct tpl_buf b;
-			tpl_buf_init(&b, 0);
+			struct ob_buf b;
+			ob_buf_init(&b, 0);
 			tpl_node_string(&b, node);
 			char m[200];
 			snprintf(m, sizeof m, "%s", b.p ? b.p : "");
-			tpl_buf_free(&b);
+			ob_buf_free(&b);
 			/* %q of the node string */
-			struct tpl_buf q;
-			tpl_buf_init(&q, 0);
-			tpl_buf_putc(&q, '"');
+			struct ob_buf q;
+			ob_buf_init(&q, 0);
+			ob_buf_putc(&q, '"');
 			for (const char *c = m; *c; c++) {
 				if (*c == '"' || *c == '\\')
-					tpl_buf_putc(&q, '\\');
-				tpl_buf_putc(&q, *c);
+					ob_buf_putc(&q, '\\');
+				ob_buf_putc(&q, *c);
 			}
-			tpl_buf_putc(&q, '"');
+			ob_buf_putc(&q, '"');
 			snprintf(m, sizeof m, "%s", q.p ? q.p : "");
-			tpl_buf_free(&q);
+			ob_buf_free(&q);
 			perr(p, "unexpected . after term %s", m);
 		}
 		default:
@@ -1786,36 +1747,36 @@ void tpl_location(const char *src, size_t pos, int *line, int *col)
 	*col = last_nl == (size_t)-1 ? (int)pos : (int)(pos - last_nl - 1);
 }
 
-static void idents(struct tpl_buf *b, const struct tpl_sv *id, size_t n, bool leading_dot)
+static void idents(struct ob_buf *b, const struct tpl_sv *id, size_t n, bool leading_dot)
 {
 	for (size_t i = 0; i < n; i++) {
 		if (i > 0 || leading_dot)
-			tpl_buf_putc(b, '.');
-		tpl_buf_put(b, id[i].p, id[i].n);
+			ob_buf_putc(b, '.');
+		ob_buf_append(b, id[i].p, id[i].n);
 	}
 }
 
-void tpl_node_string(struct tpl_buf *b, const struct tn *n)
+void tpl_node_string(struct ob_buf *b, const struct tn *n)
 {
 	if (!n)
 		return;
 	switch (n->type) {
 	case TN_TEXT:
-		tpl_buf_put(b, n->s, n->n);
+		ob_buf_append(b, n->s, n->n);
 		break;
 	case TN_ACTION:
-		tpl_buf_puts(b, "{{");
+		ob_buf_puts(b, "{{");
 		tpl_node_string(b, n->pipe);
-		tpl_buf_puts(b, "}}");
+		ob_buf_puts(b, "}}");
 		break;
 	case TN_BOOL:
-		tpl_buf_puts(b, n->bval ? "true" : "false");
+		ob_buf_puts(b, n->bval ? "true" : "false");
 		break;
 	case TN_CHAIN:
 		if (n->node->type == TN_PIPE) {
-			tpl_buf_putc(b, '(');
+			ob_buf_putc(b, '(');
 			tpl_node_string(b, n->node);
-			tpl_buf_putc(b, ')');
+			ob_buf_putc(b, ')');
 		} else
 			tpl_node_string(b, n->node);
 		idents(b, n->ident, n->nident, true);
@@ -1823,89 +1784,89 @@ void tpl_node_string(struct tpl_buf *b, const struct tn *n)
 	case TN_COMMAND:
 		for (size_t i = 0; i < n->nkids; i++) {
 			if (i > 0)
-				tpl_buf_putc(b, ' ');
+				ob_buf_putc(b, ' ');
 			if (n->kids[i]->type == TN_PIPE) {
-				tpl_buf_putc(b, '(');
+				ob_buf_putc(b, '(');
 				tpl_node_string(b, n->kids[i]);
-				tpl_buf_putc(b, ')');
+				ob_buf_putc(b, ')');
 			} else
 				tpl_node_string(b, n->kids[i]);
 		}
 		break;
 	case TN_DOT:
-		tpl_buf_putc(b, '.');
+		ob_buf_putc(b, '.');
 		break;
 	case TN_FIELD:
 		idents(b, n->ident, n->nident, true);
 		break;
 	case TN_IDENTIFIER:
-		tpl_buf_put(b, n->s, n->n);
+		ob_buf_append(b, n->s, n->n);
 		break;
 	case TN_LIST:
 		for (size_t i = 0; i < n->nkids; i++)
 			tpl_node_string(b, n->kids[i]);
 		break;
 	case TN_NIL:
-		tpl_buf_puts(b, "nil");
+		ob_buf_puts(b, "nil");
 		break;
 	case TN_NUMBER:
-		tpl_buf_put(b, n->s, n->n);
+		ob_buf_append(b, n->s, n->n);
 		break;
 	case TN_PIPE:
 		if (n->ndecl) {
 			for (size_t i = 0; i < n->ndecl; i++) {
 				if (i > 0)
-					tpl_buf_puts(b, ", ");
+					ob_buf_puts(b, ", ");
 				tpl_node_string(b, n->decl[i]);
 			}
-			tpl_buf_puts(b, n->is_assign ? " = " : " := ");
+			ob_buf_puts(b, n->is_assign ? " = " : " := ");
 		}
 		for (size_t i = 0; i < n->nkids; i++) {
 			if (i > 0)
-				tpl_buf_puts(b, " | ");
+				ob_buf_puts(b, " | ");
 			tpl_node_string(b, n->kids[i]);
 		}
 		break;
 	case TN_IF:
 	case TN_RANGE:
 	case TN_WITH:
-		tpl_buf_puts(b, n->type == TN_IF ? "{{if " : n->type == TN_RANGE ? "{{range " : "{{with ");
+		ob_buf_puts(b, n->type == TN_IF ? "{{if " : n->type == TN_RANGE ? "{{range " : "{{with ");
 		tpl_node_string(b, n->pipe);
-		tpl_buf_puts(b, "}}");
+		ob_buf_puts(b, "}}");
 		tpl_node_string(b, n->list);
 		if (n->else_list) {
-			tpl_buf_puts(b, "{{else}}");
+			ob_buf_puts(b, "{{else}}");
 			tpl_node_string(b, n->else_list);
 		}
-		tpl_buf_puts(b, "{{end}}");
+		ob_buf_puts(b, "{{end}}");
 		break;
 	case TN_STRING:
-		tpl_buf_put(b, n->quoted, n->quoted_n);
+		ob_buf_append(b, n->quoted, n->quoted_n);
 		break;
 	case TN_TEMPLATE:
-		tpl_buf_puts(b, "{{template \"");
-		tpl_buf_put(b, n->s, n->n);
-		tpl_buf_putc(b, '"');
+		ob_buf_puts(b, "{{template \"");
+		ob_buf_append(b, n->s, n->n);
+		ob_buf_putc(b, '"');
 		if (n->pipe) {
-			tpl_buf_putc(b, ' ');
+			ob_buf_putc(b, ' ');
 			tpl_node_string(b, n->pipe);
 		}
-		tpl_buf_puts(b, "}}");
+		ob_buf_puts(b, "}}");
 		break;
 	case TN_VARIABLE:
 		idents(b, n->ident, n->nident, false);
 		break;
 	case TN_BREAK:
-		tpl_buf_puts(b, "{{break}}");
+		ob_buf_puts(b, "{{break}}");
 		break;
 	case TN_CONTINUE:
-		tpl_buf_puts(b, "{{continue}}");
+		ob_buf_puts(b, "{{continue}}");
 		break;
 	case TN_END_MARK:
-		tpl_buf_puts(b, "{{end}}");
+		ob_buf_puts(b, "{{end}}");
 		break;
 	case TN_ELSE_MARK:
-		tpl_buf_puts(b, "{{else}}");
+		ob_buf_puts(b, "{{else}}");
 		break;
 	}
 }

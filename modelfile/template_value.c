@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/base64.h"
 #include "base/gofmt.h"
 #include "base/json.h"
 #include "modelfile/template_internal.h"
@@ -268,145 +269,147 @@ bool tv_truth(const struct tv *v)
 
 /* fmt's %v for a float64: strconv 'g' with the shortest digits (base/gofmt.c), e.g. 1e+06, 123456,
  * 1.234567e+06, 1e-05. */
-static void fmt_float_g(struct tpl_buf *b, double f)
+static void fmt_float_g(struct ob_buf *b, double f)
 {
 	char num[32];
 	ob_go_format_float(num, f);
-	tpl_buf_puts(b, num);
+	ob_buf_puts(b, num);
 }
 
-static void json_to_buf(struct tpl_buf *b, const struct tv *v, const char *nil_text)
+static void json_to_buf(struct ob_buf *b, const struct tv *v, const char *nil_text)
 {
 	struct ob_jw w;
 	ob_jw_init(&w, MF_TPL_MAX_OUTPUT, 0);
 	tv_json(&w, v);
 	const char *s = ob_jw_str(&w);
-	if (s)
-		tpl_buf_puts(b, s);
-	else if (!b->err)
-		b->err = ob_jw_status(&w) == OB_JW_NOMEM ? MF_TPL_ERR_NOMEM : MF_TPL_ERR_LIMIT;
+	if (s) {
+		ob_buf_puts(b, s);
+	} else if (!b->failed) { /* the writer's failure becomes the buffer's (tpl_buf_error) */
+		b->failed = true;
+		b->over = ob_jw_status(&w) != OB_JW_NOMEM;
+	}
 	(void)nil_text;
 	ob_jw_free(&w);
 }
 
-bool tv_stringer(struct tpl_buf *b, const struct tv *v)
+bool tv_stringer(struct ob_buf *b, const struct tv *v)
 {
 	switch (v->type) {
 	case TT_ARGS:
 	case TT_PROPS:
 		/* String() on a nil map gives "{}" */
 		if (v->isnil)
-			return tpl_buf_puts(b, "{}");
+			return ob_buf_puts(b, "{}");
 		json_to_buf(b, v, NULL);
-		return !b->err;
+		return !b->failed;
 	case TT_TOOLS:
 	case TT_TOOL:
 	case TT_TOOL_FUNC:
 	case TT_TOOL_PARAMS:
 		json_to_buf(b, v, NULL);
-		return !b->err;
+		return !b->failed;
 	case TT_PROPTYPE:
 		/* PropertyType.String(): "" / the one type / fmt %v of the []string */
 		if (v->u.seq.n == 0)
 			return true;
 		if (v->u.seq.n == 1)
-			return tpl_buf_put(b, v->u.seq.v[0].u.s.p, v->u.seq.v[0].u.s.n);
-		tpl_buf_putc(b, '[');
+			return ob_buf_append(b, v->u.seq.v[0].u.s.p, v->u.seq.v[0].u.s.n);
+		ob_buf_putc(b, '[');
 		for (size_t i = 0; i < v->u.seq.n; i++) {
 			if (i)
-				tpl_buf_putc(b, ' ');
-			tpl_buf_put(b, v->u.seq.v[i].u.s.p, v->u.seq.v[i].u.s.n);
+				ob_buf_putc(b, ' ');
+			ob_buf_append(b, v->u.seq.v[i].u.s.p, v->u.seq.v[i].u.s.n);
 		}
-		return tpl_buf_putc(b, ']');
+		return ob_buf_putc(b, ']');
 	}
 	return false;
 }
 
-bool tv_fmt_value(struct tpl_buf *b, const struct tv *v, int depth)
+bool tv_fmt_value(struct ob_buf *b, const struct tv *v, int depth)
 {
 	if (depth > 64)
-		return tpl_buf_puts(b, "...");
+		return ob_buf_puts(b, "...");
 	if (v->kind != TV_INVALID && v->kind != TV_NIL && tv_types[v->type].stringer)
 		return tv_stringer(b, v);
 	switch (v->kind) {
 	case TV_INVALID:
-		return tpl_buf_puts(b, depth == 0 ? "<nil>" : "<invalid reflect.Value>");
+		return ob_buf_puts(b, depth == 0 ? "<nil>" : "<invalid reflect.Value>");
 	case TV_NIL:
-		return tpl_buf_puts(b, "<nil>");
+		return ob_buf_puts(b, "<nil>");
 	case TV_BOOL:
-		return tpl_buf_puts(b, v->u.b ? "true" : "false");
+		return ob_buf_puts(b, v->u.b ? "true" : "false");
 	case TV_INT:
 	case TV_UINT8:
-		return tpl_buf_printf(b, "%lld", (long long)v->u.i);
+		return ob_buf_printf(b, "%lld", (long long)v->u.i);
 	case TV_FLOAT:
 		fmt_float_g(b, v->u.f);
-		return !b->err;
+		return !b->failed;
 	case TV_STRING:
-		return tpl_buf_put(b, v->u.s.p, v->u.s.n);
+		return ob_buf_append(b, v->u.s.p, v->u.s.n);
 	case TV_BYTES:
-		tpl_buf_putc(b, '[');
+		ob_buf_putc(b, '[');
 		for (size_t i = 0; i < v->u.s.n; i++)
-			tpl_buf_printf(b, i ? " %u" : "%u", (unsigned char)v->u.s.p[i]);
-		return tpl_buf_putc(b, ']');
+			ob_buf_printf(b, i ? " %u" : "%u", (unsigned char)v->u.s.p[i]);
+		return ob_buf_putc(b, ']');
 	case TV_SLICE:
-		tpl_buf_putc(b, '[');
+		ob_buf_putc(b, '[');
 		for (size_t i = 0; i < v->u.seq.n; i++) {
 			if (i)
-				tpl_buf_putc(b, ' ');
+				ob_buf_putc(b, ' ');
 			tv_fmt_value(b, &v->u.seq.v[i], depth + 1);
 		}
-		return tpl_buf_putc(b, ']');
+		return ob_buf_putc(b, ']');
 	case TV_MAP:
 		if (tv_types[v->type].is_ptr) {
 			/* *api.ToolPropertiesMap: a struct holding a pointer */
 			if (v->isnil)
-				return tpl_buf_puts(b, "<nil>");
-			return tpl_buf_puts(b, depth == 0 ? "&{" FAKE_POINTER "}" : FAKE_POINTER);
+				return ob_buf_puts(b, "<nil>");
+			return ob_buf_puts(b, depth == 0 ? "&{" FAKE_POINTER "}" : FAKE_POINTER);
 		}
-		tpl_buf_puts(b, "map[");
+		ob_buf_puts(b, "map[");
 		for (size_t i = 0; i < v->u.map.n; i++) {
 			if (i)
-				tpl_buf_putc(b, ' ');
-			tpl_buf_put(b, v->u.map.e[i].key, v->u.map.e[i].key_n);
-			tpl_buf_putc(b, ':');
+				ob_buf_putc(b, ' ');
+			ob_buf_append(b, v->u.map.e[i].key, v->u.map.e[i].key_n);
+			ob_buf_putc(b, ':');
 			tv_fmt_value(b, &v->u.map.e[i].val, depth + 1);
 		}
-		return tpl_buf_putc(b, ']');
+		return ob_buf_putc(b, ']');
 	case TV_STRUCT: {
 		const struct tv_type_desc *d = &tv_types[v->type];
 		if (d->is_ptr) {
 			if (v->isnil)
-				return tpl_buf_puts(b, "<nil>");
+				return ob_buf_puts(b, "<nil>");
 			if (depth > 0)
-				return tpl_buf_puts(b, FAKE_POINTER);
-			tpl_buf_putc(b, '&');
+				return ob_buf_puts(b, FAKE_POINTER);
+			ob_buf_putc(b, '&');
 		}
-		tpl_buf_putc(b, '{');
+		ob_buf_putc(b, '{');
 		for (size_t i = 0; i < d->nfields; i++) {
 			if (i)
-				tpl_buf_putc(b, ' ');
+				ob_buf_putc(b, ' ');
 			tv_fmt_value(b, &v->u.fields[i], depth + 1);
 		}
-		return tpl_buf_putc(b, '}');
+		return ob_buf_putc(b, '}');
 	}
 	}
 	return false;
 }
 
-bool tv_fmt_deref(struct tpl_buf *b, const struct tv *v)
+bool tv_fmt_deref(struct ob_buf *b, const struct tv *v)
 {
 	if (v->kind == TV_STRUCT && tv_types[v->type].is_ptr && !v->isnil) {
 		const struct tv_type_desc *d = &tv_types[v->type];
-		tpl_buf_putc(b, '{');
+		ob_buf_putc(b, '{');
 		for (size_t i = 0; i < d->nfields; i++) {
 			if (i)
-				tpl_buf_putc(b, ' ');
+				ob_buf_putc(b, ' ');
 			tv_fmt_value(b, &v->u.fields[i], 1);
 		}
-		return tpl_buf_putc(b, '}');
+		return ob_buf_putc(b, '}');
 	}
 	if (v->kind == TV_MAP && tv_types[v->type].is_ptr && !v->isnil)
-		return tpl_buf_puts(b, "{" FAKE_POINTER "}");
+		return ob_buf_puts(b, "{" FAKE_POINTER "}");
 	return tv_fmt_value(b, v, 0);
 }
 
@@ -440,29 +443,17 @@ static bool json_empty(const struct tv *v)
 	return false;
 }
 
+/* []byte: Go marshals it as a base64 string */
 static void base64_json(struct ob_jw *w, const unsigned char *p, size_t n)
 {
-	static const char tab[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
-	size_t out = (n + 2) / 3 * 4;
-	char *s = malloc(out + 1);
+	size_t len;
+	char *s = ob_base64_encode(p, n, &len);
 	if (!s) {
 		if (!w->status)
 			w->status = OB_JW_NOMEM;
 		return;
 	}
-	size_t k = 0;
-	for (size_t i = 0; i < n; i += 3) {
-		uint32_t x = (uint32_t)p[i] << 16;
-		if (i + 1 < n)
-			x |= (uint32_t)p[i + 1] << 8;
-		if (i + 2 < n)
-			x |= p[i + 2];
-		s[k++] = tab[(x >> 18) & 63];
-		s[k++] = tab[(x >> 12) & 63];
-		s[k++] = i + 1 < n ? tab[(x >> 6) & 63] : '=';
-		s[k++] = i + 2 < n ? tab[x & 63] : '=';
-	}
-	ob_jw_stringn(w, s, k);
+	ob_jw_stringn(w, s, len);
 	free(s);
 }
 
@@ -552,26 +543,26 @@ static const char *ts_type(const char *t, size_t n)
 	return "any";
 }
 
-bool tv_prop_typescript(struct tpl_buf *b, const struct tv *prop)
+bool tv_prop_typescript(struct ob_buf *b, const struct tv *prop)
 {
 	const struct tv *any_of = &prop->u.fields[0];
 	const struct tv *type = &prop->u.fields[1];
 	if (any_of->u.seq.n > 0) {
 		for (size_t i = 0; i < any_of->u.seq.n; i++) {
 			if (i)
-				tpl_buf_puts(b, " | ");
+				ob_buf_puts(b, " | ");
 			tv_prop_typescript(b, &any_of->u.seq.v[i]);
 		}
-		return !b->err;
+		return !b->failed;
 	}
 	if (type->u.seq.n == 0)
-		return tpl_buf_puts(b, "any");
+		return ob_buf_puts(b, "any");
 	for (size_t i = 0; i < type->u.seq.n; i++) {
 		if (i)
-			tpl_buf_puts(b, " | ");
-		tpl_buf_puts(b, ts_type(type->u.seq.v[i].u.s.p, type->u.seq.v[i].u.s.n));
+			ob_buf_puts(b, " | ");
+		ob_buf_puts(b, ts_type(type->u.seq.v[i].u.s.p, type->u.seq.v[i].u.s.n));
 	}
-	return !b->err;
+	return !b->failed;
 }
 
 /* ------------------------------------------------------------------------------------------ builders */

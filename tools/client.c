@@ -431,6 +431,68 @@ int client_heartbeat(struct client *c)
 	return 0;
 }
 
+int client_connect(struct client *c)
+{
+	if (client_init(c) != 0)
+		return -1;
+	if (client_heartbeat(c) != 0) {
+		client_cleanup(c);
+		return -1;
+	}
+	return 0;
+}
+
+int client_get_json(const char *path, struct ob_json_doc **out, char *err)
+{
+	struct client c;
+	int rc = client_connect(&c);
+	if (rc == 0) {
+		rc = client_do_json(&c, "GET", path, NULL, 0, out);
+		client_cleanup(&c);
+	}
+	if (rc != 0)
+		snprintf(err, CLIENT_ERR_MAX, "%s", c.err);
+	return rc;
+}
+
+char *client_model_body(const char *model, const char *rest)
+{
+	struct ob_jw w;
+	ob_jw_init(&w, 0, 0);
+	ob_jw_obj(&w);
+	ob_jw_key(&w, "model");
+	ob_jw_string(&w, model);
+	ob_jw_obj_end(&w);
+	size_t n;
+	char *s = ob_jw_take(&w, &n);
+	ob_jw_free(&w);
+	if (!s || !rest)
+		return s;
+	char *out = malloc(n + strlen(rest) + 2);
+	if (out)
+		sprintf(out, "%.*s,%s}", (int)(n - 1), s, rest);
+	free(s);
+	return out;
+}
+
+void client_show_request(struct ob_jw *w, const char *model, const char *name, bool verbose)
+{
+	ob_jw_obj(w);
+	ob_jw_key(w, "model");
+	ob_jw_string(w, model);
+	ob_jw_key(w, "system");
+	ob_jw_string(w, "");
+	ob_jw_key(w, "template");
+	ob_jw_string(w, "");
+	ob_jw_key(w, "verbose");
+	ob_jw_bool(w, verbose);
+	ob_jw_key(w, "options");
+	ob_jw_null(w);
+	ob_jw_key(w, "name");
+	ob_jw_string(w, name);
+	ob_jw_obj_end(w);
+}
+
 int client_blob_exists(struct client *c, const char *digest, bool *exists)
 {
 	char path[128];

@@ -1,6 +1,7 @@
 /* tools/client.h — the CLI's HTTP client for an Ollama-compatible server (libcurl), with the error texts
  * of Ollama's Go client (api/client.go): plain requests (`do`), NDJSON streams (`stream`), raw blob
- * uploads and the heartbeat. OLLAMA_HOST selects the server as envconfig.Host() parses it.
+ * uploads and the heartbeat, and the request bodies more than one command sends. OLLAMA_HOST selects the
+ * server as envconfig.Host() parses it.
  *
  * Used by orun's client commands (create, show, list, cp, rm; ps, run, stop). Errors come back as text in
  * a caller buffer; nothing here prints.
@@ -59,6 +60,22 @@ int client_stream(struct client *c, const char *method, const char *path, const 
 /* HEAD / (Client.Heartbeat). When the server cannot be reached the error is Ollama's Linux text
  * "could not connect to ollama server, run 'orun serve' to start it". 0 or -1. */
 int client_heartbeat(struct client *c);
+
+/* client_init, then the heartbeat: 0, or -1 with c->err set and nothing left to clean up. */
+int client_connect(struct client *c);
+
+/* GET path's JSON over a connection of its own (connect, request, clean up): 0 with *out (ob_json_free it),
+ * or -1 with the error text in err (CLIENT_ERR_MAX bytes). */
+int client_get_json(const char *path, struct ob_json_doc **out, char *err);
+
+/* {"model": model} or, with rest (already-encoded members), {"model": model, rest}: malloc'd, NULL when
+ * out of memory. */
+char *client_model_body(const char *model, const char *rest);
+
+/* api.ShowRequest as Go's json.Marshal writes it: model, system "", template "", verbose, options null,
+ * name. */
+struct ob_jw;
+void client_show_request(struct ob_jw *w, const char *model, const char *name, bool verbose);
 
 /* HEAD /api/blobs/<digest>: *exists true on 200, false on 404. 0 or -1. */
 int client_blob_exists(struct client *c, const char *digest, bool *exists);

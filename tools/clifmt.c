@@ -401,11 +401,28 @@ int cli_error(const char *fmt, ...)
 	return 1;
 }
 
+int cli_min_args(size_t got, size_t min)
+{
+	if (got >= min)
+		return 0;
+	fprintf(stderr, "Error: requires at least %zu arg(s), only received %zu\n", min, got);
+	return 2;
+}
+
+int cli_exact_args(size_t got, size_t want)
+{
+	if (got == want)
+		return 0;
+	fprintf(stderr, "Error: accepts %zu arg(s), received %zu\n", want, got);
+	return 2;
+}
+
 /* ---------------------------------------------------------------------------------------------------- */
 /* Flags */
 
-int cli_parse(int argc, char **argv, struct cli_flag *flags, size_t n_flags, const char **pos, size_t max_pos,
-	      size_t *n_pos, bool *help)
+/* The parse itself: 0, or 2 after printing the error; *help for -h / --help. */
+static int parse_args(int argc, char **argv, struct cli_flag *flags, size_t n_flags, const char **pos,
+		      size_t max_pos, size_t *n_pos, bool *help)
 {
 	*n_pos = 0;
 	*help = false;
@@ -468,4 +485,14 @@ int cli_parse(int argc, char **argv, struct cli_flag *flags, size_t n_flags, con
 		}
 	}
 	return 0;
+}
+
+bool cli_parse(int argc, char **argv, struct cli_flag *flags, size_t n_flags, const char **pos, size_t max_pos,
+	       size_t *n_pos, void (*usage)(FILE *f), int *status)
+{
+	bool help;
+	*status = parse_args(argc, argv, flags, n_flags, pos, max_pos, n_pos, &help);
+	if (*status == 0 && help)
+		usage(stdout);
+	return *status == 0 && !help;
 }

@@ -41,6 +41,11 @@ bool parse_rfc3339(const char *s, time_t *sec, long *nsec);
 /* Prints "Error: <message>" on stderr; returns 1. */
 int cli_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
+/* cobra's ExactArgs(want): 0, or 2 after printing "Error: accepts N arg(s), received M". */
+int cli_exact_args(size_t got, size_t want);
+/* cobra's MinimumNArgs(min): 0, or 2 after printing "Error: requires at least N arg(s), only received M". */
+int cli_min_args(size_t got, size_t min);
+
 /* A command-line flag. */
 struct cli_flag {
 	const char *name;  /* long name without dashes */
@@ -50,10 +55,11 @@ struct cli_flag {
 };
 
 /* Parses argv[1..] against flags (cobra semantics: flags anywhere, --name=value, --name value, -x value,
- * -xvalue, -- ends flags); positional arguments go to pos (at most max_pos kept, *n_pos counts all). -h and
- * --help set *help. Returns 0, or 2 after printing cobra's error ("unknown flag: --x", "unknown shorthand
- * flag: 'x' in -x", "flag needs an argument: --x"). */
-int cli_parse(int argc, char **argv, struct cli_flag *flags, size_t n_flags, const char **pos, size_t max_pos,
-	      size_t *n_pos, bool *help);
+ * -xvalue, -- ends flags); positional arguments go to pos (at most max_pos kept, *n_pos counts all). Returns
+ * true to go on; false when the command is to exit now with *status: 0 after -h / --help printed
+ * usage(stdout), 2 after cobra's error ("unknown flag: --x", "unknown shorthand flag: 'x' in -x", "flag needs
+ * an argument: --x"), which wins over the help. */
+bool cli_parse(int argc, char **argv, struct cli_flag *flags, size_t n_flags, const char **pos, size_t max_pos,
+	       size_t *n_pos, void (*usage)(FILE *f), int *status);
 
 #endif

@@ -10,24 +10,23 @@
 #include "tools/client.h"
 #include "tools/commands.h"
 
+static void usage(FILE *f)
+{
+	fprintf(f, "Copy a model\n\nUsage:\n  orun cp SOURCE DESTINATION [flags]\n\n"
+		   "Flags:\n  -h, --help   help for cp\n\n"
+		   "Environment Variables:\n"
+		   "      OLLAMA_HOST                IP Address for the ollama server (default 127.0.0.1:11434)\n");
+}
+
 int cmd_cp(int argc, char **argv)
 {
 	const char *pos[2];
 	size_t n_pos;
-	bool help;
-	int rc = cli_parse(argc, argv, NULL, 0, pos, 2, &n_pos, &help);
-	if (rc)
+	int rc;
+	if (!cli_parse(argc, argv, NULL, 0, pos, 2, &n_pos, usage, &rc))
 		return rc;
-	if (help) {
-		printf("Copy a model\n\nUsage:\n  orun cp SOURCE DESTINATION [flags]\n\nFlags:\n  -h, --help   help for cp\n\n"
-		       "Environment Variables:\n"
-		       "      OLLAMA_HOST                IP Address for the ollama server (default 127.0.0.1:11434)\n");
-		return 0;
-	}
-	if (n_pos != 2) {
-		fprintf(stderr, "Error: accepts 2 arg(s), received %zu\n", n_pos);
-		return 2;
-	}
+	if ((rc = cli_exact_args(n_pos, 2)) != 0)
+		return rc;
 	struct client c;
 	if (client_init(&c) != 0)
 		return cli_error("%s", c.err);

@@ -185,28 +185,16 @@ int cmd_create(int argc, char **argv)
 	struct cli_flag flags[] = {{"file", 'f', true, NULL}, {"quantize", 'q', true, NULL}};
 	const char *pos[2];
 	size_t n_pos;
-	bool help;
-	int rc = cli_parse(argc, argv, flags, 2, pos, 2, &n_pos, &help);
-	if (rc)
+	int rc;
+	if (!cli_parse(argc, argv, flags, 2, pos, 2, &n_pos, usage, &rc))
 		return rc;
-	if (help) {
-		usage(stdout);
-		return 0;
-	}
-	if (n_pos != 1) {
-		fprintf(stderr, "Error: accepts 1 arg(s), received %zu\n", n_pos);
-		return 2;
-	}
+	if ((rc = cli_exact_args(n_pos, 1)) != 0)
+		return rc;
 	const char *model = pos[0];
 
 	struct client c;
-	if (client_init(&c) != 0)
+	if (client_connect(&c) != 0)
 		return cli_error("%s", c.err);
-	if (client_heartbeat(&c) != 0) {
-		rc = cli_error("%s", c.err);
-		client_cleanup(&c);
-		return rc;
-	}
 	struct mf_name nm;
 	mf_name_parse(model, &nm);
 	if (!mf_name_is_valid(&nm)) {

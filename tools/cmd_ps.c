@@ -35,24 +35,13 @@ int cmd_ps(int argc, char **argv)
 {
 	const char *pos[1];
 	size_t n_pos;
-	bool help;
-	int rc = cli_parse(argc, argv, NULL, 0, pos, 1, &n_pos, &help);
-	if (rc)
+	int rc;
+	if (!cli_parse(argc, argv, NULL, 0, pos, 1, &n_pos, usage, &rc))
 		return rc;
-	if (help) {
-		usage(stdout);
-		return 0;
-	}
-	struct client c;
-	if (client_init(&c) != 0)
-		return cli_error("%s", c.err);
 	struct ob_json_doc *d;
-	if (client_heartbeat(&c) != 0 || client_do_json(&c, "GET", "/api/ps", NULL, 0, &d) != 0) {
-		rc = cli_error("%s", c.err);
-		client_cleanup(&c);
-		return rc;
-	}
-	client_cleanup(&c);
+	char err[CLIENT_ERR_MAX];
+	if (client_get_json("/api/ps", &d, err) != 0)
+		return cli_error("%s", err);
 	static const char *const header[] = {"NAME", "ID", "SIZE", "PROCESSOR", "CONTEXT", "UNTIL"};
 	struct table t;
 	table_init(&t, 6, header);

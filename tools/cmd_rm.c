@@ -25,20 +25,7 @@ static int unload(struct client *c, const char *model)
 {
 	struct ob_jw w;
 	ob_jw_init(&w, 0, 0);
-	ob_jw_obj(&w);
-	ob_jw_key(&w, "model");
-	ob_jw_string(&w, model);
-	ob_jw_key(&w, "system");
-	ob_jw_string(&w, "");
-	ob_jw_key(&w, "template");
-	ob_jw_string(&w, "");
-	ob_jw_key(&w, "verbose");
-	ob_jw_bool(&w, false);
-	ob_jw_key(&w, "options");
-	ob_jw_null(&w);
-	ob_jw_key(&w, "name");
-	ob_jw_string(&w, "");
-	ob_jw_obj_end(&w);
+	client_show_request(&w, model, "", false);
 	struct client_response resp;
 	int rc = client_do(c, "POST", "/api/show", ob_jw_str(&w), w.len, &resp);
 	ob_jw_free(&w);
@@ -77,27 +64,23 @@ static int unload(struct client *c, const char *model)
 	return rc;
 }
 
+static void usage(FILE *f)
+{
+	fprintf(f, "Remove a model\n\nUsage:\n  orun rm MODEL [MODEL...] [flags]\n\n"
+		   "Flags:\n  -h, --help   help for rm\n\n"
+		   "Environment Variables:\n"
+		   "      OLLAMA_HOST                IP Address for the ollama server (default 127.0.0.1:11434)\n");
+}
+
 int cmd_rm(int argc, char **argv)
 {
 	const char **pos = calloc((size_t)argc + 1, sizeof *pos);
 	size_t n_pos;
-	bool help;
-	int rc = cli_parse(argc, argv, NULL, 0, pos, (size_t)argc, &n_pos, &help);
-	if (rc) {
+	int rc;
+	if (!cli_parse(argc, argv, NULL, 0, pos, (size_t)argc, &n_pos, usage, &rc) ||
+	    (rc = cli_min_args(n_pos, 1)) != 0) {
 		free(pos);
 		return rc;
-	}
-	if (help) {
-		printf("Remove a model\n\nUsage:\n  orun rm MODEL [MODEL...] [flags]\n\nFlags:\n  -h, --help   help for rm\n\n"
-		       "Environment Variables:\n"
-		       "      OLLAMA_HOST                IP Address for the ollama server (default 127.0.0.1:11434)\n");
-		free(pos);
-		return 0;
-	}
-	if (n_pos < 1) {
-		fprintf(stderr, "Error: requires at least 1 arg(s), only received 0\n");
-		free(pos);
-		return 2;
 	}
 	struct client c;
 	if (client_init(&c) != 0) {

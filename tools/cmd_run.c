@@ -144,22 +144,12 @@ static void convo_add(struct convo *cv, const char *role, const char *content, s
 /* Builds the body by closing a copy of the messages array. */
 static char *build_body(const char *model, struct convo *cv, const char *keepalive, const char *think)
 {
-	struct ob_buf b;
-	ob_buf_init(&b, 0);
-	struct ob_jw w;
-	ob_jw_init(&w, 0, 0);
-	ob_jw_obj(&w);
-	ob_jw_key(&w, "model");
-	ob_jw_string(&w, model);
-	ob_jw_obj_end(&w);
-	const char *head = ob_jw_str(&w);
 	const char *msgs = ob_jw_str(&cv->msgs);
-	if (!head || !msgs) {
-		ob_jw_free(&w);
+	if (!msgs)
 		return NULL;
-	}
-	ob_buf_append(&b, head, w.len - 1); /* without the closing brace */
-	ob_buf_puts(&b, ",\"messages\":");
+	struct ob_buf b; /* the members after "model" */
+	ob_buf_init(&b, 0);
+	ob_buf_puts(&b, "\"messages\":");
 	ob_buf_append(&b, msgs, cv->msgs.len);
 	ob_buf_puts(&b, "]");
 	if (keepalive) {
@@ -179,9 +169,9 @@ static char *build_body(const char *model, struct convo *cv, const char *keepali
 		else
 			ob_buf_printf(&b, "\"%s\"", think);
 	}
-	ob_buf_puts(&b, "}");
-	ob_jw_free(&w);
-	return ob_buf_take(&b);
+	char *body = b.failed ? NULL : client_model_body(model, b.p);
+	ob_buf_free(&b);
+	return body;
 }
 
 static int one_turn(struct client *c, const char *model, struct convo *cv, const char *keepalive, const char *think,
@@ -241,18 +231,11 @@ int cmd_run(int argc, char **argv)
 	};
 	const char *pos[64];
 	size_t n_pos;
-	bool help;
-	int rc = cli_parse(argc, argv, flags, sizeof flags / sizeof flags[0], pos, 64, &n_pos, &help);
-	if (rc)
+	int rc;
+	if (!cli_parse(argc, argv, flags, sizeof flags / sizeof flags[0], pos, 64, &n_pos, usage, &rc))
 		return rc;
-	if (help) {
-		usage(stdout);
-		return 0;
-	}
-	if (n_pos < 1) {
-		fprintf(stderr, "Error: requires at least 1 arg(s), only received 0\n");
+	if (cli_min_args(n_pos, 1) != 0)
 		return 1;
-	}
 	if (flags[5].value && *flags[5].value)
 		return cli_error("--format (JSON mode) is not supported by orun yet");
 	const char *model = pos[0];
@@ -272,16 +255,10 @@ int cmd_run(int argc, char **argv)
 	if (client_init(&c) != 0)
 		return cli_error("%s", c.err);
 	/* the model must exist (orun does not pull) */
-	struct ob_jw w;
-	ob_jw_init(&w, 0, 0);
-	ob_jw_obj(&w);
-	ob_jw_key(&w, "model");
-	ob_jw_string(&w, model);
-	ob_jw_obj_end(&w);
+	char *show = client_model_body(model, NULL);
 	struct client_response resp = {0};
-	const char *show = ob_jw_str(&w);
 	if (client_heartbeat(&c) != 0 || client_do(&c, "POST", "/api/show", show, show ? strlen(show) : 0, &resp) != 0) {
-		ob_jw_free(&w);
+		free(show);
 		if (strstr(c.err, "not found"))
 			rc = cli_error("model '%s' not found (orun does not pull models: create it with `orun create`)", model);
 		else
@@ -290,7 +267,7 @@ int cmd_run(int argc, char **argv)
 		return rc;
 	}
 	free(resp.body);
-	ob_jw_free(&w);
+	free(show);
 
 	struct convo cv = {0};
 	ob_jw_init(&cv.msgs, 0, 0);

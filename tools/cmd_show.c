@@ -301,18 +301,11 @@ int cmd_show(int argc, char **argv)
 				   {"system", 0, false, NULL},     {"template", 0, false, NULL},  {"verbose", 'v', false, NULL}};
 	const char *pos[1];
 	size_t n_pos;
-	bool help;
-	int rc = cli_parse(argc, argv, flags, 6, pos, 1, &n_pos, &help);
-	if (rc)
+	int rc;
+	if (!cli_parse(argc, argv, flags, 6, pos, 1, &n_pos, usage, &rc))
 		return rc;
-	if (help) {
-		usage(stdout);
-		return 0;
-	}
-	if (n_pos != 1) {
-		fprintf(stderr, "Error: accepts 1 arg(s), received %zu\n", n_pos);
-		return 2;
-	}
+	if ((rc = cli_exact_args(n_pos, 1)) != 0)
+		return rc;
 	int set = 0;
 	const char *which = NULL;
 	for (int i = 0; i < 5; i++)
@@ -322,13 +315,8 @@ int cmd_show(int argc, char **argv)
 		}
 	bool verbose = flags[5].value && strcmp(flags[5].value, "false") != 0;
 	struct client c;
-	if (client_init(&c) != 0)
+	if (client_connect(&c) != 0)
 		return cli_error("%s", c.err);
-	if (client_heartbeat(&c) != 0) {
-		rc = cli_error("%s", c.err);
-		client_cleanup(&c);
-		return rc;
-	}
 	if (set > 1) {
 		client_cleanup(&c);
 		return cli_error("only one of '--license', '--modelfile', '--parameters', '--system', or '--template' can be specified");
@@ -336,20 +324,7 @@ int cmd_show(int argc, char **argv)
 	/* ShowRequest{Name: args[0], Verbose: verbose} as json.Marshal writes it */
 	struct ob_jw w;
 	ob_jw_init(&w, 0, 0);
-	ob_jw_obj(&w);
-	ob_jw_key(&w, "model");
-	ob_jw_string(&w, "");
-	ob_jw_key(&w, "system");
-	ob_jw_string(&w, "");
-	ob_jw_key(&w, "template");
-	ob_jw_string(&w, "");
-	ob_jw_key(&w, "verbose");
-	ob_jw_bool(&w, verbose);
-	ob_jw_key(&w, "options");
-	ob_jw_null(&w);
-	ob_jw_key(&w, "name");
-	ob_jw_string(&w, pos[0]);
-	ob_jw_obj_end(&w);
+	client_show_request(&w, "", pos[0], verbose);
 	struct ob_json_doc *d;
 	rc = client_do_json(&c, "POST", "/api/show", ob_jw_str(&w), w.len, &d);
 	ob_jw_free(&w);

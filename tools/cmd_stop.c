@@ -21,49 +21,21 @@ static void usage(FILE *f)
 		   "      OLLAMA_HOST                IP Address for the ollama server (default 127.0.0.1:11434)\n");
 }
 
-/* {"model": name, ...rest} with Go's escaping. */
-static char *body_for(const char *name, const char *rest)
-{
-	struct ob_jw w;
-	ob_jw_init(&w, 0, 0);
-	ob_jw_obj(&w);
-	ob_jw_key(&w, "model");
-	ob_jw_string(&w, name);
-	ob_jw_obj_end(&w);
-	size_t n;
-	char *s = ob_jw_take(&w, &n);
-	ob_jw_free(&w);
-	if (!s || !rest)
-		return s;
-	char *out = malloc(n + strlen(rest) + 2);
-	if (out)
-		sprintf(out, "%.*s,%s}", (int)(n - 1), s, rest);
-	free(s);
-	return out;
-}
-
 int cmd_stop(int argc, char **argv)
 {
 	const char *pos[2];
 	size_t n_pos;
-	bool help;
-	int rc = cli_parse(argc, argv, NULL, 0, pos, 2, &n_pos, &help);
-	if (rc)
+	int rc;
+	if (!cli_parse(argc, argv, NULL, 0, pos, 2, &n_pos, usage, &rc))
 		return rc;
-	if (help) {
-		usage(stdout);
-		return 0;
-	}
-	if (n_pos != 1) {
-		fprintf(stderr, "Error: accepts 1 arg(s), received %zu\n", n_pos);
+	if (cli_exact_args(n_pos, 1) != 0)
 		return 1;
-	}
 	struct client c;
 	if (client_init(&c) != 0)
 		return cli_error("%s", c.err);
 	struct client_response resp = {0};
-	char *show = body_for(pos[0], NULL);
-	char *gen = body_for(pos[0], "\"keep_alive\":0");
+	char *show = client_model_body(pos[0], NULL);
+	char *gen = client_model_body(pos[0], "\"keep_alive\":0");
 	if (!show || !gen) {
 		client_cleanup(&c);
 		free(show);

@@ -51,6 +51,17 @@ struct rn_api *rn_api_of(struct rn_http_req *r);
 bool rn_api_req_gone(void *req);
 /* Sends the writer's JSON (gin's c.JSON, or a 500 when the writer failed) and frees the writer. */
 void rn_api_send_jw(struct rn_http_req *r, int status, struct ob_jw *w);
+/* Ollama's error body {"error": msg} with this status (rn_http_respond_error), in the shape of a face's error
+ * responder (struct rn_infer_face.error). */
+void rn_api_respond_error(struct rn_http_req *r, int status, const char *msg);
+
+struct rn_dec;
+/* Reads the request body as Go's api.<go_struct> (runner/api/decode.h): sets *d up for that struct and
+ * returns the document (the caller frees it) with *root its object (NULL for a null body); for a body Go
+ * would refuse, answers 400 with the decoder's message through respond_error and returns NULL. */
+struct ob_json_doc *rn_api_decode(struct rn_http_req *r, struct rn_dec *d, const char *go_struct,
+				  const struct ob_json **root,
+				  void (*respond_error)(struct rn_http_req *r, int status, const char *msg));
 
 /* ---------------------------------------------------------------------------------------------------- */
 /* The handlers `orun serve` routes to. */

@@ -6,7 +6,6 @@
  */
 #include "config.h"
 
-#include <ctype.h>
 #include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -61,21 +60,28 @@ struct ob_json_doc *rn_dec_parse(struct rn_dec *d, const char *body, size_t len,
 	return doc;
 }
 
-static void value_text(const struct ob_json *v, char *buf, size_t size)
+/* Go's UnmarshalTypeError text for the value `what` ("string", "number 1.5") in member `field`. */
+static void unmarshal_error(struct rn_dec *d, const char *what, const char *field, const char *go_type)
 {
-	snprintf(buf, size, "%s", ob_json_type_name(v));
-}
-
-void rn_dec_type_error(struct rn_dec *d, const char *field, const struct ob_json *v, const char *go_type)
-{
-	char what[128];
-	value_text(v, what, sizeof what);
 	if (d->prefix && d->prefix[0])
 		rn_dec_fail(d, "json: cannot unmarshal %s into Go struct field %s.%s.%s of type %s", what, d->go_struct,
 			    d->prefix, field, go_type);
 	else
 		rn_dec_fail(d, "json: cannot unmarshal %s into Go struct field %s.%s of type %s", what, d->go_struct, field,
 			    go_type);
+}
+
+/* a number that does not fit go_type: Go quotes its literal */
+static void number_error(struct rn_dec *d, const char *field, const struct ob_json *v, const char *go_type)
+{
+	char what[96];
+	snprintf(what, sizeof what, "number %.60s", v->str ? v->str : "");
+	unmarshal_error(d, what, field, go_type);
+}
+
+void rn_dec_type_error(struct rn_dec *d, const char *field, const struct ob_json *v, const char *go_type)
+{
+	unmarshal_error(d, ob_json_type_name(v), field, go_type);
 }
 
 const struct ob_json *rn_dec_get(const struct ob_json *obj, const char *field)
@@ -88,15 +94,24 @@ const struct ob_json *rn_dec_get(const struct ob_json *obj, const char *field)
 	return v;
 }
 
-bool rn_dec_string(struct rn_dec *d, const struct ob_json *obj, const char *field, const char **s, size_t *len)
+/* The member when present and of JSON type `type`; NULL when absent, null, or of another type (the error
+ * recorded). */
+static const struct ob_json *get_typed(struct rn_dec *d, const struct ob_json *obj, const char *field,
+				       enum ob_json_type type, const char *go_type)
 {
 	const struct ob_json *v = rn_dec_get(obj, field);
+	if (v && v->type != type) {
+		rn_dec_type_error(d, field, v, go_type);
+		return NULL;
+	}
+	return v;
+}
+
+bool rn_dec_string(struct rn_dec *d, const struct ob_json *obj, const char *field, const char **s, size_t *len)
+{
+	const struct ob_json *v = get_typed(d, obj, field, OB_JSON_STRING, "string");
 	if (!v)
 		return false;
-	if (v->type != OB_JSON_STRING) {
-		rn_dec_type_error(d, field, v, "string");
-		return false;
-	}
 	*s = v->str;
 	if (len)
 		*len = v->len;
@@ -105,13 +120,9 @@ bool rn_dec_string(struct rn_dec *d, const struct ob_json *obj, const char *fiel
 
 bool rn_dec_bool(struct rn_dec *d, const struct ob_json *obj, const char *field, bool *out)
 {
-	const struct ob_json *v = rn_dec_get(obj, field);
+	const struct ob_json *v = get_typed(d, obj, field, OB_JSON_BOOL, "bool");
 	if (!v)
 		return false;
-	if (v->type != OB_JSON_BOOL) {
-		rn_dec_type_error(d, field, v, "bool");
-		return false;
-	}
 	*out = v->boolean;
 	return true;
 }
@@ -123,15 +134,7 @@ bool rn_dec_int_value(struct rn_dec *d, const char *field, const struct ob_json 
 		return false;
 	}
 	if (!ob_json_int(v, out)) {
-		/* Go: "json: cannot unmarshal number 1.5 into Go struct field X.f of type int" */
-		char what[96];
-		snprintf(what, sizeof what, "number %.60s", v->str ? v->str : "");
-		if (d->prefix && d->prefix[0])
-			rn_dec_fail(d, "json: cannot unmarshal %s into Go struct field %s.%s.%s of type int", what,
-				    d->go_struct, d->prefix, field);
-		else
-			rn_dec_fail(d, "json: cannot unmarshal %s into Go struct field %s.%s of type int", what,
-				    d->go_struct, field);
+		number_error(d, field, v, "int"); /* "json: cannot unmarshal number 1.5 into Go struct field X.f ..." */
 		return false;
 	}
 	return true;
@@ -147,18 +150,11 @@ bool rn_dec_int(struct rn_dec *d, const struct ob_json *obj, const char *field, 
 
 bool rn_dec_float(struct rn_dec *d, const struct ob_json *obj, const char *field, double *out)
 {
-	const struct ob_json *v = rn_dec_get(obj, field);
+	const struct ob_json *v = get_typed(d, obj, field, OB_JSON_NUMBER, "float64");
 	if (!v)
 		return false;
-	if (v->type != OB_JSON_NUMBER) {
-		rn_dec_type_error(d, field, v, "float64");
-		return false;
-	}
 	if (isinf(v->number)) {
-		char what[96];
-		snprintf(what, sizeof what, "number %.60s", v->str ? v->str : "");
-		rn_dec_fail(d, "json: cannot unmarshal %s into Go struct field %s.%s of type float64", what, d->go_struct,
-			    field);
+		number_error(d, field, v, "float64");
 		return false;
 	}
 	*out = v->number;
@@ -167,150 +163,10 @@ bool rn_dec_float(struct rn_dec *d, const struct ob_json *obj, const char *field
 
 const struct ob_json *rn_dec_array(struct rn_dec *d, const struct ob_json *obj, const char *field, const char *go_type)
 {
-	const struct ob_json *v = rn_dec_get(obj, field);
-	if (!v)
-		return NULL;
-	if (v->type != OB_JSON_ARRAY) {
-		rn_dec_type_error(d, field, v, go_type);
-		return NULL;
-	}
-	return v;
+	return get_typed(d, obj, field, OB_JSON_ARRAY, go_type);
 }
 
 const struct ob_json *rn_dec_object(struct rn_dec *d, const struct ob_json *obj, const char *field, const char *go_type)
 {
-	const struct ob_json *v = rn_dec_get(obj, field);
-	if (!v)
-		return NULL;
-	if (v->type != OB_JSON_OBJECT) {
-		rn_dec_type_error(d, field, v, go_type);
-		return NULL;
-	}
-	return v;
-}
-
-/* ---------------------------------------------------------------------------------------------------- */
-/* base64 (encoding/base64 StdEncoding) */
-
-static int b64val(unsigned char c)
-{
-	if (c >= 'A' && c <= 'Z')
-		return c - 'A';
-	if (c >= 'a' && c <= 'z')
-		return c - 'a' + 26;
-	if (c >= '0' && c <= '9')
-		return c - '0' + 52;
-	if (c == '+')
-		return 62;
-	if (c == '/')
-		return 63;
-	return -1;
-}
-
-unsigned char *rn_base64_decode(const char *s, size_t n, size_t *out_len, char *msg, size_t msg_size)
-{
-	/* Go ignores \r and \n anywhere in the input */
-	unsigned char *out = malloc(n / 4 * 3 + 4);
-	if (!out) {
-		snprintf(msg, msg_size, "out of memory");
-		return NULL;
-	}
-	size_t w = 0, i = 0, consumed = 0; /* consumed: index in s of the quantum start, for messages */
-	int q[4], qn = 0;
-	size_t qpos[4];
-	bool done = false;
-	for (i = 0; i < n; i++) {
-		unsigned char c = (unsigned char)s[i];
-		if (c == '\r' || c == '\n')
-			continue;
-		if (done) {
-			snprintf(msg, msg_size, "illegal base64 data at input byte %zu", i);
-			free(out);
-			return NULL;
-		}
-		if (c == '=') {
-			/* padding: allowed in positions 2 or 3 of a quantum */
-			if (qn < 2) {
-				snprintf(msg, msg_size, "illegal base64 data at input byte %zu", i);
-				free(out);
-				return NULL;
-			}
-			if (qn == 2) {
-				/* need a second '=' */
-				size_t j = i + 1;
-				while (j < n && (s[j] == '\r' || s[j] == '\n'))
-					j++;
-				if (j >= n || s[j] != '=') {
-					snprintf(msg, msg_size, "illegal base64 data at input byte %zu", j >= n ? n : j);
-					free(out);
-					return NULL;
-				}
-				i = j;
-			}
-			/* flush the partial quantum */
-			if (qn == 2) {
-				out[w++] = (unsigned char)((q[0] << 2) | (q[1] >> 4));
-			} else {
-				out[w++] = (unsigned char)((q[0] << 2) | (q[1] >> 4));
-				out[w++] = (unsigned char)(((q[1] & 15) << 4) | (q[2] >> 2));
-			}
-			qn = 0;
-			done = true;
-			continue;
-		}
-		int v = b64val(c);
-		if (v < 0) {
-			snprintf(msg, msg_size, "illegal base64 data at input byte %zu", i);
-			free(out);
-			return NULL;
-		}
-		if (qn == 0)
-			consumed = i;
-		qpos[qn] = i;
-		q[qn++] = v;
-		if (qn == 4) {
-			out[w++] = (unsigned char)((q[0] << 2) | (q[1] >> 4));
-			out[w++] = (unsigned char)(((q[1] & 15) << 4) | (q[2] >> 2));
-			out[w++] = (unsigned char)(((q[2] & 3) << 6) | q[3]);
-			qn = 0;
-		}
-	}
-	(void)qpos;
-	if (qn != 0) {
-		/* unpadded tail: Go reports where the incomplete quantum starts */
-		snprintf(msg, msg_size, "illegal base64 data at input byte %zu", consumed);
-		free(out);
-		return NULL;
-	}
-	out[w] = 0;
-	*out_len = w;
-	return out;
-}
-
-char *rn_base64_encode(const void *data, size_t n)
-{
-	static const char tab[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
-	const unsigned char *p = data;
-	if (n > (SIZE_MAX - 1) / 4 * 3 - 3)
-		return NULL;
-	char *out = malloc((n + 2) / 3 * 4 + 1);
-	if (!out)
-		return NULL;
-	size_t w = 0, i = 0;
-	for (; i + 2 < n; i += 3) {
-		unsigned v = (unsigned)p[i] << 16 | (unsigned)p[i + 1] << 8 | p[i + 2];
-		out[w++] = tab[v >> 18];
-		out[w++] = tab[(v >> 12) & 63];
-		out[w++] = tab[(v >> 6) & 63];
-		out[w++] = tab[v & 63];
-	}
-	if (i < n) {
-		unsigned v = (unsigned)p[i] << 16 | (i + 1 < n ? (unsigned)p[i + 1] << 8 : 0);
-		out[w++] = tab[v >> 18];
-		out[w++] = tab[(v >> 12) & 63];
-		out[w++] = i + 1 < n ? tab[(v >> 6) & 63] : '=';
-		out[w++] = '=';
-	}
-	out[w] = 0;
-	return out;
+	return get_typed(d, obj, field, OB_JSON_OBJECT, go_type);
 }

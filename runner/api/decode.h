@@ -49,10 +49,4 @@ const struct ob_json *rn_dec_object(struct rn_dec *d, const struct ob_json *obj,
 /* Go's integer decoding of one number value (an integer literal that fits int64). */
 bool rn_dec_int_value(struct rn_dec *d, const char *field, const struct ob_json *v, int64_t *out);
 
-/* Go's standard base64 (padded) decoding, as for []byte fields. Returns a malloc'd buffer (NUL-terminated)
- * and its length, or NULL with the message "illegal base64 data at input byte N" in msg. */
-unsigned char *rn_base64_decode(const char *s, size_t n, size_t *out_len, char *msg, size_t msg_size);
-/* Standard padded base64 of data; malloc'd, NUL-terminated. */
-char *rn_base64_encode(const void *data, size_t n);
-
 #endif

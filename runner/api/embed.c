@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/base64.h"
 #include "modelfile/name.h"
 #include "modelfile/params.h"
 #include "runner/api/api.h"
@@ -252,16 +253,13 @@ static void write_vec32(struct ob_jw *w, const float *v, int n)
 
 static void embed_common(struct rn_http_req *r, enum embed_api api)
 {
-	size_t len;
-	const char *body = rn_http_req_body(r, &len);
-	const char *gs = api == EMB_EMBEDDINGS ? "EmbeddingRequest" : api == EMB_OPENAI ? "EmbedRequest" : "EmbedRequest";
-	struct rn_dec d = {.go_struct = gs, .prefix = ""};
+	const char *gs = api == EMB_EMBEDDINGS ? "EmbeddingRequest" : "EmbedRequest";
+	struct rn_dec d;
 	const struct ob_json *root;
-	struct ob_json_doc *doc = rn_dec_parse(&d, body, len, &root);
-	if (!doc) {
-		respond(r, api, 400, d.err);
+	struct ob_json_doc *doc =
+		rn_api_decode(r, &d, gs, &root, api == EMB_OPENAI ? rn_oai_respond_error : rn_api_respond_error);
+	if (!doc)
 		return;
-	}
 	int64_t t0 = rn_http_req_start_ns(r);
 	const char *model = "", *prompt = "", *encoding = "";
 	bool truncate = true;
@@ -379,8 +377,9 @@ static void embed_common(struct rn_http_req *r, enum embed_api api)
 			ob_jw_key(&w, "embedding");
 			if (strcasecmp(encoding, "base64") == 0) {
 				/* little-endian float32 bytes (x86/ARM hosts are little-endian) */
-				char *b64 = rn_base64_encode(eo.vecs[i], (size_t)eo.dims[i] * sizeof(float));
-				ob_jw_string(&w, b64 ? b64 : "");
+				size_t n = 0;
+				char *b64 = ob_base64_encode(eo.vecs[i], (size_t)eo.dims[i] * sizeof(float), &n);
+				ob_jw_stringn(&w, b64 ? b64 : "", n);
 				free(b64);
 			} else {
 				write_vec32(&w, eo.vecs[i], eo.vecs[i] ? eo.dims[i] : 0);

@@ -191,6 +191,25 @@ static struct ob_json_doc *parse_body(struct rn_http_req *r, const struct ob_jso
 	return doc;
 }
 
+/* The start of a handler that needs the model and a body: NULL when the request was answered (503 while
+ * loading, 400 for a bad body). */
+static struct ob_json_doc *open_request(struct rn_http_req *r, const struct ob_json **root)
+{
+	return ready(r) ? parse_body(r, root) : NULL;
+}
+
+/* Answers {"<key>": s} (one string member). */
+static void ls_send_string(struct rn_http_req *r, const char *key, const char *str, size_t n)
+{
+	struct ob_jw w;
+	ob_jw_init(&w, 0, OB_JW_NO_HTML_ESCAPE);
+	ob_jw_obj(&w);
+	ob_jw_key(&w, key);
+	ob_jw_stringn(&w, str, n);
+	ob_jw_obj_end(&w);
+	ls_send(r, &w);
+}
+
 static double num_or(const struct ob_json *o, const char *k, double d)
 {
 	const struct ob_json *v = ob_json_get(o, k);
@@ -219,11 +238,9 @@ static void h_health(struct rn_http_req *r)
 
 static void h_tokenize(struct rn_http_req *r)
 {
-	if (!ready(r))
-		return;
 	struct ls_server *s = srv_of(r);
 	const struct ob_json *root;
-	struct ob_json_doc *doc = parse_body(r, &root);
+	struct ob_json_doc *doc = open_request(r, &root);
 	if (!doc)
 		return;
 	const struct ob_json *content = ob_json_get(root, "content");
@@ -282,11 +299,9 @@ static void h_tokenize(struct rn_http_req *r)
 
 static void h_detokenize(struct rn_http_req *r)
 {
-	if (!ready(r))
-		return;
 	struct ls_server *s = srv_of(r);
 	const struct ob_json *root;
-	struct ob_json_doc *doc = parse_body(r, &root);
+	struct ob_json_doc *doc = open_request(r, &root);
 	if (!doc)
 		return;
 	const struct ob_json *toks = ob_json_get(root, "tokens");
@@ -316,16 +331,10 @@ static void h_detokenize(struct rn_http_req *r)
 		ls_error(r, rc == RN_TOK_ERR_RANGE ? 400 : 500, rc == RN_TOK_ERR_RANGE ? "token id out of range" : "detokenize failed");
 		return;
 	}
-	struct ob_jw w;
-	ob_jw_init(&w, 0, OB_JW_NO_HTML_ESCAPE);
-	ob_jw_obj(&w);
-	ob_jw_key(&w, "content");
-	ob_jw_stringn(&w, txt, need);
-	ob_jw_obj_end(&w);
+	ls_send_string(r, "content", txt, need);
 	free(txt);
 	free(ids);
 	ob_json_free(doc);
-	ls_send(r, &w);
 }
 
 static void h_models(struct rn_http_req *r)
@@ -436,10 +445,9 @@ static void chat_head(const struct ls_state *q, const struct rn_infer_emit *e, s
 	ob_jw_string(w, "orun-" PACKAGE_VERSION);
 }
 
-/* /completion's final object: content is the tail (streamed) or the whole text. */
-static void completion_final(const struct ls_state *q, const struct rn_infer_emit *e, bool new_line, struct ob_jw *w)
+/* The members /completion's objects start with: index, content, tokens (always empty: orun sends text) */
+static void completion_head(const struct rn_infer_emit *e, struct ob_jw *w)
 {
-	const struct rn_engine_stats *st = e->stats;
 	ob_jw_obj(w);
 	ob_jw_key(w, "index");
 	ob_jw_int(w, 0);
@@ -448,6 +456,13 @@ static void completion_final(const struct ls_state *q, const struct rn_infer_emi
 	ob_jw_key(w, "tokens");
 	ob_jw_arr(w);
 	ob_jw_arr_end(w);
+}
+
+/* /completion's final object: content is the tail (streamed) or the whole text. */
+static void completion_final(const struct ls_state *q, const struct rn_infer_emit *e, bool new_line, struct ob_jw *w)
+{
+	const struct rn_engine_stats *st = e->stats;
+	completion_head(e, w);
 	ob_jw_key(w, "id_slot");
 	ob_jw_int(w, 0);
 	ob_jw_key(w, "stop");
@@ -486,14 +501,7 @@ static void completion_chunk(void *state, const struct rn_infer_emit *e, struct 
 		return;
 	}
 	saw_text(q, e->content, e->content_len);
-	ob_jw_obj(w);
-	ob_jw_key(w, "index");
-	ob_jw_int(w, 0);
-	ob_jw_key(w, "content");
-	ob_jw_stringn(w, e->content, e->content_len);
-	ob_jw_key(w, "tokens");
-	ob_jw_arr(w);
-	ob_jw_arr_end(w);
+	completion_head(e, w);
 	ob_jw_key(w, "stop");
 	ob_jw_bool(w, false);
 	ob_jw_key(w, "id_slot");
@@ -529,20 +537,31 @@ static void chat_usage(const struct rn_infer_emit *e, struct ob_jw *w)
 	ob_jw_obj_end(w);
 }
 
+/* The object's head and its one choice, up to the key `part` ("delta" or "message") of the choice's text;
+ * done: the finish_reason is the request's (else null). */
+static void chat_choice(const struct ls_state *q, const struct rn_infer_emit *e, const char *object, bool done,
+			const char *part, struct ob_jw *w)
+{
+	chat_head(q, e, w, object);
+	ob_jw_key(w, "choices");
+	ob_jw_arr(w);
+	ob_jw_obj(w);
+	ob_jw_key(w, "finish_reason");
+	if (done)
+		ob_jw_string(w, e->reason == RN_DONE_LENGTH ? "length" : "stop");
+	else
+		ob_jw_null(w);
+	ob_jw_key(w, "index");
+	ob_jw_int(w, 0);
+	ob_jw_key(w, part);
+}
+
 static void chat_chunk(void *state, const struct rn_infer_emit *e, struct ob_jw *w, struct ob_buf *out)
 {
 	struct ls_state *q = state;
 	if (e->content_len) {
 		saw_text(q, e->content, e->content_len);
-		chat_head(q, e, w, "chat.completion.chunk");
-		ob_jw_key(w, "choices");
-		ob_jw_arr(w);
-		ob_jw_obj(w);
-		ob_jw_key(w, "finish_reason");
-		ob_jw_null(w);
-		ob_jw_key(w, "index");
-		ob_jw_int(w, 0);
-		ob_jw_key(w, "delta");
+		chat_choice(q, e, "chat.completion.chunk", false, "delta", w);
 		ob_jw_obj(w);
 		ob_jw_key(w, "content");
 		ob_jw_stringn(w, e->content, e->content_len);
@@ -555,15 +574,7 @@ static void chat_chunk(void *state, const struct rn_infer_emit *e, struct ob_jw 
 	if (!e->done)
 		return;
 	ob_jw_reset(w);
-	chat_head(q, e, w, "chat.completion.chunk");
-	ob_jw_key(w, "choices");
-	ob_jw_arr(w);
-	ob_jw_obj(w);
-	ob_jw_key(w, "finish_reason");
-	ob_jw_string(w, e->reason == RN_DONE_LENGTH ? "length" : "stop");
-	ob_jw_key(w, "index");
-	ob_jw_int(w, 0);
-	ob_jw_key(w, "delta");
+	chat_choice(q, e, "chat.completion.chunk", true, "delta", w);
 	ob_jw_obj(w);
 	ob_jw_obj_end(w);
 	ob_jw_obj_end(w);
@@ -575,15 +586,7 @@ static void chat_chunk(void *state, const struct rn_infer_emit *e, struct ob_jw 
 
 static void chat_whole(void *state, const struct rn_infer_emit *e, struct ob_jw *w)
 {
-	chat_head(state, e, w, "chat.completion");
-	ob_jw_key(w, "choices");
-	ob_jw_arr(w);
-	ob_jw_obj(w);
-	ob_jw_key(w, "finish_reason");
-	ob_jw_string(w, e->reason == RN_DONE_LENGTH ? "length" : "stop");
-	ob_jw_key(w, "index");
-	ob_jw_int(w, 0);
-	ob_jw_key(w, "message");
+	chat_choice(state, e, "chat.completion", true, "message", w);
 	ob_jw_obj(w);
 	ob_jw_key(w, "role");
 	ob_jw_string(w, "assistant");
@@ -691,10 +694,16 @@ static int read_params(const struct ls_server *s, struct ls_req *q, const struct
 	return 0;
 }
 
-/* Hands the tokenized request to the pipeline's submit and stream steps, on the one runner, with face. */
-static void generate(struct rn_http_req *r, struct ls_req *q, struct rn_request *rq, bool stream,
-		     const struct rn_infer_face *face, const struct ls_state *st)
+/* Answers the error `status` (err) when it is set; else hands the tokenized request to the pipeline's submit
+ * and stream steps, on the one runner, with face. q is cleared either way. */
+static void generate(struct rn_http_req *r, struct ls_req *q, struct rn_request *rq, int status, const char *err,
+		     bool stream, const struct rn_infer_face *face, const struct ls_state *st)
 {
+	if (status) {
+		ls_req_clear(q);
+		ls_error(r, status, err);
+		return;
+	}
 	struct ls_server *s = srv_of(r);
 	int32_t *tokens = q->tokens;
 	q->tokens = NULL; /* the pipeline's now */
@@ -705,11 +714,9 @@ static void generate(struct rn_http_req *r, struct ls_req *q, struct rn_request 
 
 static void h_completion(struct rn_http_req *r)
 {
-	if (!ready(r))
-		return;
 	struct ls_server *s = srv_of(r);
 	const struct ob_json *root;
-	struct ob_json_doc *doc = parse_body(r, &root);
+	struct ob_json_doc *doc = open_request(r, &root);
 	if (!doc)
 		return;
 	struct ls_req q = {0};
@@ -752,13 +759,8 @@ static void h_completion(struct rn_http_req *r)
 		snprintf(err, sizeof err, "the prompt is empty");
 	}
 	ob_json_free(doc);
-	if (st) {
-		ls_req_clear(&q);
-		ls_error(r, st, err);
-		return;
-	}
 	struct ls_state state = {0};
-	generate(r, &q, &rq, stream, &completion_face, &state);
+	generate(r, &q, &rq, st, err, stream, &completion_face, &state);
 }
 
 /* Renders an OpenAI-style chat body with the Go template equivalent of the model's chat template. */
@@ -885,10 +887,8 @@ static int render_chat(struct ls_server *s, const struct ob_json *root, char **o
 
 static void h_apply_template(struct rn_http_req *r)
 {
-	if (!ready(r))
-		return;
 	const struct ob_json *root;
-	struct ob_json_doc *doc = parse_body(r, &root);
+	struct ob_json_doc *doc = open_request(r, &root);
 	if (!doc)
 		return;
 	char *p = NULL, err[512];
@@ -899,23 +899,15 @@ static void h_apply_template(struct rn_http_req *r)
 		ls_error(r, st, err);
 		return;
 	}
-	struct ob_jw w;
-	ob_jw_init(&w, 0, OB_JW_NO_HTML_ESCAPE);
-	ob_jw_obj(&w);
-	ob_jw_key(&w, "prompt");
-	ob_jw_stringn(&w, p, pl);
-	ob_jw_obj_end(&w);
+	ls_send_string(r, "prompt", p, pl);
 	free(p);
-	ls_send(r, &w);
 }
 
 static void h_chat(struct rn_http_req *r)
 {
-	if (!ready(r))
-		return;
 	struct ls_server *s = srv_of(r);
 	const struct ob_json *root;
-	struct ob_json_doc *doc = parse_body(r, &root);
+	struct ob_json_doc *doc = open_request(r, &root);
 	if (!doc)
 		return;
 	struct ls_state state = {0};
@@ -940,12 +932,7 @@ static void h_chat(struct rn_http_req *r)
 		snprintf(err, sizeof err, "the rendered prompt is empty");
 	}
 	free(p);
-	if (st) {
-		ls_req_clear(&q);
-		ls_error(r, st, err);
-		return;
-	}
-	generate(r, &q, &rq, stream, &chat_face, &state);
+	generate(r, &q, &rq, st, err, stream, &chat_face, &state);
 }
 
 static void h_embeddings(struct rn_http_req *r)

@@ -59,15 +59,11 @@ void rn_api_metrics(struct rn_http_req *r)
 
 static void refuse_registry(struct rn_http_req *r, const char *what, const char *go_struct)
 {
-	size_t len;
-	const char *body = rn_http_req_body(r, &len);
-	struct rn_dec d = {.go_struct = go_struct, .prefix = ""};
+	struct rn_dec d;
 	const struct ob_json *root;
-	struct ob_json_doc *doc = rn_dec_parse(&d, body, len, &root);
-	if (!doc) {
-		rn_http_respond_error(r, 400, d.err);
+	struct ob_json_doc *doc = rn_api_decode(r, &d, go_struct, &root, rn_api_respond_error);
+	if (!doc)
 		return;
-	}
 	ob_json_free(doc);
 	rn_http_respond_errorf(r, 501,
 			       "%s is not supported by orun: it has no registry client. Create models with `orun "
@@ -127,14 +123,8 @@ void rn_api_tags(struct rn_http_req *r)
 		ob_jw_string(&w, shortest);
 		ob_jw_key(&w, "model");
 		ob_jw_string(&w, shortest);
-		if (sm->m->config.remote_model[0]) {
-			ob_jw_key(&w, "remote_model");
-			ob_jw_string(&w, sm->m->config.remote_model);
-		}
-		if (sm->m->config.remote_host[0]) {
-			ob_jw_key(&w, "remote_host");
-			ob_jw_string(&w, sm->m->config.remote_host);
-		}
+		ob_jw_omitempty_string(&w, "remote_model", sm->m->config.remote_model);
+		ob_jw_omitempty_string(&w, "remote_host", sm->m->config.remote_host);
 		ob_jw_key(&w, "modified_at");
 		write_time(&w, mf->mtime_sec, mf->mtime_nsec);
 		ob_jw_key(&w, "size");
@@ -177,22 +167,25 @@ static void write_gguf_section(struct ob_jw *w, const char *path, bool verbose, 
 	gguf_close(f);
 }
 
+/* The model a request names: "model", or the deprecated "name" when that is empty (never NULL). */
+static const char *decode_model(struct rn_dec *d, const struct ob_json *root)
+{
+	const char *model = "", *name = "";
+	rn_dec_string(d, root, "model", &model, NULL);
+	rn_dec_string(d, root, "name", &name, NULL);
+	return *model ? model : name;
+}
+
 void rn_api_show(struct rn_http_req *r)
 {
 	struct rn_api *s = rn_api_of(r);
-	size_t len;
-	const char *body = rn_http_req_body(r, &len);
-	struct rn_dec d = {.go_struct = "ShowRequest", .prefix = ""};
+	struct rn_dec d;
 	const struct ob_json *root;
-	struct ob_json_doc *doc = rn_dec_parse(&d, body, len, &root);
-	if (!doc) {
-		rn_http_respond_error(r, 400, d.err);
+	struct ob_json_doc *doc = rn_api_decode(r, &d, "ShowRequest", &root, rn_api_respond_error);
+	if (!doc)
 		return;
-	}
-	const char *model = "", *name = "", *system = NULL;
+	const char *model = decode_model(&d, root), *system = NULL;
 	bool verbose = false;
-	rn_dec_string(&d, root, "model", &model, NULL);
-	rn_dec_string(&d, root, "name", &name, NULL);
 	rn_dec_string(&d, root, "system", &system, NULL);
 	const char *tmpl_unused;
 	rn_dec_string(&d, root, "template", &tmpl_unused, NULL);
@@ -203,8 +196,6 @@ void rn_api_show(struct rn_http_req *r)
 		ob_json_free(doc);
 		return;
 	}
-	if (!*model)
-		model = name;
 	if (!*model) {
 		rn_http_respond_error(r, 400, "model is required");
 		ob_json_free(doc);
@@ -242,35 +233,13 @@ void rn_api_show(struct rn_http_req *r)
 	struct ob_jw w;
 	ob_jw_init(&w, 0, 0);
 	ob_jw_obj(&w);
-	if (license && *license) {
-		ob_jw_key(&w, "license");
-		ob_jw_string(&w, license);
-	}
-	if (modelfile && *modelfile) {
-		ob_jw_key(&w, "modelfile");
-		ob_jw_string(&w, modelfile);
-	}
-	if (params && *params) {
-		ob_jw_key(&w, "parameters");
-		ob_jw_string(&w, params);
-	}
-	const char *tt = m->template_text ? m->template_text : MF_DEFAULT_TEMPLATE;
-	if (*tt) {
-		ob_jw_key(&w, "template");
-		ob_jw_string(&w, tt);
-	}
-	if (m->system && *m->system) {
-		ob_jw_key(&w, "system");
-		ob_jw_string(&w, m->system);
-	}
-	if (m->config.renderer[0]) {
-		ob_jw_key(&w, "renderer");
-		ob_jw_string(&w, m->config.renderer);
-	}
-	if (m->config.parser[0]) {
-		ob_jw_key(&w, "parser");
-		ob_jw_string(&w, m->config.parser);
-	}
+	ob_jw_omitempty_string(&w, "license", license);
+	ob_jw_omitempty_string(&w, "modelfile", modelfile);
+	ob_jw_omitempty_string(&w, "parameters", params);
+	ob_jw_omitempty_string(&w, "template", m->template_text ? m->template_text : MF_DEFAULT_TEMPLATE);
+	ob_jw_omitempty_string(&w, "system", m->system);
+	ob_jw_omitempty_string(&w, "renderer", m->config.renderer);
+	ob_jw_omitempty_string(&w, "parser", m->config.parser);
 	ob_jw_key(&w, "details");
 	rn_srv_model_write_details(sm, &w, false, true);
 	if (m->n_messages) {
@@ -286,14 +255,8 @@ void rn_api_show(struct rn_http_req *r)
 		}
 		ob_jw_arr_end(&w);
 	}
-	if (m->config.remote_model[0]) {
-		ob_jw_key(&w, "remote_model");
-		ob_jw_string(&w, m->config.remote_model);
-	}
-	if (m->config.remote_host[0]) {
-		ob_jw_key(&w, "remote_host");
-		ob_jw_string(&w, m->config.remote_host);
-	}
+	ob_jw_omitempty_string(&w, "remote_model", m->config.remote_model);
+	ob_jw_omitempty_string(&w, "remote_host", m->config.remote_host);
 	write_gguf_section(&w, m->model_path, verbose, m->model_path != NULL, "model_info");
 	if (m->n_projectors)
 		write_gguf_section(&w, m->projector_paths[0], verbose, false, "projector_info");
@@ -303,10 +266,7 @@ void rn_api_show(struct rn_http_req *r)
 	}
 	ob_jw_key(&w, "modified_at");
 	write_time(&w, m->manifest->mtime_sec, m->manifest->mtime_nsec);
-	if (m->config.requires[0]) {
-		ob_jw_key(&w, "requires");
-		ob_jw_string(&w, m->config.requires);
-	}
+	ob_jw_omitempty_string(&w, "requires", m->config.requires);
 	ob_jw_obj_end(&w);
 	if (saved_system)
 		m->system = saved_system;
@@ -324,15 +284,11 @@ void rn_api_show(struct rn_http_req *r)
 void rn_api_copy(struct rn_http_req *r)
 {
 	struct rn_api *s = rn_api_of(r);
-	size_t len;
-	const char *body = rn_http_req_body(r, &len);
-	struct rn_dec d = {.go_struct = "CopyRequest", .prefix = ""};
+	struct rn_dec d;
 	const struct ob_json *root;
-	struct ob_json_doc *doc = rn_dec_parse(&d, body, len, &root);
-	if (!doc) {
-		rn_http_respond_error(r, 400, d.err);
+	struct ob_json_doc *doc = rn_api_decode(r, &d, "CopyRequest", &root, rn_api_respond_error);
+	if (!doc)
 		return;
-	}
 	const char *src = "", *dst = "";
 	rn_dec_string(&d, root, "source", &src, NULL);
 	rn_dec_string(&d, root, "destination", &dst, NULL);
@@ -351,24 +307,17 @@ void rn_api_copy(struct rn_http_req *r)
 void rn_api_delete(struct rn_http_req *r)
 {
 	struct rn_api *s = rn_api_of(r);
-	size_t len;
-	const char *body = rn_http_req_body(r, &len);
-	struct rn_dec d = {.go_struct = "DeleteRequest", .prefix = ""};
+	struct rn_dec d;
 	const struct ob_json *root;
-	struct ob_json_doc *doc = rn_dec_parse(&d, body, len, &root);
-	if (!doc) {
-		rn_http_respond_error(r, 400, d.err);
+	struct ob_json_doc *doc = rn_api_decode(r, &d, "DeleteRequest", &root, rn_api_respond_error);
+	if (!doc)
 		return;
-	}
-	const char *model = "", *name = "";
-	rn_dec_string(&d, root, "model", &model, NULL);
-	rn_dec_string(&d, root, "name", &name, NULL);
+	const char *n = decode_model(&d, root);
 	if (d.failed) {
 		rn_http_respond_error(r, 400, d.err);
 		ob_json_free(doc);
 		return;
 	}
-	const char *n = *model ? model : name;
 	struct mf_name nm;
 	mf_name_parse(n, &nm);
 	if (!mf_name_is_valid(&nm)) {

@@ -8,6 +8,7 @@
 
 #include <string.h>
 
+#include "base/jsonutil.h"
 #include "runner/api/api.h"
 #include "runner/api/pipeline.h"
 
@@ -16,50 +17,34 @@
 
 static void write_metrics(struct ob_jw *w, const struct rn_infer_emit *e)
 {
-	if (e->total_ns) {
-		ob_jw_key(w, "total_duration");
-		ob_jw_int(w, e->total_ns);
-	}
-	if (e->load_ns) {
-		ob_jw_key(w, "load_duration");
-		ob_jw_int(w, e->load_ns);
-	}
-	if (e->prompt_eval_count) {
-		ob_jw_key(w, "prompt_eval_count");
-		ob_jw_int(w, e->prompt_eval_count);
-	}
-	if (e->prompt_eval_ns) {
-		ob_jw_key(w, "prompt_eval_duration");
-		ob_jw_int(w, e->prompt_eval_ns);
-	}
-	if (e->eval_count) {
-		ob_jw_key(w, "eval_count");
-		ob_jw_int(w, e->eval_count);
-	}
-	if (e->eval_ns) {
-		ob_jw_key(w, "eval_duration");
-		ob_jw_int(w, e->eval_ns);
-	}
+	ob_jw_omitempty_int(w, "total_duration", e->total_ns);
+	ob_jw_omitempty_int(w, "load_duration", e->load_ns);
+	ob_jw_omitempty_int(w, "prompt_eval_count", e->prompt_eval_count);
+	ob_jw_omitempty_int(w, "prompt_eval_duration", e->prompt_eval_ns);
+	ob_jw_omitempty_int(w, "eval_count", e->eval_count);
+	ob_jw_omitempty_int(w, "eval_duration", e->eval_ns);
 }
 
-static void write_tool_calls(struct ob_jw *w, const struct rn_tool_call *c, size_t n)
+/* tool_calls (omitempty): []api.ToolCall */
+static void write_tool_calls(struct ob_jw *w, const struct rn_infer_emit *e)
 {
+	if (!e->n_calls)
+		return;
+	ob_jw_key(w, "tool_calls");
 	ob_jw_arr(w);
-	for (size_t i = 0; i < n; i++) {
+	for (size_t i = 0; i < e->n_calls; i++) {
+		const struct rn_tool_call *c = &e->calls[i];
 		ob_jw_obj(w);
-		if (c[i].id[0]) {
-			ob_jw_key(w, "id");
-			ob_jw_string(w, c[i].id);
-		}
+		ob_jw_omitempty_string(w, "id", c->id);
 		ob_jw_key(w, "function");
 		ob_jw_obj(w);
 		ob_jw_key(w, "index");
-		ob_jw_int(w, c[i].index);
+		ob_jw_int(w, c->index);
 		ob_jw_key(w, "name");
-		ob_jw_string(w, c[i].name);
+		ob_jw_string(w, c->name);
 		ob_jw_key(w, "arguments");
-		if (c[i].arguments)
-			ob_jw_raw(w, c[i].arguments, strlen(c[i].arguments));
+		if (c->arguments)
+			ob_jw_raw(w, c->arguments, strlen(c->arguments));
 		else
 			ob_jw_raw(w, "{}", 2);
 		ob_jw_obj_end(w);
@@ -68,8 +53,8 @@ static void write_tool_calls(struct ob_jw *w, const struct rn_tool_call *c, size
 	ob_jw_arr_end(w);
 }
 
-/* api.ChatResponse */
-static void write_chat_response(struct ob_jw *w, const struct rn_infer_emit *e)
+/* The members every response starts with: model, created_at (now) */
+static void write_head(struct ob_jw *w, const struct rn_infer_emit *e)
 {
 	char ts[64];
 	ob_jw_obj(w);
@@ -77,52 +62,54 @@ static void write_chat_response(struct ob_jw *w, const struct rn_infer_emit *e)
 	ob_jw_string(w, e->model);
 	ob_jw_key(w, "created_at");
 	ob_jw_string(w, rn_http_rfc3339_now(ts, sizeof ts));
+}
+
+/* done, and done_reason (omitempty) once done */
+static void write_done(struct ob_jw *w, const struct rn_infer_emit *e)
+{
+	ob_jw_key(w, "done");
+	ob_jw_bool(w, e->done);
+	if (e->done)
+		ob_jw_omitempty_string(w, "done_reason", e->done_reason);
+}
+
+/* ---------------------------------------------------------------------------------------------------- */
+/* the formatter tables: the same object streamed (one NDJSON line per emission) or whole */
+
+/* api.ChatResponse */
+static void chat_whole(void *state, const struct rn_infer_emit *e, struct ob_jw *w)
+{
+	(void)state;
+	write_head(w, e);
 	ob_jw_key(w, "message");
 	ob_jw_obj(w);
 	ob_jw_key(w, "role");
 	ob_jw_string(w, "assistant");
 	ob_jw_key(w, "content");
 	ob_jw_stringn(w, e->content ? e->content : "", e->content_len);
-	if (e->thinking_len) {
-		ob_jw_key(w, "thinking");
-		ob_jw_stringn(w, e->thinking, e->thinking_len);
-	}
-	if (e->n_calls) {
-		ob_jw_key(w, "tool_calls");
-		write_tool_calls(w, e->calls, e->n_calls);
-	}
+	ob_jw_omitempty_stringn(w, "thinking", e->thinking, e->thinking_len);
+	write_tool_calls(w, e);
 	ob_jw_obj_end(w);
-	ob_jw_key(w, "done");
-	ob_jw_bool(w, e->done);
-	if (e->done && e->done_reason && *e->done_reason) {
-		ob_jw_key(w, "done_reason");
-		ob_jw_string(w, e->done_reason);
-	}
+	write_done(w, e);
 	write_metrics(w, e);
 	ob_jw_obj_end(w);
 }
 
-/* api.GenerateResponse */
-static void write_generate_response(struct ob_jw *w, const struct rn_infer_emit *e)
+static void chat_chunk(void *state, const struct rn_infer_emit *e, struct ob_jw *w, struct ob_buf *out)
 {
-	char ts[64];
-	ob_jw_obj(w);
-	ob_jw_key(w, "model");
-	ob_jw_string(w, e->model);
-	ob_jw_key(w, "created_at");
-	ob_jw_string(w, rn_http_rfc3339_now(ts, sizeof ts));
+	chat_whole(state, e, w);
+	rn_infer_put_line(out, w);
+}
+
+/* api.GenerateResponse */
+static void generate_whole(void *state, const struct rn_infer_emit *e, struct ob_jw *w)
+{
+	(void)state;
+	write_head(w, e);
 	ob_jw_key(w, "response");
 	ob_jw_stringn(w, e->content ? e->content : "", e->content_len);
-	if (e->thinking_len) {
-		ob_jw_key(w, "thinking");
-		ob_jw_stringn(w, e->thinking, e->thinking_len);
-	}
-	ob_jw_key(w, "done");
-	ob_jw_bool(w, e->done);
-	if (e->done && e->done_reason && *e->done_reason) {
-		ob_jw_key(w, "done_reason");
-		ob_jw_string(w, e->done_reason);
-	}
+	ob_jw_omitempty_stringn(w, "thinking", e->thinking, e->thinking_len);
+	write_done(w, e);
 	if (e->n_context) {
 		ob_jw_key(w, "context");
 		ob_jw_arr(w);
@@ -131,40 +118,14 @@ static void write_generate_response(struct ob_jw *w, const struct rn_infer_emit 
 		ob_jw_arr_end(w);
 	}
 	write_metrics(w, e);
-	if (e->n_calls) {
-		ob_jw_key(w, "tool_calls");
-		write_tool_calls(w, e->calls, e->n_calls);
-	}
+	write_tool_calls(w, e);
 	ob_jw_obj_end(w);
 }
 
-/* ---------------------------------------------------------------------------------------------------- */
-/* the formatter tables */
-
-static void chat_chunk(void *state, const struct rn_infer_emit *e, struct ob_jw *jw, struct ob_buf *out)
+static void generate_chunk(void *state, const struct rn_infer_emit *e, struct ob_jw *w, struct ob_buf *out)
 {
-	(void)state;
-	write_chat_response(jw, e);
-	rn_infer_put_line(out, jw);
-}
-
-static void chat_whole(void *state, const struct rn_infer_emit *e, struct ob_jw *jw)
-{
-	(void)state;
-	write_chat_response(jw, e);
-}
-
-static void generate_chunk(void *state, const struct rn_infer_emit *e, struct ob_jw *jw, struct ob_buf *out)
-{
-	(void)state;
-	write_generate_response(jw, e);
-	rn_infer_put_line(out, jw);
-}
-
-static void generate_whole(void *state, const struct rn_infer_emit *e, struct ob_jw *jw)
-{
-	(void)state;
-	write_generate_response(jw, e);
+	generate_whole(state, e, w);
+	rn_infer_put_line(out, w);
 }
 
 /* after streaming started: a last {"error": msg} line */
@@ -178,22 +139,12 @@ static void stream_error(void *state, const char *msg, struct ob_jw *jw, struct 
 	rn_infer_put_line(out, jw);
 }
 
-static void error_body(struct rn_http_req *r, int status, const char *msg)
-{
-	rn_http_respond_error(r, status, msg);
-}
-
 /* _debug_render_only: an empty, not-done response with _debug_info.rendered_template */
 static void rendered(void *state, const struct rn_infer_emit *e, const char *prompt, size_t len, bool chat,
 		     struct ob_jw *w)
 {
 	(void)state;
-	char ts[64];
-	ob_jw_obj(w);
-	ob_jw_key(w, "model");
-	ob_jw_string(w, e->model);
-	ob_jw_key(w, "created_at");
-	ob_jw_string(w, rn_http_rfc3339_now(ts, sizeof ts));
+	write_head(w, e);
 	if (chat) {
 		ob_jw_key(w, "message");
 		ob_jw_raw(w, "{\"role\":\"\",\"content\":\"\"}", 24);
@@ -203,11 +154,7 @@ static void rendered(void *state, const struct rn_infer_emit *e, const char *pro
 	}
 	ob_jw_key(w, "done");
 	ob_jw_bool(w, false);
-	ob_jw_key(w, "_debug_info");
-	ob_jw_obj(w);
-	ob_jw_key(w, "rendered_template");
-	ob_jw_stringn(w, prompt, len);
-	ob_jw_obj_end(w);
+	rn_infer_write_debug_info(w, prompt, len);
 	ob_jw_obj_end(w);
 }
 
@@ -215,7 +162,7 @@ static const struct rn_infer_face chat_face = {
 	.stream_type = "application/x-ndjson",
 	.chunk = chat_chunk,
 	.whole = chat_whole,
-	.error = error_body,
+	.error = rn_api_respond_error,
 	.stream_error = stream_error,
 	.rendered = rendered,
 };
@@ -225,7 +172,7 @@ static const struct rn_infer_face generate_face = {
 	.generate_context = true,
 	.chunk = generate_chunk,
 	.whole = generate_whole,
-	.error = error_body,
+	.error = rn_api_respond_error,
 	.stream_error = stream_error,
 	.rendered = rendered,
 };

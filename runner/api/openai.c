@@ -91,7 +91,7 @@ static void write_oai_tool_calls(struct ob_jw *w, const struct rn_infer_emit *e)
 	ob_jw_arr_end(w);
 }
 
-static void chunk_head(struct ob_jw *w, const struct oai_state *o, const char *object, const struct rn_infer_emit *e)
+static void object_head(struct ob_jw *w, const struct oai_state *o, const char *object, const struct rn_infer_emit *e)
 {
 	ob_jw_obj(w);
 	ob_jw_key(w, "id");
@@ -106,12 +106,13 @@ static void chunk_head(struct ob_jw *w, const struct oai_state *o, const char *o
 	ob_jw_string(w, "fp_ollama");
 }
 
-/* one chat.completion.chunk with the given delta parts, as one SSE event */
+/* one chat.completion.chunk with the given delta parts, as one SSE event; finish: its finish_reason (NULL:
+ * null) */
 static void chat_event(const struct oai_state *o, const struct rn_infer_emit *e, bool role, bool content,
-		       bool reasoning, bool calls, struct ob_jw *w, struct ob_buf *out)
+		       bool reasoning, bool calls, const char *finish, struct ob_jw *w, struct ob_buf *out)
 {
 	ob_jw_reset(w);
-	chunk_head(w, o, "chat.completion.chunk", e);
+	object_head(w, o, "chat.completion.chunk", e);
 	ob_jw_key(w, "choices");
 	ob_jw_arr(w);
 	ob_jw_obj(w);
@@ -137,7 +138,10 @@ static void chat_event(const struct oai_state *o, const struct rn_infer_emit *e,
 	}
 	ob_jw_obj_end(w);
 	ob_jw_key(w, "finish_reason");
-	ob_jw_null(w);
+	if (finish)
+		ob_jw_string(w, finish);
+	else
+		ob_jw_null(w);
 	ob_jw_obj_end(w);
 	ob_jw_arr_end(w);
 	ob_jw_obj_end(w);
@@ -163,10 +167,10 @@ static void chat_chunk(void *state, const struct rn_infer_emit *e, struct ob_jw 
 	if (!empty_trailer) {
 		bool mixed = e->thinking_len && (e->content_len || e->n_calls);
 		if (mixed) {
-			chat_event(o, e, o->first, false, true, false, w, out);
-			chat_event(o, e, false, true, false, true, w, out);
+			chat_event(o, e, o->first, false, true, false, NULL, w, out);
+			chat_event(o, e, false, true, false, true, NULL, w, out);
 		} else {
-			chat_event(o, e, o->first, true, true, true, w, out);
+			chat_event(o, e, o->first, true, true, true, NULL, w, out);
 		}
 		if (e->n_calls)
 			o->tool_sent = true;
@@ -177,25 +181,10 @@ static void chat_chunk(void *state, const struct rn_infer_emit *e, struct ob_jw 
 	const char *reason = e->done_reason && *e->done_reason ? e->done_reason : "stop";
 	if (strcmp(reason, "stop") == 0 && o->tool_sent)
 		reason = "tool_calls";
-	ob_jw_reset(w);
-	chunk_head(w, o, "chat.completion.chunk", e);
-	ob_jw_key(w, "choices");
-	ob_jw_arr(w);
-	ob_jw_obj(w);
-	ob_jw_key(w, "index");
-	ob_jw_int(w, 0);
-	ob_jw_key(w, "delta");
-	ob_jw_obj(w);
-	ob_jw_obj_end(w);
-	ob_jw_key(w, "finish_reason");
-	ob_jw_string(w, reason);
-	ob_jw_obj_end(w);
-	ob_jw_arr_end(w);
-	ob_jw_obj_end(w);
-	rn_infer_put_sse(out, w);
+	chat_event(o, e, false, false, false, false, reason, w, out);
 	if (o->include_usage) {
 		ob_jw_reset(w);
-		chunk_head(w, o, "chat.completion.chunk", e);
+		object_head(w, o, "chat.completion.chunk", e);
 		ob_jw_key(w, "choices");
 		ob_jw_arr(w);
 		ob_jw_arr_end(w);
@@ -210,7 +199,7 @@ static void chat_chunk(void *state, const struct rn_infer_emit *e, struct ob_jw 
 static void chat_whole(void *state, const struct rn_infer_emit *e, struct ob_jw *w)
 {
 	const struct oai_state *o = state;
-	chunk_head(w, o, "chat.completion", e);
+	object_head(w, o, "chat.completion", e);
 	ob_jw_key(w, "choices");
 	ob_jw_arr(w);
 	ob_jw_obj(w);
@@ -246,6 +235,23 @@ static void chat_whole(void *state, const struct rn_infer_emit *e, struct ob_jw 
 	ob_jw_obj_end(w);
 }
 
+/* CompletionChoice / CompleteChunkChoice: text, index, finish_reason (null until done) */
+static void completion_choice(struct ob_jw *w, const struct rn_infer_emit *e)
+{
+	ob_jw_obj(w);
+	ob_jw_key(w, "text");
+	ob_jw_stringn(w, e->content, e->content_len);
+	ob_jw_key(w, "index");
+	ob_jw_int(w, 0);
+	ob_jw_key(w, "finish_reason");
+	if (e->done && e->done_reason && *e->done_reason)
+		ob_jw_string(w, e->done_reason);
+	else
+		ob_jw_null(w);
+	ob_jw_obj_end(w);
+}
+
+/* CompletionChunk: id, object, created, choices, model, system_fingerprint, usage */
 static void completion_obj(const struct oai_state *o, const struct rn_infer_emit *e, struct ob_jw *w,
 			   bool with_usage, bool empty_choices)
 {
@@ -256,26 +262,11 @@ static void completion_obj(const struct oai_state *o, const struct rn_infer_emit
 	ob_jw_string(w, "text_completion");
 	ob_jw_key(w, "created");
 	ob_jw_int(w, e->created_unix);
-	if (empty_choices) {
-		ob_jw_key(w, "choices");
-		ob_jw_arr(w);
-		ob_jw_arr_end(w);
-	} else {
-		ob_jw_key(w, "choices");
-		ob_jw_arr(w);
-		ob_jw_obj(w);
-		ob_jw_key(w, "text");
-		ob_jw_stringn(w, e->content, e->content_len);
-		ob_jw_key(w, "index");
-		ob_jw_int(w, 0);
-		ob_jw_key(w, "finish_reason");
-		if (e->done && e->done_reason && *e->done_reason)
-			ob_jw_string(w, e->done_reason);
-		else
-			ob_jw_null(w);
-		ob_jw_obj_end(w);
-		ob_jw_arr_end(w);
-	}
+	ob_jw_key(w, "choices");
+	ob_jw_arr(w);
+	if (!empty_choices)
+		completion_choice(w, e);
+	ob_jw_arr_end(w);
 	ob_jw_key(w, "model");
 	ob_jw_string(w, e->model);
 	ob_jw_key(w, "system_fingerprint");
@@ -309,34 +300,13 @@ static void completion_chunk(void *state, const struct rn_infer_emit *e, struct 
 	ob_buf_puts(out, "data: [DONE]\n\n");
 }
 
+/* Completion: id, object, created, model, system_fingerprint, choices, usage */
 static void completion_whole(void *state, const struct rn_infer_emit *e, struct ob_jw *w)
 {
-	const struct oai_state *o = state;
-	/* Completion: id, object, created, model, system_fingerprint, choices, usage */
-	ob_jw_obj(w);
-	ob_jw_key(w, "id");
-	ob_jw_string(w, o->id);
-	ob_jw_key(w, "object");
-	ob_jw_string(w, "text_completion");
-	ob_jw_key(w, "created");
-	ob_jw_int(w, e->created_unix);
-	ob_jw_key(w, "model");
-	ob_jw_string(w, e->model);
-	ob_jw_key(w, "system_fingerprint");
-	ob_jw_string(w, "fp_ollama");
+	object_head(w, state, "text_completion", e);
 	ob_jw_key(w, "choices");
 	ob_jw_arr(w);
-	ob_jw_obj(w);
-	ob_jw_key(w, "text");
-	ob_jw_stringn(w, e->content, e->content_len);
-	ob_jw_key(w, "index");
-	ob_jw_int(w, 0);
-	ob_jw_key(w, "finish_reason");
-	if (e->done_reason && *e->done_reason)
-		ob_jw_string(w, e->done_reason);
-	else
-		ob_jw_null(w);
-	ob_jw_obj_end(w);
+	completion_choice(w, e);
 	ob_jw_arr_end(w);
 	ob_jw_key(w, "usage");
 	usage(w, e);
@@ -362,11 +332,7 @@ static void rendered(void *state, const struct rn_infer_emit *e, const char *pro
 	(void)e;
 	(void)chat;
 	ob_jw_obj(w);
-	ob_jw_key(w, "_debug_info");
-	ob_jw_obj(w);
-	ob_jw_key(w, "rendered_template");
-	ob_jw_stringn(w, prompt, len);
-	ob_jw_obj_end(w);
+	rn_infer_write_debug_info(w, prompt, len);
 	ob_jw_obj_end(w);
 }
 
@@ -442,11 +408,6 @@ static void write_stop(struct ob_jw *w, const struct ob_json *stop, bool strict,
 		}
 		ob_jw_arr_end(w);
 	}
-}
-
-static bool num_or_null(const struct ob_json *v)
-{
-	return v && v->type == OB_JSON_NUMBER;
 }
 
 /* One OpenAI message → one or more native messages (content parts become separate messages). */
@@ -610,26 +571,65 @@ static int convert_message(struct ob_jw *w, const struct ob_json *msgs, const st
 	return 0;
 }
 
+/* The start both conversions share: the body decoded as `go_struct` (a bad body answered with 400), the
+ * face's state with its id "<id_prefix>-N", and the model. NULL when the request was answered. */
+static struct ob_json_doc *begin_request(struct rn_http_req *r, struct rn_dec *d, const char *go_struct,
+					 const char *id_prefix, const struct ob_json **root, struct oai_state *o,
+					 const char **model)
+{
+	struct ob_json_doc *doc = rn_api_decode(r, d, go_struct, root, rn_oai_respond_error);
+	if (!doc)
+		return NULL;
+	*o = (struct oai_state){.first = true};
+	snprintf(o->id, sizeof o->id, "%s-%d", id_prefix, rand999());
+	*model = "";
+	rn_dec_string(d, *root, "model", model, NULL);
+	return doc;
+}
+
+/* stream, and stream_options.include_usage into the face's state */
+static void decode_stream(struct rn_dec *d, const struct ob_json *root, bool *stream, struct oai_state *o)
+{
+	rn_dec_bool(d, root, "stream", stream);
+	const struct ob_json *so = rn_dec_object(d, root, "stream_options", "openai.StreamOptions");
+	if (so)
+		rn_dec_bool(d, so, "include_usage", &o->include_usage);
+}
+
+/* The native request's first members: {"model":…,"stream":… */
+static void native_begin(struct ob_jw *w, const char *model, bool stream)
+{
+	ob_jw_init(w, 0, 0);
+	ob_jw_obj(w);
+	ob_jw_key(w, "model");
+	ob_jw_string(w, model);
+	ob_jw_key(w, "stream");
+	ob_jw_bool(w, stream);
+}
+
+/* Runs the native request w holds through the pipeline with this face, and frees w. */
+static void run_native(struct rn_http_req *r, enum rn_infer_kind kind, struct ob_jw *w,
+		       const struct rn_infer_face *face, const struct oai_state *o)
+{
+	const char *native = ob_jw_str(w);
+	if (native)
+		rn_infer_run(r, kind, native, w->len, face, o);
+	else
+		rn_oai_respond_error(r, 500, "out of memory");
+	ob_jw_free(w);
+}
+
 void rn_oai_chat(struct rn_http_req *r)
 {
-	size_t len;
-	const char *body = rn_http_req_body(r, &len);
-	struct rn_dec d = {.go_struct = "ChatCompletionRequest", .prefix = ""};
+	struct rn_dec d;
 	const struct ob_json *root;
-	struct ob_json_doc *doc = rn_dec_parse(&d, body, len, &root);
-	if (!doc) {
-		rn_oai_respond_error(r, 400, d.err);
+	struct oai_state o;
+	const char *model;
+	struct ob_json_doc *doc = begin_request(r, &d, "ChatCompletionRequest", "chatcmpl", &root, &o, &model);
+	if (!doc)
 		return;
-	}
-	struct oai_state o = {.first = true};
 	bool stream = false;
-	snprintf(o.id, sizeof o.id, "chatcmpl-%d", rand999());
-	const char *model = "";
-	rn_dec_string(&d, root, "model", &model, NULL);
-	rn_dec_bool(&d, root, "stream", &stream);
-	const struct ob_json *so = rn_dec_object(&d, root, "stream_options", "openai.StreamOptions");
-	if (so)
-		rn_dec_bool(&d, so, "include_usage", &o.include_usage);
+	decode_stream(&d, root, &stream, &o);
 	const struct ob_json *msgs = rn_dec_array(&d, root, "messages", "[]openai.Message");
 	const struct ob_json *tools = rn_dec_array(&d, root, "tools", "[]api.Tool");
 	int64_t max_tokens = 0, seed = 0, top_logprobs = 0;
@@ -674,12 +674,7 @@ void rn_oai_chat(struct rn_http_req *r)
 		return;
 	}
 	struct ob_jw w;
-	ob_jw_init(&w, 0, 0);
-	ob_jw_obj(&w);
-	ob_jw_key(&w, "model");
-	ob_jw_string(&w, model);
-	ob_jw_key(&w, "stream");
-	ob_jw_bool(&w, stream);
+	native_begin(&w, model, stream);
 	ob_jw_key(&w, "messages");
 	ob_jw_arr(&w);
 	OB_JSON_FOREACH(m, msgs)
@@ -747,40 +742,24 @@ void rn_oai_chat(struct rn_http_req *r)
 		ob_jw_bool(&w, true);
 	}
 	ob_jw_obj_end(&w);
-	(void)num_or_null;
 	ob_json_free(doc);
-	const char *native = ob_jw_str(&w);
-	if (!native) {
-		ob_jw_free(&w);
-		rn_oai_respond_error(r, 500, "out of memory");
-		return;
-	}
-	rn_infer_run(r, RN_INF_CHAT, native, w.len, &chat_face, &o);
-	ob_jw_free(&w);
+	run_native(r, RN_INF_CHAT, &w, &chat_face, &o);
 }
 
 void rn_oai_completions(struct rn_http_req *r)
 {
-	size_t len;
-	const char *body = rn_http_req_body(r, &len);
-	struct rn_dec d = {.go_struct = "CompletionRequest", .prefix = ""};
+	struct rn_dec d;
 	const struct ob_json *root;
-	struct ob_json_doc *doc = rn_dec_parse(&d, body, len, &root);
-	if (!doc) {
-		rn_oai_respond_error(r, 400, d.err);
+	struct oai_state o;
+	const char *model;
+	struct ob_json_doc *doc = begin_request(r, &d, "CompletionRequest", "cmpl", &root, &o, &model);
+	if (!doc)
 		return;
-	}
-	struct oai_state o = {.first = true};
 	bool stream = false;
-	snprintf(o.id, sizeof o.id, "cmpl-%d", rand999());
-	const char *model = "", *prompt = "", *suffix = "";
-	rn_dec_string(&d, root, "model", &model, NULL);
+	const char *prompt = "", *suffix = "";
 	rn_dec_string(&d, root, "prompt", &prompt, NULL);
 	rn_dec_string(&d, root, "suffix", &suffix, NULL);
-	rn_dec_bool(&d, root, "stream", &stream);
-	const struct ob_json *so = rn_dec_object(&d, root, "stream_options", "openai.StreamOptions");
-	if (so)
-		rn_dec_bool(&d, so, "include_usage", &o.include_usage);
+	decode_stream(&d, root, &stream, &o);
 	int64_t max_tokens = 0, seed = 0, lp = 0;
 	bool has_max = rn_dec_int(&d, root, "max_tokens", &max_tokens);
 	bool has_seed = rn_dec_int(&d, root, "seed", &seed);
@@ -800,12 +779,7 @@ void rn_oai_completions(struct rn_http_req *r)
 	char err[256];
 	bool bad = false;
 	struct ob_jw w;
-	ob_jw_init(&w, 0, 0);
-	ob_jw_obj(&w);
-	ob_jw_key(&w, "model");
-	ob_jw_string(&w, model);
-	ob_jw_key(&w, "stream");
-	ob_jw_bool(&w, stream);
+	native_begin(&w, model, stream);
 	ob_jw_key(&w, "prompt");
 	ob_jw_string(&w, prompt);
 	if (*suffix) {
@@ -849,14 +823,7 @@ void rn_oai_completions(struct rn_http_req *r)
 		rn_oai_respond_error(r, 400, err);
 		return;
 	}
-	const char *native = ob_jw_str(&w);
-	if (!native) {
-		ob_jw_free(&w);
-		rn_oai_respond_error(r, 500, "out of memory");
-		return;
-	}
-	rn_infer_run(r, RN_INF_GENERATE, native, w.len, &completion_face, &o);
-	ob_jw_free(&w);
+	run_native(r, RN_INF_GENERATE, &w, &completion_face, &o);
 }
 
 /* ---------------------------------------------------------------------------------------------------- */
@@ -876,6 +843,18 @@ static void write_model(struct ob_jw *w, const char *id, int64_t created)
 	ob_jw_key(w, "owned_by");
 	ob_jw_string(w, n.ns);
 	ob_jw_obj_end(w);
+}
+
+/* Answers 200 with w's JSON and a newline (json.Encoder's), and frees w. */
+static void send_line(struct rn_http_req *r, struct ob_jw *w)
+{
+	size_t len;
+	char *out = ob_jw_take_line(w, &len);
+	if (out)
+		rn_http_respond(r, 200, "application/json", out, len);
+	else
+		rn_oai_respond_error(r, 500, "out of memory");
+	free(out);
 }
 
 void rn_oai_models(struct rn_http_req *r)
@@ -907,13 +886,7 @@ void rn_oai_models(struct rn_http_req *r)
 	}
 	ob_jw_obj_end(&w);
 	mf_manifest_list_free(list, n);
-	size_t len;
-	char *out = ob_jw_take_line(&w, &len);
-	if (out)
-		rn_http_respond(r, 200, "application/json", out, len);
-	else
-		rn_oai_respond_error(r, 500, "out of memory");
-	free(out);
+	send_line(r, &w);
 }
 
 void rn_oai_model(struct rn_http_req *r)
@@ -939,11 +912,5 @@ void rn_oai_model(struct rn_http_req *r)
 	ob_jw_init(&w, 0, 0);
 	write_model(&w, id, m->manifest->mtime_sec);
 	mf_model_free(m);
-	size_t len;
-	char *out = ob_jw_take_line(&w, &len);
-	if (out)
-		rn_http_respond(r, 200, "application/json", out, len);
-	else
-		rn_oai_respond_error(r, 500, "out of memory");
-	free(out);
+	send_line(r, &w);
 }

@@ -429,28 +429,40 @@ static bool find_object(const struct ob_json *obj, const char *tool, char **args
 	return false;
 }
 
+/* Where a scan of JSON-ish text stands: inside a string, and just after a backslash (counted outside strings
+ * too, as Ollama's scanners count it). */
+struct json_scan {
+	bool in_str, esc;
+};
+
+/* Feeds c to the scan; true when c is structural: outside a string, not a quote, not escaped. */
+static bool json_scan_structural(struct json_scan *js, char c)
+{
+	if (js->esc) {
+		js->esc = false;
+		return false;
+	}
+	if (c == '\\') {
+		js->esc = true;
+		return false;
+	}
+	if (c == '"') {
+		js->in_str = !js->in_str;
+		return false;
+	}
+	return !js->in_str;
+}
+
 /* findArguments: the first balanced JSON object that parses; returns its arguments (malloc'd JSON, NULL when
  * none) and sets *end to the offset of its closing brace. */
 static char *find_arguments(const char *b, size_t n, const char *tool, size_t *end)
 {
 	long start = -1;
 	int braces = 0;
-	bool in_str = false, esc = false;
+	struct json_scan js = {0};
 	for (size_t i = 0; i < n; i++) {
 		char c = b[i];
-		if (esc) {
-			esc = false;
-			continue;
-		}
-		if (c == '\\') {
-			esc = true;
-			continue;
-		}
-		if (c == '"') {
-			in_str = !in_str;
-			continue;
-		}
-		if (in_str)
+		if (!json_scan_structural(&js, c))
 			continue;
 		if (c == '{') {
 			if (braces == 0)
@@ -494,22 +506,10 @@ static bool tools_done(const struct rn_tools *p)
 		return false;
 	}
 	int count = 0;
-	bool in_str = false, esc = false;
+	struct json_scan js = {0};
 	for (size_t i = 0; i < p->buf.len; i++) {
 		char c = p->buf.p[i];
-		if (esc) {
-			esc = false;
-			continue;
-		}
-		if (c == '\\') {
-			esc = true;
-			continue;
-		}
-		if (c == '"') {
-			in_str = !in_str;
-			continue;
-		}
-		if (in_str)
+		if (!json_scan_structural(&js, c))
 			continue;
 		if (c == open)
 			count++;

@@ -186,27 +186,35 @@ static struct ob_jw *scratch_jw(struct rn_infer *I)
 	return &I->jw;
 }
 
-void rn_infer_put_sse(struct ob_buf *out, const struct ob_jw *jw)
+static void put_framed(struct ob_buf *out, const struct ob_jw *jw, const char *before, const char *after)
 {
 	const char *s = ob_jw_str(jw);
 	if (!s) {
 		out->failed = true;
 		return;
 	}
-	ob_buf_puts(out, "data: ");
+	ob_buf_puts(out, before);
 	ob_buf_append(out, s, jw->len);
-	ob_buf_puts(out, "\n\n");
+	ob_buf_puts(out, after);
+}
+
+void rn_infer_put_sse(struct ob_buf *out, const struct ob_jw *jw)
+{
+	put_framed(out, jw, "data: ", "\n\n");
 }
 
 void rn_infer_put_line(struct ob_buf *out, const struct ob_jw *jw)
 {
-	const char *s = ob_jw_str(jw);
-	if (!s) {
-		out->failed = true;
-		return;
-	}
-	ob_buf_append(out, s, jw->len);
-	ob_buf_putc(out, '\n');
+	put_framed(out, jw, "", "\n");
+}
+
+void rn_infer_write_debug_info(struct ob_jw *jw, const char *prompt, size_t len)
+{
+	ob_jw_key(jw, "_debug_info");
+	ob_jw_obj(jw);
+	ob_jw_key(jw, "rendered_template");
+	ob_jw_stringn(jw, prompt, len);
+	ob_jw_obj_end(jw);
 }
 
 /* ---------------------------------------------------------------------------------------------------- */

@@ -79,6 +79,9 @@ struct rn_infer_face {
  * ("<json>\n"); out is marked failed when jw failed. */
 void rn_infer_put_sse(struct ob_buf *out, const struct ob_jw *jw);
 void rn_infer_put_line(struct ob_buf *out, const struct ob_jw *jw);
+/* For `rendered` formatters: the member "_debug_info":{"rendered_template":prompt} of Ollama's debug render
+ * answer (the Ollama and OpenAI faces both send it). */
+void rn_infer_write_debug_info(struct ob_jw *jw, const char *prompt, size_t len);
 
 /* Runs every step for a chat (kind CHAT, body = api.ChatRequest) or a generate (kind GENERATE, body =
  * api.GenerateRequest) and answers r in face's format. state: the face's initial per-request state. */

@@ -52,10 +52,7 @@ static int cap_from_name(const char *s)
 
 struct facts {
 	char *path;
-	char arch[64];
-	int64_t context_length, embedding_length;
-	uint32_t file_type;
-	bool pooling, vision;
+	struct rn_gguf_facts gguf;
 	uint64_t used;
 };
 
@@ -70,12 +67,7 @@ static bool facts_get(const char *path, struct rn_srv_model *sm)
 	for (int i = 0; i < FACTS_CACHE_SIZE && !hit; i++) {
 		struct facts *f = &facts_cache[i];
 		if (f->path && strcmp(f->path, path) == 0) {
-			memcpy(sm->arch, f->arch, sizeof sm->arch);
-			sm->context_length = f->context_length;
-			sm->embedding_length = f->embedding_length;
-			sm->file_type = f->file_type;
-			sm->pooling = f->pooling;
-			sm->vision = f->vision;
+			sm->gguf = f->gguf;
 			sm->gguf_ok = true;
 			f->used = ++facts_clock;
 			hit = true;
@@ -102,12 +94,7 @@ static void facts_put(const char *path, const struct rn_srv_model *sm)
 	}
 	free(victim->path);
 	victim->path = copy;
-	memcpy(victim->arch, sm->arch, sizeof victim->arch);
-	victim->context_length = sm->context_length;
-	victim->embedding_length = sm->embedding_length;
-	victim->file_type = sm->file_type;
-	victim->pooling = sm->pooling;
-	victim->vision = sm->vision;
+	victim->gguf = sm->gguf;
 	victim->used = ++facts_clock;
 	pthread_mutex_unlock(&facts_mu);
 }
@@ -123,18 +110,18 @@ static void read_gguf_facts(struct rn_srv_model *sm)
 		return;
 	}
 	sm->gguf_ok = true;
-	if (gguf_get_str_buf(f, "general.architecture", sm->arch, sizeof sm->arch) != 0)
-		sm->arch[0] = 0;
+	if (gguf_get_str_buf(f, "general.architecture", sm->gguf.arch, sizeof sm->gguf.arch) != 0)
+		sm->gguf.arch[0] = 0;
 	char key[128];
-	snprintf(key, sizeof key, "%s.context_length", sm->arch);
-	sm->context_length = (int64_t)gguf_get_u64(f, key, 0);
-	snprintf(key, sizeof key, "%s.embedding_length", sm->arch);
-	sm->embedding_length = (int64_t)gguf_get_u64(f, key, 0);
-	sm->file_type = gguf_get_u32(f, "general.file_type", 0);
-	snprintf(key, sizeof key, "%s.pooling_type", sm->arch);
-	sm->pooling = gguf_find_kv(f, key) != NULL;
-	snprintf(key, sizeof key, "%s.vision.block_count", sm->arch);
-	sm->vision = gguf_find_kv(f, key) != NULL;
+	snprintf(key, sizeof key, "%s.context_length", sm->gguf.arch);
+	sm->gguf.context_length = (int64_t)gguf_get_u64(f, key, 0);
+	snprintf(key, sizeof key, "%s.embedding_length", sm->gguf.arch);
+	sm->gguf.embedding_length = (int64_t)gguf_get_u64(f, key, 0);
+	sm->gguf.file_type = gguf_get_u32(f, "general.file_type", 0);
+	snprintf(key, sizeof key, "%s.pooling_type", sm->gguf.arch);
+	sm->gguf.pooling = gguf_find_kv(f, key) != NULL;
+	snprintf(key, sizeof key, "%s.vision.block_count", sm->gguf.arch);
+	sm->gguf.vision = gguf_find_kv(f, key) != NULL;
 	gguf_close(f);
 	facts_put(sm->m->model_path, sm);
 }
@@ -174,8 +161,8 @@ struct rn_srv_model *rn_srv_model_load(const struct mf_store *st, const char *na
 	}
 	bool is_gguf = !m->config.model_format[0] || strcmp(m->config.model_format, "gguf") == 0;
 	if (m->model_path && is_gguf && sm->gguf_ok) {
-		add_cap(sm, sm->pooling ? RN_CAP_EMBEDDING : RN_CAP_COMPLETION);
-		if (sm->vision)
+		add_cap(sm, sm->gguf.pooling ? RN_CAP_EMBEDDING : RN_CAP_COMPLETION);
+		if (sm->gguf.vision)
 			add_cap(sm, RN_CAP_VISION);
 	}
 	if (m->n_projectors)
@@ -234,7 +221,7 @@ const char *rn_srv_model_quantization(const struct rn_srv_model *sm)
 {
 	const char *q = sm->m->config.file_type;
 	if ((!q[0] || strcmp(q, "unknown") == 0) && sm->gguf_ok) {
-		const char *g = mf_file_type_name(sm->file_type);
+		const char *g = mf_file_type_name(sm->gguf.file_type);
 		if (g && g[0] && strcmp(g, "unknown") != 0)
 			return g;
 	}
@@ -265,8 +252,8 @@ void rn_srv_model_write_details(const struct rn_srv_model *sm, struct ob_jw *w, 
 	ob_jw_key(w, "quantization_level");
 	ob_jw_string(w, quant_fallback ? rn_srv_model_quantization(sm) : c->file_type);
 	if (with_lengths) {
-		int64_t cl = c->context_length ? c->context_length : sm->context_length;
-		int64_t el = c->embedding_length ? c->embedding_length : sm->embedding_length;
+		int64_t cl = c->context_length ? c->context_length : sm->gguf.context_length;
+		int64_t el = c->embedding_length ? c->embedding_length : sm->gguf.embedding_length;
 		if (cl) {
 			ob_jw_key(w, "context_length");
 			ob_jw_int(w, cl);

@@ -31,17 +31,22 @@ enum rn_cap {
 /* "completion", "tools", "insert", "vision", "embedding", "thinking", "audio", "image". */
 const char *rn_cap_name(enum rn_cap c);
 
+/* What the model's GGUF says about it (read once per blob and cached). */
+struct rn_gguf_facts {
+	char arch[64];             /* general.architecture */
+	int64_t context_length, embedding_length;
+	uint32_t file_type;        /* general.file_type (0 = absent) */
+	bool pooling;              /* <arch>.pooling_type present: an embedding model */
+	bool vision;               /* <arch>.vision.block_count present */
+};
+
 struct rn_srv_model {
 	struct mf_model *m;        /* owned */
 	struct mf_tpl *tpl;        /* the template (Ollama's template.Parse of m->template_text), or NULL */
 	char tpl_error[512];       /* why tpl is NULL */
 	bool gguf_ok;              /* the model layer is a readable GGUF */
 	char gguf_error[512];
-	char arch[64];
-	int64_t context_length, embedding_length;
-	uint32_t file_type;        /* general.file_type (0 = absent) */
-	bool pooling;              /* <arch>.pooling_type present: an embedding model */
-	bool vision;
+	struct rn_gguf_facts gguf; /* valid when gguf_ok */
 	enum rn_cap caps[RN_CAP__COUNT]; /* capabilities in Ollama's order */
 	int n_caps;
 	char think_open[64], think_close[64]; /* inferred thinking tags ("" when none) */

@@ -6,6 +6,7 @@
 #include "config.h"
 
 #include <pthread.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -89,28 +90,42 @@ static void hist_add(struct hist *h, const double *b, size_t nb, double v)
 	h->sum += v;
 }
 
+/* The series labelled `label` in a table of *n series of `stride` bytes whose first member is the label:
+ * found, or appended (the last free slot becomes the shared "other" series), or "other" once full. */
+static void *series_get(void *table, size_t stride, size_t *n, const char *label)
+{
+	char *t = table;
+	for (size_t i = 0; i < *n; i++)
+		if (strcmp(t + i * stride, label) == 0)
+			return t + i * stride;
+	if (*n == RN_METRICS_MAX_SERIES)
+		return t + (RN_METRICS_MAX_SERIES - 1) * stride;
+	char *s = t + (*n)++ * stride;
+	copy_label(s, *n == RN_METRICS_MAX_SERIES ? "other" : label);
+	return s;
+}
+
+_Static_assert(offsetof(struct route_series, route) == 0, "series_get finds the label first");
+_Static_assert(offsetof(struct model_series, model) == 0, "series_get finds the label first");
+
 static struct route_series *route_get(struct rn_metrics *m, const char *route)
 {
-	for (size_t i = 0; i < m->n_routes; i++)
-		if (strcmp(m->routes[i].route, route) == 0)
-			return &m->routes[i];
-	if (m->n_routes == RN_METRICS_MAX_SERIES)
-		return &m->routes[RN_METRICS_MAX_SERIES - 1];
-	struct route_series *r = &m->routes[m->n_routes++];
-	copy_label(r->route, m->n_routes == RN_METRICS_MAX_SERIES ? "other" : route);
-	return r;
+	return series_get(m->routes, sizeof m->routes[0], &m->n_routes, route);
 }
 
 static struct model_series *model_get(struct rn_metrics *m, const char *model)
 {
-	for (size_t i = 0; i < m->n_models; i++)
-		if (strcmp(m->models[i].model, model) == 0)
-			return &m->models[i];
-	if (m->n_models == RN_METRICS_MAX_SERIES)
-		return &m->models[RN_METRICS_MAX_SERIES - 1];
-	struct model_series *s = &m->models[m->n_models++];
-	copy_label(s->model, m->n_models == RN_METRICS_MAX_SERIES ? "other" : model);
-	return s;
+	return series_get(m->models, sizeof m->models[0], &m->n_models, model);
+}
+
+/* Adds delta to a gauge under the lock; floor: never below zero. */
+static void gauge_add(struct rn_metrics *m, int64_t *gauge, int64_t delta, bool floor)
+{
+	pthread_mutex_lock(&m->mu);
+	*gauge += delta;
+	if (floor && *gauge < 0)
+		*gauge = 0;
+	pthread_mutex_unlock(&m->mu);
 }
 
 void rn_metrics_request(struct rn_metrics *m, const char *route, const char *method, int status, double seconds)
@@ -141,11 +156,8 @@ void rn_metrics_request(struct rn_metrics *m, const char *route, const char *met
 
 void rn_metrics_in_flight(struct rn_metrics *m, int delta)
 {
-	if (!m)
-		return;
-	pthread_mutex_lock(&m->mu);
-	m->in_flight += delta;
-	pthread_mutex_unlock(&m->mu);
+	if (m)
+		gauge_add(m, &m->in_flight, delta, false);
 }
 
 void rn_metrics_tokens(struct rn_metrics *m, const char *model, uint64_t prompt, uint64_t generated)
@@ -159,31 +171,34 @@ void rn_metrics_tokens(struct rn_metrics *m, const char *model, uint64_t prompt,
 	pthread_mutex_unlock(&m->mu);
 }
 
-void rn_metrics_ttft(struct rn_metrics *m, const char *model, double seconds)
+/* One observation of a model's time to first token (itl false) or inter-token latency (itl true). */
+static void model_observe(struct rn_metrics *m, const char *model, bool itl, double seconds)
 {
 	if (!m)
 		return;
 	pthread_mutex_lock(&m->mu);
-	hist_add(&model_get(m, model)->ttft, ttft_buckets, NB(ttft_buckets), seconds);
+	struct model_series *s = model_get(m, model);
+	if (itl)
+		hist_add(&s->itl, itl_buckets, NB(itl_buckets), seconds);
+	else
+		hist_add(&s->ttft, ttft_buckets, NB(ttft_buckets), seconds);
 	pthread_mutex_unlock(&m->mu);
+}
+
+void rn_metrics_ttft(struct rn_metrics *m, const char *model, double seconds)
+{
+	model_observe(m, model, false, seconds);
 }
 
 void rn_metrics_inter_token(struct rn_metrics *m, const char *model, double seconds)
 {
-	if (!m)
-		return;
-	pthread_mutex_lock(&m->mu);
-	hist_add(&model_get(m, model)->itl, itl_buckets, NB(itl_buckets), seconds);
-	pthread_mutex_unlock(&m->mu);
+	model_observe(m, model, true, seconds);
 }
 
 void rn_metrics_queue(struct rn_metrics *m, int delta)
 {
-	if (!m)
-		return;
-	pthread_mutex_lock(&m->mu);
-	m->queue += delta;
-	pthread_mutex_unlock(&m->mu);
+	if (m)
+		gauge_add(m, &m->queue, delta, false);
 }
 
 void rn_metrics_backpressure(struct rn_metrics *m)
@@ -197,21 +212,14 @@ void rn_metrics_backpressure(struct rn_metrics *m)
 
 void rn_metrics_model_loaded(struct rn_metrics *m)
 {
-	if (!m)
-		return;
-	pthread_mutex_lock(&m->mu);
-	m->loaded++;
-	pthread_mutex_unlock(&m->mu);
+	if (m)
+		gauge_add(m, &m->loaded, 1, false);
 }
 
 void rn_metrics_model_unloaded(struct rn_metrics *m)
 {
-	if (!m)
-		return;
-	pthread_mutex_lock(&m->mu);
-	if (m->loaded > 0)
-		m->loaded--;
-	pthread_mutex_unlock(&m->mu);
+	if (m)
+		gauge_add(m, &m->loaded, -1, true);
 }
 
 /* Label values escape backslash, double quote and newline. */

@@ -299,8 +299,7 @@ struct work {
 	int32_t *id, *prev, *next;
 	uint32_t *len;
 	size_t cap;
-	struct heap_ent *heap;
-	size_t hn, hcap;
+	struct rn_tok_heap heap; /* of struct heap_ent */
 	uint8_t *enc;
 	size_t enc_cap;
 	/* word cache */
@@ -313,46 +312,11 @@ struct work {
 	int rc;
 };
 
-static bool heap_less(const struct heap_ent *a, const struct heap_ent *b)
+/* the lowest rank first; equal ranks: the leftmost pair */
+static bool heap_first(const void *pa, const void *pb)
 {
+	const struct heap_ent *a = pa, *b = pb;
 	return a->rank < b->rank || (a->rank == b->rank && a->left < b->left);
-}
-
-static void heap_push(struct work *w, struct heap_ent e)
-{
-	if (w->hn == w->hcap && ob_grow(&w->heap, &w->hcap, w->hn + 1, sizeof *w->heap, 64, 0) != OB_GROW_OK) {
-		w->oom = true;
-		return;
-	}
-	size_t i = w->hn++;
-	while (i > 0) {
-		size_t p = (i - 1) / 2;
-		if (!heap_less(&e, &w->heap[p]))
-			break;
-		w->heap[i] = w->heap[p];
-		i = p;
-	}
-	w->heap[i] = e;
-}
-
-static struct heap_ent heap_pop(struct work *w)
-{
-	struct heap_ent top = w->heap[0], last = w->heap[--w->hn];
-	size_t i = 0, n = w->hn;
-	for (;;) {
-		size_t c = 2 * i + 1;
-		if (c >= n)
-			break;
-		if (c + 1 < n && heap_less(&w->heap[c + 1], &w->heap[c]))
-			c++;
-		if (!heap_less(&w->heap[c], &last))
-			break;
-		w->heap[i] = w->heap[c];
-		i = c;
-	}
-	if (n)
-		w->heap[i] = last;
-	return top;
 }
 
 static void try_pair(struct work *w, int32_t l, int32_t r)
@@ -363,7 +327,9 @@ static void try_pair(struct work *w, int32_t l, int32_t r)
 	const struct rn_pair *p = pairmap_slot(&w->tok->merges, key);
 	if (p->key == UINT64_MAX)
 		return;
-	heap_push(w, (struct heap_ent){p->rank, l, r, w->id[l], w->id[r], p->result});
+	struct heap_ent e = {p->rank, l, r, w->id[l], w->id[r], p->result};
+	if (!rn_tok_heap_push(&w->heap, &e, sizeof e, heap_first))
+		w->oom = true;
 }
 
 static bool grow(struct work *w, size_t n)
@@ -427,7 +393,7 @@ static void bpe_merge(struct work *w, const uint8_t *s, size_t n)
 		w->prev[i] = (int32_t)i - 1;
 		w->next[i] = i + 1 < n ? (int32_t)i + 1 : -1;
 	}
-	w->hn = 0;
+	w->heap.n = 0;
 	/* the first look-ups are independent: start their cache misses together */
 	for (size_t i = 1; i < n; i++) {
 		if (w->id[i - 1] < 0 || w->id[i] < 0)
@@ -437,8 +403,9 @@ static void bpe_merge(struct work *w, const uint8_t *s, size_t n)
 	}
 	for (size_t i = 1; i < n; i++)
 		try_pair(w, (int32_t)i - 1, (int32_t)i);
-	while (w->hn) {
-		struct heap_ent e = heap_pop(w);
+	while (w->heap.n) {
+		struct heap_ent e;
+		rn_tok_heap_pop(&w->heap, &e, sizeof e, heap_first);
 		int32_t l = e.left, r = e.right;
 		/* stale: one side already merged away, or changed since the pair was queued */
 		if (w->len[l] == 0 || w->len[r] == 0 || w->id[l] != e.lid || w->id[r] != e.rid || w->next[l] != r)
@@ -648,7 +615,7 @@ int rn_tok_bpe_encode(const struct rn_tok *tok, const char *text, size_t len, st
 	free(w.prev);
 	free(w.next);
 	free(w.len);
-	free(w.heap);
+	free(w.heap.v);
 	free(w.enc);
 	free(w.wc);
 	free(w.wc_ids);

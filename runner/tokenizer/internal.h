@@ -10,7 +10,9 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 
+#include "base/buf.h"
 #include "runner/tokenizer/tokenizer.h"
 
 struct gguf_array;
@@ -126,6 +128,56 @@ int32_t rn_tok_vocab_find(const struct rn_tok *tok, const char *s, size_t n); /*
 int rn_tok_sym_reserve(struct rn_tok *tok, uint64_t n, struct rn_tok_error *err);
 int rn_tok_sym_intern(struct rn_tok *tok, const char *s, size_t n, int32_t *id, struct rn_tok_error *err);
 int rn_tok_fail(struct rn_tok_error *err, int code, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+
+/* The merge queue of both encoders: a binary heap of `size`-byte elements with the one `first` puts before
+ * every other on top (BPE: the lowest merge rank; SentencePiece: the highest score). static inline, so each
+ * encoder's loop gets it compiled for its own element size and order. */
+struct rn_tok_heap {
+	void *v;
+	size_t n, cap; /* elements */
+};
+
+/* Adds a copy of *e; false when memory ran out (the heap is unchanged). */
+static inline bool rn_tok_heap_push(struct rn_tok_heap *h, const void *e, size_t size,
+				    bool (*first)(const void *a, const void *b))
+{
+	if (h->n == h->cap && ob_grow(&h->v, &h->cap, h->n + 1, size, 64, 0) != OB_GROW_OK)
+		return false;
+	char *v = h->v;
+	size_t i = h->n++;
+	while (i > 0) {
+		size_t p = (i - 1) / 2;
+		if (!first(e, v + p * size))
+			break;
+		memcpy(v + i * size, v + p * size, size);
+		i = p;
+	}
+	memcpy(v + i * size, e, size);
+	return true;
+}
+
+/* Moves the top element into *top; the heap must not be empty. */
+static inline void rn_tok_heap_pop(struct rn_tok_heap *h, void *top, size_t size,
+				   bool (*first)(const void *a, const void *b))
+{
+	char *v = h->v;
+	memcpy(top, v, size);
+	size_t i = 0, n = --h->n;
+	const char *last = v + n * size; /* never overwritten below: the sift writes slots < n */
+	for (;;) {
+		size_t c = 2 * i + 1;
+		if (c >= n)
+			break;
+		if (c + 1 < n && first(v + (c + 1) * size, v + c * size))
+			c++;
+		if (!first(v + c * size, last))
+			break;
+		memcpy(v + i * size, v + c * size, size);
+		i = c;
+	}
+	if (n)
+		memcpy(v + i * size, last, size);
+}
 
 /* bpe.c */
 int rn_tok_bpe_init(struct rn_tok *tok, const struct gguf_array *merges, struct rn_tok_error *err);

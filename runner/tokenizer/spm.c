@@ -35,52 +35,15 @@ struct spm {
 	const char *text;
 	uint32_t *start, *len;
 	int32_t *prev, *next;
-	struct bigram *heap;
-	size_t hn, hcap;
+	struct rn_tok_heap heap; /* of struct bigram */
 	bool oom;
 };
 
 /* higher score first; equal scores: smaller left index first */
-static bool better(const struct bigram *a, const struct bigram *b)
+static bool better(const void *pa, const void *pb)
 {
+	const struct bigram *a = pa, *b = pb;
 	return a->score > b->score || (a->score == b->score && a->left < b->left);
-}
-
-static void push(struct spm *s, struct bigram e)
-{
-	if (s->hn == s->hcap && OB_GROW(s->heap, s->hcap, s->hn + 1, 0) != OB_GROW_OK) {
-		s->oom = true;
-		return;
-	}
-	size_t i = s->hn++;
-	while (i > 0) {
-		size_t p = (i - 1) / 2;
-		if (!better(&e, &s->heap[p]))
-			break;
-		s->heap[i] = s->heap[p];
-		i = p;
-	}
-	s->heap[i] = e;
-}
-
-static struct bigram pop(struct spm *s)
-{
-	struct bigram top = s->heap[0], last = s->heap[--s->hn];
-	size_t i = 0, n = s->hn;
-	for (;;) {
-		size_t c = 2 * i + 1;
-		if (c >= n)
-			break;
-		if (c + 1 < n && better(&s->heap[c + 1], &s->heap[c]))
-			c++;
-		if (!better(&s->heap[c], &last))
-			break;
-		s->heap[i] = s->heap[c];
-		i = c;
-	}
-	if (n)
-		s->heap[i] = last;
-	return top;
 }
 
 static void try_bigram(struct spm *s, int32_t l, int32_t r)
@@ -91,7 +54,9 @@ static void try_bigram(struct spm *s, int32_t l, int32_t r)
 	int32_t id = rn_tok_vocab_find(s->tok, s->text + s->start[l], size);
 	if (id < 0)
 		return;
-	push(s, (struct bigram){s->tok->tokens[id].score, l, r, size});
+	struct bigram b = {s->tok->tokens[id].score, l, r, size};
+	if (!rn_tok_heap_push(&s->heap, &b, sizeof b, better))
+		s->oom = true;
 }
 
 int rn_tok_spm_encode(const struct rn_tok *tok, const char *raw, size_t raw_len, bool space_prefix,
@@ -143,8 +108,9 @@ int rn_tok_spm_encode(const struct rn_tok *tok, const char *raw, size_t raw_len,
 	}
 	for (int32_t i = 1; i < m; i++)
 		try_bigram(&s, i - 1, i);
-	while (s.hn && !s.oom) {
-		struct bigram b = pop(&s);
+	while (s.heap.n && !s.oom) {
+		struct bigram b;
+		rn_tok_heap_pop(&s.heap, &b, sizeof b, better);
 		if (s.len[b.left] == 0 || s.len[b.right] == 0 || s.len[b.left] + s.len[b.right] != b.size)
 			continue;
 		s.len[b.left] += s.len[b.right];
@@ -176,7 +142,7 @@ done:
 	free(s.len);
 	free(s.prev);
 	free(s.next);
-	free(s.heap);
+	free(s.heap.v);
 	if (s.oom)
 		return rn_tok_fail(err, RN_TOK_ERR_NOMEM, "out of memory tokenizing %zu bytes", raw_len);
 	return RN_TOK_OK;

@@ -551,6 +551,28 @@ static int build_pieces(struct rn_tok *tok, struct rn_tok_error *err)
 	return rc;
 }
 
+/* An optional array with one i32 (or, with f32_too, f32) entry per token: *out is NULL when it is absent;
+ * an error when it is of another type or shorter than the vocabulary. */
+static int per_token_array(const struct gguf_file *f, const char *key, bool f32_too, uint32_t n,
+			   const struct gguf_array **out, struct rn_tok_error *err)
+{
+	*out = NULL;
+	const struct gguf_array *a;
+	int rc = gguf_find_arr(f, key, &a);
+	if (rc == GGUF_ERR_TYPE_MISMATCH)
+		return rn_tok_fail(err, RN_TOK_ERR_TYPE, "%s is not an array", key);
+	if (rc != GGUF_OK)
+		return RN_TOK_OK;
+	if (a->type != GGUF_VT_I32 && !(f32_too && a->type == GGUF_VT_F32))
+		return rn_tok_fail(err, RN_TOK_ERR_TYPE, "%s is an array of %s, not %s", key, gguf_vtype_name(a->type),
+				   f32_too ? "f32 or i32" : "i32");
+	if (a->n < n)
+		return rn_tok_fail(err, RN_TOK_ERR_LENGTH, "%s has %llu entries for %u tokens", key,
+				   (unsigned long long)a->n, n);
+	*out = a;
+	return RN_TOK_OK;
+}
+
 static int load_vocab(struct rn_tok *tok, const struct gguf_file *f, struct rn_tok_error *err)
 {
 	const struct gguf_array *toks, *scores = NULL, *types = NULL;
@@ -566,32 +588,9 @@ static int load_vocab(struct rn_tok *tok, const struct gguf_file *f, struct rn_t
 				   (unsigned long long)toks->n, RN_TOK_MAX_VOCAB);
 	uint32_t n = (uint32_t)toks->n;
 
-	rc = gguf_find_arr(f, "tokenizer.ggml.scores", &scores);
-	if (rc == GGUF_OK) {
-		if (scores->type != GGUF_VT_F32 && scores->type != GGUF_VT_I32)
-			return rn_tok_fail(err, RN_TOK_ERR_TYPE, "tokenizer.ggml.scores is an array of %s, not f32 or i32",
-					   gguf_vtype_name(scores->type));
-		if (scores->n < n)
-			return rn_tok_fail(err, RN_TOK_ERR_LENGTH, "tokenizer.ggml.scores has %llu entries for %u tokens",
-					   (unsigned long long)scores->n, n);
-	} else if (rc == GGUF_ERR_TYPE_MISMATCH) {
-		return rn_tok_fail(err, RN_TOK_ERR_TYPE, "tokenizer.ggml.scores is not an array");
-	} else {
-		scores = NULL;
-	}
-	rc = gguf_find_arr(f, "tokenizer.ggml.token_type", &types);
-	if (rc == GGUF_OK) {
-		if (types->type != GGUF_VT_I32)
-			return rn_tok_fail(err, RN_TOK_ERR_TYPE, "tokenizer.ggml.token_type is an array of %s, not i32",
-					   gguf_vtype_name(types->type));
-		if (types->n < n)
-			return rn_tok_fail(err, RN_TOK_ERR_LENGTH, "tokenizer.ggml.token_type has %llu entries for %u tokens",
-					   (unsigned long long)types->n, n);
-	} else if (rc == GGUF_ERR_TYPE_MISMATCH) {
-		return rn_tok_fail(err, RN_TOK_ERR_TYPE, "tokenizer.ggml.token_type is not an array");
-	} else {
-		types = NULL;
-	}
+	if ((rc = per_token_array(f, "tokenizer.ggml.scores", true, n, &scores, err)) != RN_TOK_OK ||
+	    (rc = per_token_array(f, "tokenizer.ggml.token_type", false, n, &types, err)) != RN_TOK_OK)
+		return rc;
 
 	tok->tokens = calloc(n, sizeof *tok->tokens);
 	if (!tok->tokens)

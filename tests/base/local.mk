@@ -10,10 +10,11 @@ tests_base_bench_json_LDADD = libbase.a -lm
 check_PROGRAMS += tests/base/test_json_reader
 tests_base_test_json_reader_LDADD = $(BASE_TEST_LDADD)
 TESTS += tests/base/test_json_reader
-check_PROGRAMS += tests/base/test_unicode tests/base/test_buf
+check_PROGRAMS += tests/base/test_unicode tests/base/test_buf tests/base/test_base64
 tests_base_test_unicode_LDADD = $(BASE_TEST_LDADD)
 tests_base_test_buf_LDADD = $(BASE_TEST_LDADD)
-TESTS += tests/base/test_unicode tests/base/test_buf
+tests_base_test_base64_LDADD = $(BASE_TEST_LDADD)
+TESTS += tests/base/test_unicode tests/base/test_buf tests/base/test_base64
 # Fuzz target for the JSON reader and writer (tests/fuzz/fuzz_json.c): `make check` replays its corpus; with
 # `./configure CC=clang --enable-fuzzing` the libFuzzer binary is built too (see tests/fuzz/README.md).
 check_PROGRAMS += tests/fuzz/replay_json

@@ -1,5 +1,5 @@
 /* tests/base/test_buf.c — base/buf: ob_grow's doubling, ceiling and failure contract, and ob_buf's sticky
- * errors, ceiling and hand-over. */
+ * errors, ceiling and hand-over, and the growth step they share with the JSON writer (ob_buf_grow). */
 #include "config.h"
 
 #include <stdint.h>
@@ -66,9 +66,25 @@ static void test_buf(void)
 	ob_buf_free(&b);
 }
 
+/* the growth step ob_buf and the JSON writer share */
+static void test_buf_grow(void)
+{
+	char *p = NULL;
+	size_t cap = 0;
+	CHECK_EQ_INT(ob_buf_grow(&p, &cap, 0, 10, 16), OB_GROW_OK);
+	CHECK(p != NULL && cap >= 11); /* the content and its NUL */
+	size_t before = cap;
+	CHECK_EQ_INT(ob_buf_grow(&p, &cap, 10, 6, 16), OB_GROW_OK);  /* 16 bytes of content: at the ceiling */
+	CHECK_EQ_INT(ob_buf_grow(&p, &cap, 10, 7, 16), OB_GROW_LIMIT); /* 17: past it */
+	CHECK_EQ_INT(ob_buf_grow(&p, &cap, 10, SIZE_MAX, 0), OB_GROW_LIMIT); /* no wrap-around */
+	CHECK(cap >= before && cap >= 17);
+	free(p);
+}
+
 int main(void)
 {
 	test_grow();
 	test_buf();
+	test_buf_grow();
 	return check_done();
 }
