@@ -1282,6 +1282,19 @@ static void admission_free(struct rn_http_server *s)
 		pthread_mutex_destroy(&s->adm.mu);
 }
 
+/* Everything of a server but the daemon (stopped first, when there is one): the listening socket, the
+ * origins, the admission table, the struct. */
+static void server_release(struct rn_http_server *s)
+{
+	if (s->listen_fd >= 0)
+		close(s->listen_fd);
+	for (size_t i = 0; i < s->n_origins; i++)
+		free(s->origins[i]);
+	free(s->origins);
+	admission_free(s);
+	free(s);
+}
+
 struct rn_http_server *rn_http_start(const struct rn_http_options *o, char *err, size_t err_size)
 {
 	struct rn_http_server *s = calloc(1, sizeof *s);
@@ -1361,13 +1374,7 @@ struct rn_http_server *rn_http_start(const struct rn_http_options *o, char *err,
 nomem:
 	snprintf(err, err_size, "out of memory");
 fail:
-	if (s->listen_fd >= 0)
-		close(s->listen_fd);
-	for (size_t i = 0; i < s->n_origins; i++)
-		free(s->origins[i]);
-	free(s->origins);
-	admission_free(s);
-	free(s);
+	server_release(s);
 	return NULL;
 }
 
@@ -1397,11 +1404,5 @@ void rn_http_stop(struct rn_http_server *s)
 		return;
 	if (s->daemon)
 		MHD_stop_daemon(s->daemon);
-	if (s->listen_fd >= 0)
-		close(s->listen_fd);
-	for (size_t i = 0; i < s->n_origins; i++)
-		free(s->origins[i]);
-	free(s->origins);
-	admission_free(s);
-	free(s);
+	server_release(s);
 }
