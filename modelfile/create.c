@@ -80,10 +80,12 @@ struct digest_map {
 struct mf_create_request {
 	struct ob_json_doc *doc;   /* the body; the JSON pointers below point into it */
 	struct ob_json_doc *legacy; /* the JSON built from a legacy Modelfile, when that form was used */
-	char *model;
+	char *model;      /* may hold NULs (then it is an invalid name): model_len is its length */
+	size_t model_len;
 	bool stream;
 	char *quantize, *draft_quantize;
 	char *from, *remote_host;
+	size_t from_len; /* from may hold NULs, as model */
 	struct digest_map files, adapters, draft_files;
 	char *template_text, *system;
 	char **licenses;
@@ -149,17 +151,30 @@ static int type_err(struct mf_error *err, const struct ob_json *v, const char *f
 				 ob_json_type_name(v), field, gotype);
 }
 
-/* A string field (null/missing → NULL). */
-static int req_str(const struct ob_json *obj, const char *key, char **out, struct mf_error *err)
+/* A string field (null/missing → NULL), copied whole: inner NULs are kept, so that a name can be checked
+ * with its length (len, when not NULL; 0 for NULL). */
+static int req_strn(const struct ob_json *obj, const char *key, char **out, size_t *len, struct mf_error *err)
 {
 	*out = NULL;
+	if (len)
+		*len = 0;
 	const struct ob_json *v = ob_json_get_fold(obj, key);
 	if (!v || v->type == OB_JSON_NULL)
 		return MF_OK;
 	if (v->type != OB_JSON_STRING)
 		return type_err(err, v, key, "string");
-	*out = strndup(v->str, v->len);
-	return *out ? MF_OK : mf_error_set(err, MF_ERR_NOMEM, "out of memory");
+	if (!(*out = malloc(v->len + 1)))
+		return mf_error_set(err, MF_ERR_NOMEM, "out of memory");
+	memcpy(*out, v->str, v->len);
+	(*out)[v->len] = 0;
+	if (len)
+		*len = v->len;
+	return MF_OK;
+}
+
+static int req_str(const struct ob_json *obj, const char *key, char **out, struct mf_error *err)
+{
+	return req_strn(obj, key, out, NULL, err);
 }
 
 static int cmp_named(const void *a, const void *b)
@@ -167,7 +182,10 @@ static int cmp_named(const void *a, const void *b)
 	return strcmp(((const struct named_digest *)a)->name, ((const struct named_digest *)b)->name);
 }
 
-static int req_map(const struct ob_json *obj, const char *key, struct digest_map *m, struct mf_error *err)
+/* A map of file names to digests. A NUL inside a name or a digest would end the C string early (and turn
+ * "a\u0000/../x" into "a"): such an entry is refused, a name as "file path must be relative" when names are
+ * paths, a digest as "invalid digest format". */
+static int req_map(const struct ob_json *obj, const char *key, bool paths, struct digest_map *m, struct mf_error *err)
 {
 	const struct ob_json *v = ob_json_get_fold(obj, key);
 	if (!v || v->type == OB_JSON_NULL)
@@ -183,6 +201,10 @@ static int req_map(const struct ob_json *obj, const char *key, struct digest_map
 	{
 		if (val->type != OB_JSON_STRING && val->type != OB_JSON_NULL)
 			return type_err(err, val, key, "string");
+		if (paths && memchr(k->str, 0, k->len))
+			return mf_error_set_http(err, MF_ERR_INVALID, 400, "file path must be relative");
+		if (val->type == OB_JSON_STRING && memchr(val->str, 0, val->len))
+			return mf_error_set_http(err, MF_ERR_PARSE, 400, "invalid digest format");
 		/* a later duplicate key replaces the earlier one */
 		size_t i;
 		for (i = 0; i < m->n; i++)
@@ -282,23 +304,27 @@ static int decode_fields(struct mf_create_request *r, const struct ob_json *root
 {
 	int rc;
 	char *model = NULL, *name = NULL, *quantization = NULL;
-	if ((rc = req_str(root, "model", &model, err)) || (rc = req_str(root, "name", &name, err)) ||
+	size_t model_len = 0, name_len = 0;
+	if ((rc = req_strn(root, "model", &model, &model_len, err)) || (rc = req_strn(root, "name", &name, &name_len, err)) ||
 	    (rc = req_str(root, "quantize", &r->quantize, err)) || (rc = req_str(root, "quantization", &quantization, err)) ||
-	    (rc = req_str(root, "draft_quantize", &r->draft_quantize, err)) || (rc = req_str(root, "from", &r->from, err)) ||
+	    (rc = req_str(root, "draft_quantize", &r->draft_quantize, err)) ||
+	    (rc = req_strn(root, "from", &r->from, &r->from_len, err)) ||
 	    (rc = req_str(root, "remote_host", &r->remote_host, err)) ||
 	    (rc = req_str(root, "template", &r->template_text, err)) || (rc = req_str(root, "system", &r->system, err)) ||
 	    (rc = req_str(root, "renderer", &r->renderer, err)) || (rc = req_str(root, "parser", &r->parser, err)) ||
-	    (rc = req_str(root, "requires", &r->requires, err)) || (rc = req_map(root, "files", &r->files, err)) ||
-	    (rc = req_map(root, "adapters", &r->adapters, err)) || (rc = req_map(root, "draft_files", &r->draft_files, err))) {
+	    (rc = req_str(root, "requires", &r->requires, err)) || (rc = req_map(root, "files", true, &r->files, err)) ||
+	    (rc = req_map(root, "adapters", false, &r->adapters, err)) ||
+	    (rc = req_map(root, "draft_files", true, &r->draft_files, err))) {
 		free(model);
 		free(name);
 		free(quantization);
 		return rc;
 	}
 	/* cmp.Or(r.Model, r.Name), cmp.Or(r.Quantize, r.Quantization) */
-	if (!r->model || !*r->model) {
+	if (!r->model_len) {
 		free(r->model);
-		r->model = model && *model ? model : name;
+		r->model = model_len ? model : name;
+		r->model_len = model_len ? model_len : name_len;
 		if (r->model == model)
 			free(name);
 		else
@@ -433,7 +459,7 @@ int mf_create_request_parse(const char *body, size_t len, struct mf_create_reque
 	if ((rc = check_files(&r->adapters, false, err)))
 		goto fail;
 	struct mf_name n;
-	mf_name_parse(r->model ? r->model : "", &n);
+	mf_name_parse_n(r->model ? r->model : "", r->model_len, &n);
 	if (!mf_name_is_valid(&n)) {
 		rc = mf_error_set_http(err, MF_ERR_PARSE, 400, "invalid model name");
 		goto fail;
@@ -1023,10 +1049,10 @@ static bool weights_media(const char *mt)
 }
 
 /* parseFromModel: every layer of the base model, reused by digest, "from" = the base's short name. */
-static int from_model(struct run *R, const char *from)
+static int from_model(struct run *R, const char *from, size_t from_len)
 {
 	struct mf_name n, resolved;
-	mf_name_parse(from, &n);
+	mf_name_parse_n(from, from_len, &n);
 	if (!mf_name_is_valid(&n))
 		return bad_request(R, MF_ERR_PARSE, "invalid model name");
 	int rc = mf_store_resolve_name(R->s, &n, &resolved, R->err);
@@ -1536,7 +1562,7 @@ int mf_create_run(struct mf_store *s, const struct mf_create_request *r, mf_prog
 		goto out;
 	}
 	struct mf_name n, name;
-	mf_name_parse(r->model ? r->model : "", &n);
+	mf_name_parse_n(r->model ? r->model : "", r->model_len, &n);
 	if (!mf_name_is_valid(&n)) {
 		rc = bad_request(&R, MF_ERR_PARSE, "invalid model name");
 		goto out;
@@ -1558,11 +1584,11 @@ int mf_create_run(struct mf_store *s, const struct mf_create_request *r, mf_prog
 	}
 
 	if (rc == MF_OK) {
-		if (r->from && *r->from) {
+		if (r->from_len) {
 			if (r->remote_host && *r->remote_host)
 				rc = bad_request(&R, MF_ERR_INVALID, "remote models are not supported by orun");
 			else
-				rc = from_model(&R, r->from);
+				rc = from_model(&R, r->from, r->from_len);
 		} else if (r->files.n) {
 			rc = convert_files(&R, &r->files, false, NULL, true);
 		} else {

@@ -1129,8 +1129,9 @@ int mf_store_delete(struct mf_store *s, const char *name, struct mf_error *err)
 {
 	struct mf_name n, r;
 	mf_name_parse(name, &n);
+	char q[MF_NAME_QUOTE_MAX];
 	if (!mf_name_is_valid(&n))
-		return mf_error_set_http(err, MF_ERR_PARSE, 400, "name \"%s\" is invalid", name);
+		return mf_error_set_http(err, MF_ERR_PARSE, 400, "name %s is invalid", mf_name_quote(name, strlen(name), q));
 	int rc = mf_store_resolve_name(s, &n, &r, err);
 	if (rc != MF_OK)
 		return rc;
@@ -1156,15 +1157,17 @@ int mf_store_delete(struct mf_store *s, const char *name, struct mf_error *err)
 int mf_store_copy(struct mf_store *s, const char *src, const char *dst, struct mf_error *err)
 {
 	struct mf_name sn, dn, sr, dr;
+	char q[MF_NAME_QUOTE_MAX];
 	mf_name_parse(src, &sn);
 	if (!mf_name_is_valid(&sn))
-		return mf_error_set_http(err, MF_ERR_PARSE, 400, "source \"%s\" is invalid", src);
+		return mf_error_set_http(err, MF_ERR_PARSE, 400, "source %s is invalid", mf_name_quote(src, strlen(src), q));
 	int rc = mf_store_resolve_name(s, &sn, &sr, err);
 	if (rc != MF_OK)
 		return rc;
 	mf_name_parse(dst, &dn);
 	if (!mf_name_is_valid(&dn))
-		return mf_error_set_http(err, MF_ERR_PARSE, 400, "destination \"%s\" is invalid", dst);
+		return mf_error_set_http(err, MF_ERR_PARSE, 400, "destination %s is invalid",
+					 mf_name_quote(dst, strlen(dst), q));
 	rc = mf_store_resolve_name(s, &dn, &dr, err);
 	if (rc != MF_OK)
 		return rc;

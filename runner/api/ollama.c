@@ -68,7 +68,26 @@ static void refuse_registry(struct rn_http_req *r, const char *what, const char 
 		rn_http_respond_error(r, 400, d.err);
 		return;
 	}
+	/* the name is checked first, as Ollama's handlers do: cmp.Or(req.Model, req.Name) */
+	const char *model = "", *name = "";
+	size_t mlen = 0, nlen = 0;
+	rn_dec_string(&d, root, "model", &model, &mlen);
+	rn_dec_string(&d, root, "name", &name, &nlen);
+	struct mf_name nm;
+	if (mlen)
+		mf_name_parse_n(model, mlen, &nm);
+	else
+		mf_name_parse_n(name, nlen, &nm);
+	bool valid = mf_name_is_valid(&nm);
 	ob_json_free(doc);
+	if (d.failed) {
+		rn_http_respond_error(r, 400, d.err);
+		return;
+	}
+	if (!valid) {
+		rn_http_respond_error(r, 400, "invalid model name");
+		return;
+	}
 	rn_http_respond_errorf(r, 501,
 			       "%s is not supported by orun: it has no registry client. Create models with `orun "
 			       "create` from a GGUF file, or pull them with Ollama into the same OLLAMA_MODELS store",
@@ -190,9 +209,10 @@ void rn_api_show(struct rn_http_req *r)
 		return;
 	}
 	const char *model = "", *name = "", *system = NULL;
+	size_t mlen = 0, nlen = 0;
 	bool verbose = false;
-	rn_dec_string(&d, root, "model", &model, NULL);
-	rn_dec_string(&d, root, "name", &name, NULL);
+	rn_dec_string(&d, root, "model", &model, &mlen);
+	rn_dec_string(&d, root, "name", &name, &nlen);
 	rn_dec_string(&d, root, "system", &system, NULL);
 	const char *tmpl_unused;
 	rn_dec_string(&d, root, "template", &tmpl_unused, NULL);
@@ -203,15 +223,17 @@ void rn_api_show(struct rn_http_req *r)
 		ob_json_free(doc);
 		return;
 	}
-	if (!*model)
+	if (!mlen) {
 		model = name;
-	if (!*model) {
+		mlen = nlen;
+	}
+	if (!mlen) {
 		rn_http_respond_error(r, 400, "model is required");
 		ob_json_free(doc);
 		return;
 	}
 	struct mf_name nm;
-	mf_name_parse(model, &nm);
+	mf_name_parse_n(model, mlen, &nm);
 	if (!mf_name_is_valid(&nm)) {
 		rn_http_respond_error(r, 400, "invalid model name");
 		ob_json_free(doc);
@@ -334,10 +356,19 @@ void rn_api_copy(struct rn_http_req *r)
 		return;
 	}
 	const char *src = "", *dst = "";
-	rn_dec_string(&d, root, "source", &src, NULL);
-	rn_dec_string(&d, root, "destination", &dst, NULL);
+	size_t slen = 0, dlen = 0;
+	rn_dec_string(&d, root, "source", &src, &slen);
+	rn_dec_string(&d, root, "destination", &dst, &dlen);
+	struct mf_name sn, dn;
+	mf_name_parse_n(src, slen, &sn);
+	mf_name_parse_n(dst, dlen, &dn);
+	char q[MF_NAME_QUOTE_MAX];
 	if (d.failed) {
 		rn_http_respond_error(r, 400, d.err);
+	} else if (!mf_name_is_valid(&sn)) {
+		rn_http_respond_errorf(r, 400, "source %s is invalid", mf_name_quote(src, slen, q));
+	} else if (!mf_name_is_valid(&dn)) {
+		rn_http_respond_errorf(r, 400, "destination %s is invalid", mf_name_quote(dst, dlen, q));
 	} else {
 		struct mf_error e = {0};
 		if (mf_store_copy(s->store, src, dst, &e) != MF_OK)
@@ -361,18 +392,21 @@ void rn_api_delete(struct rn_http_req *r)
 		return;
 	}
 	const char *model = "", *name = "";
-	rn_dec_string(&d, root, "model", &model, NULL);
-	rn_dec_string(&d, root, "name", &name, NULL);
+	size_t mlen = 0, nlen = 0;
+	rn_dec_string(&d, root, "model", &model, &mlen);
+	rn_dec_string(&d, root, "name", &name, &nlen);
 	if (d.failed) {
 		rn_http_respond_error(r, 400, d.err);
 		ob_json_free(doc);
 		return;
 	}
-	const char *n = *model ? model : name;
+	const char *n = mlen ? model : name;
+	size_t n_len = mlen ? mlen : nlen;
 	struct mf_name nm;
-	mf_name_parse(n, &nm);
+	mf_name_parse_n(n, n_len, &nm);
 	if (!mf_name_is_valid(&nm)) {
-		rn_http_respond_errorf(r, 400, "name \"%s\" is invalid", n);
+		char q[MF_NAME_QUOTE_MAX];
+		rn_http_respond_errorf(r, 400, "name %s is invalid", mf_name_quote(n, n_len, q));
 		ob_json_free(doc);
 		return;
 	}

@@ -305,6 +305,12 @@ static void server_side(void)
 		{"{\"name\":\"x\",\"modelfile\":\"FROM @sha256:1234\\n\"}", "invalid digest format", 400, 0},
 		{"{\"model\":\"x\",\"draft_quantize\":\"q8_0\",\"from\":\"chat\"}", "--draft-quantize requires a DRAFT model", 400, 0},
 		{"{\"model\":\"x\",\"from\":\"chat\",\"remote_host\":\"http://example.com\"}", "remote models are not supported by orun", 400, 0},
+		/* a NUL inside a name, a path or a digest must not end it early (issue 20, F4): Go sees the whole string */
+		{"{\"model\":\"x\\u0000evil\",\"files\":{\"m.gguf\":\"%s\"}}", "invalid model name", 400, 1},
+		{"{\"name\":\"x\\u0000\",\"files\":{\"m.gguf\":\"%s\"}}", "invalid model name", 400, 1},
+		{"{\"model\":\"x\",\"from\":\"chat\\u0000evil\"}", "invalid model name", 400, 0},
+		{"{\"model\":\"x\",\"files\":{\"m.gguf\\u0000/../../n.gguf\":\"%s\"}}", "file path must be relative", 400, 1},
+		{"{\"model\":\"x\",\"files\":{\"m.gguf\":\"%s\\u0000junk\"}}", "invalid digest format", 400, 1},
 	};
 	for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
 		const char *dg = bad[i].digest == 1 ? d : bad[i].digest == 2 ? d16 : dtxt;
