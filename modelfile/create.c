@@ -93,8 +93,6 @@ struct mf_create_request {
 	const struct ob_json *parameters; /* an object, or NULL */
 	const struct ob_json *messages;   /* an array, or NULL */
 	char *renderer, *parser, *requires;
-	struct named_digest *imports; /* legacy form: server-side files to copy into the store (path, digest) */
-	size_t n_imports;
 };
 
 static void dmap_free(struct digest_map *m)
@@ -127,11 +125,6 @@ void mf_create_request_free(struct mf_create_request *r)
 	free(r->renderer);
 	free(r->parser);
 	free(r->requires);
-	for (size_t i = 0; i < r->n_imports; i++) {
-		free(r->imports[i].name);
-		free(r->imports[i].digest);
-	}
-	free(r->imports);
 	free(r);
 }
 
@@ -182,6 +175,13 @@ static int cmp_named(const void *a, const void *b)
 	return strcmp(((const struct named_digest *)a)->name, ((const struct named_digest *)b)->name);
 }
 
+/* By name, as Go iterates a sorted map here; an empty map has no array (qsort must not see NULL). */
+static void dmap_sort(struct digest_map *m)
+{
+	if (m->n > 1)
+		qsort(m->v, m->n, sizeof *m->v, cmp_named);
+}
+
 /* A map of file names to digests. A NUL inside a name or a digest would end the C string early (and turn
  * "a\u0000/../x" into "a"): such an entry is refused, a name as "file path must be relative" when names are
  * paths, a digest as "invalid digest format". */
@@ -221,7 +221,7 @@ static int req_map(const struct ob_json *obj, const char *key, bool paths, struc
 		if (!m->v[i].digest)
 			return mf_error_set(err, MF_ERR_NOMEM, "out of memory");
 	}
-	qsort(m->v, m->n, sizeof *m->v, cmp_named);
+	dmap_sort(m);
 	return MF_OK;
 }
 
@@ -297,8 +297,8 @@ static int check_messages(const struct ob_json *a, struct mf_error *err)
 	return MF_OK;
 }
 
-static int parse_legacy(struct mf_create_request *r, const char *text, size_t len, const char *relative_dir,
-			struct mf_warnings *w, struct mf_error *err);
+static int parse_legacy(struct mf_create_request *r, const char *text, size_t len, struct mf_warnings *w,
+			struct mf_error *err);
 
 static int decode_fields(struct mf_create_request *r, const struct ob_json *root, struct mf_error *err)
 {
@@ -409,44 +409,16 @@ int mf_create_request_parse(const char *body, size_t len, struct mf_create_reque
 	if ((rc = decode_fields(r, root, err)) != MF_OK)
 		goto fail;
 
-	/* the legacy form: the server parses the Modelfile (Ollama <= 0.5.4, older Open WebUI) */
-	char *modelfile = NULL, *path = NULL;
-	if ((rc = req_str(root, "modelfile", &modelfile, err)) != MF_OK || (rc = req_str(root, "path", &path, err)) != MF_OK) {
-		free(modelfile);
+	/* the legacy form: the server parses the Modelfile text (Ollama <= 0.5.4, older Open WebUI). The other
+	 * legacy field, "path" (a Modelfile on the server), is not read: like any unknown field it is ignored,
+	 * as Ollama has done since v0.5.5 (issue 20, F5). */
+	char *modelfile = NULL;
+	size_t modelfile_len = 0;
+	if ((rc = req_strn(root, "modelfile", &modelfile, &modelfile_len, err)) != MF_OK)
 		goto fail;
-	}
-	if (!r->from && !r->files.n && ((modelfile && *modelfile) || (path && *path))) {
-		if (modelfile && *modelfile) {
-			rc = parse_legacy(r, modelfile, strlen(modelfile), ".", w, err);
-		} else {
-			char *text = NULL;
-			size_t n = 0;
-			FILE *f = fopen(path, "rb");
-			if (!f) {
-				rc = mf_error_set_http(err, MF_ERR_NOT_FOUND, 400, "open %s: %s", path, strerror(errno));
-			} else {
-				struct ob_buf b;
-				ob_buf_init(&b, MF_MAX_MODELFILE_SIZE);
-				char chunk[65536];
-				size_t k;
-				while ((k = fread(chunk, 1, sizeof chunk, f)) > 0 && ob_buf_append(&b, chunk, k))
-					;
-				fclose(f);
-				n = b.len;
-				text = ob_buf_take(&b);
-				ob_buf_free(&b);
-				char *dir = strdup(path), *slash = dir ? strrchr(dir, '/') : NULL;
-				if (slash)
-					*slash = 0;
-				rc = text ? parse_legacy(r, text, n, slash ? (dir[0] ? dir : "/") : ".", w, err)
-					  : mf_error_set_http(err, MF_ERR_LIMIT, 400, "Modelfile %s is too large", path);
-				free(dir);
-				free(text);
-			}
-		}
-	}
+	if (!r->from_len && !r->files.n && modelfile_len)
+		rc = parse_legacy(r, modelfile, modelfile_len, w, err);
 	free(modelfile);
-	free(path);
 	if (rc != MF_OK)
 		goto fail;
 
@@ -471,11 +443,42 @@ fail:
 	return rc;
 }
 
-/* A legacy Modelfile: FROM/ADAPTER "@sha256:<hex>" names an uploaded blob; another FROM is a file or folder
- * on the server when it exists there, else a model name. The result is re-encoded as the JSON form the
- * current CLI would send and decoded like any other request (so both forms behave the same). */
-static int parse_legacy(struct mf_create_request *r, const char *text, size_t len, const char *relative_dir,
-			struct mf_warnings *w, struct mf_error *err)
+/* Adds an uploaded blob ("@sha256:<hex>" in a legacy Modelfile) to a files map, named "sha256-<hex>" (no
+ * extension: the kind is detected from the blob's magic). */
+static int legacy_blob(struct digest_map *m, const char *ref, struct mf_error *err)
+{
+	const char *digest = ref + 1;
+	if (!mf_digest_valid(digest))
+		return mf_error_set_http(err, MF_ERR_PARSE, 400, "invalid digest format");
+	for (size_t i = 0; i < m->n; i++)
+		if (strcmp(m->v[i].name + 7, digest + 7) == 0)
+			return MF_OK; /* the same blob twice */
+	struct named_digest *v = realloc(m->v, (m->n + 1) * sizeof *v);
+	if (!v)
+		return mf_error_set(err, MF_ERR_NOMEM, "out of memory");
+	m->v = v;
+	v = &m->v[m->n];
+	v->name = malloc(strlen(digest) + 1);
+	v->digest = malloc(MF_DIGEST_LEN + 1);
+	if (!v->name || !v->digest) {
+		free(v->name);
+		free(v->digest);
+		return mf_error_set(err, MF_ERR_NOMEM, "out of memory");
+	}
+	sprintf(v->name, "sha256-%s", digest + 7);
+	snprintf(v->digest, MF_DIGEST_LEN + 1, "sha256:%s", digest + 7);
+	m->n++;
+	return MF_OK;
+}
+
+/* A legacy Modelfile, read as Ollama <= 0.5.4's server read it, less the files on the server: FROM a valid
+ * model name is that model; FROM/ADAPTER/DRAFT "@sha256:<hex>" is an uploaded blob; anything else is
+ * "invalid model reference: <arg>" (Ollama's text when no such file existed), decided without touching the
+ * file system, so the answer tells nothing about the server's files and no server file reaches the store
+ * (issue 20, F5). The other commands become the JSON form the current CLI sends, decoded like any other
+ * request, so both forms behave the same. */
+static int parse_legacy(struct mf_create_request *r, const char *text, size_t len, struct mf_warnings *w,
+			struct mf_error *err)
 {
 	struct mf_modelfile *mf;
 	int rc = mf_parse(text, len, &mf, err);
@@ -485,6 +488,7 @@ static int parse_legacy(struct mf_create_request *r, const char *text, size_t le
 		return rc;
 	}
 	struct mf_create_spec spec = {0};
+	struct digest_map files = {0}, adapters = {0}, draft_files = {0};
 	struct mf_modelfile *rest = mf_modelfile_new();
 	if (!rest) {
 		mf_modelfile_free(mf);
@@ -492,61 +496,36 @@ static int parse_legacy(struct mf_create_request *r, const char *text, size_t le
 	}
 	for (size_t i = 0; i < mf->n_cmds && rc == MF_OK; i++) {
 		const struct mf_command *c = &mf->cmds[i];
-		bool blob_ref = (strcmp(c->name, "model") == 0 || strcmp(c->name, "adapter") == 0) && c->args[0] == '@';
-		if (!blob_ref) {
-			rc = mf_modelfile_add(rest, c->name, c->args) == MF_OK ? MF_OK : mf_error_set(err, MF_ERR_NOMEM, "out of memory");
-			continue;
+		bool is_model = strcmp(c->name, "model") == 0, is_adapter = strcmp(c->name, "adapter") == 0,
+		     is_draft = strcmp(c->name, "draft") == 0;
+		struct mf_name n;
+		mf_name_parse(c->args, &n);
+		if (!is_model && !is_adapter && !is_draft) {
+			if (mf_modelfile_add(rest, c->name, c->args) != MF_OK)
+				rc = mf_error_set(err, MF_ERR_NOMEM, "out of memory");
+		} else if (is_model && mf_name_is_valid(&n)) {
+			free(spec.from);
+			if (!(spec.from = strdup(c->args)))
+				rc = mf_error_set(err, MF_ERR_NOMEM, "out of memory");
+		} else if (c->args[0] == '@') {
+			rc = legacy_blob(is_model ? &files : is_adapter ? &adapters : &draft_files, c->args, err);
+		} else {
+			rc = mf_error_set_http(err, MF_ERR_INVALID, 400, "invalid model reference: %s", c->args);
 		}
-		const char *digest = c->args + 1;
-		if (!mf_digest_valid(digest)) {
-			rc = mf_error_set_http(err, MF_ERR_PARSE, 400, "invalid digest format");
-			break;
-		}
-		struct mf_req_files *f = c->name[0] == 'm' ? &spec.files : &spec.adapters;
-		struct mf_req_file *v = realloc(f->v, (f->n + 1) * sizeof *v);
-		if (!v) {
-			rc = mf_error_set(err, MF_ERR_NOMEM, "out of memory");
-			break;
-		}
-		f->v = v;
-		memset(&v[f->n], 0, sizeof v[f->n]);
-		v[f->n].path = strdup(digest);
-		v[f->n].name = malloc(strlen(digest) + 1);
-		if (!v[f->n].path || !v[f->n].name) {
-			free(v[f->n].path);
-			free(v[f->n].name);
-			rc = mf_error_set(err, MF_ERR_NOMEM, "out of memory");
-			break;
-		}
-		sprintf(v[f->n].name, "sha256-%s", digest + 7); /* no extension: detected by its GGUF magic */
-		snprintf(v[f->n].digest, sizeof v[f->n].digest, "sha256:%s", digest + 7);
-		f->n++;
 	}
 	if (rc == MF_OK) {
-		size_t n_blob_files = spec.files.n, n_blob_adapters = spec.adapters.n;
-		rc = mf_spec_from_modelfile(rest, relative_dir, true, &spec, w, err);
-		if (rc == MF_OK) {
-			/* server-side local files: name them by base name, as the CLI would */
-			struct mf_req_files tmp = spec.files;
-			spec.files.v += n_blob_files;
-			spec.files.n -= n_blob_files;
-			struct mf_req_files tmpa = spec.adapters;
-			spec.adapters.v += n_blob_adapters;
-			spec.adapters.n -= n_blob_adapters;
-			rc = mf_spec_name_files(&spec) == MF_OK ? MF_OK : mf_error_set(err, MF_ERR_NOMEM, "out of memory");
-			spec.files = tmp;
-			spec.adapters = tmpa;
-		}
+		/* no FROM/ADAPTER/DRAFT is left in rest: nothing below looks at a file */
+		rc = mf_spec_from_modelfile(rest, "/", false, &spec, w, err);
 		if (rc != MF_OK && err && err->http_status == 500 && err->code != MF_ERR_NOMEM)
 			err->http_status = 400;
 	}
 	char *json = NULL;
 	size_t jlen = 0;
 	if (rc == MF_OK) {
-		spec.model = r->model ? strdup(r->model) : strdup("");
-		json = mf_spec_to_json(&spec, &jlen, err);
+		spec.model = strdup("");
+		json = spec.model ? mf_spec_to_json(&spec, &jlen, err) : NULL;
 		if (!json)
-			rc = err ? err->code : MF_ERR_NOMEM;
+			rc = spec.model && err ? err->code : mf_error_set(err, MF_ERR_NOMEM, "out of memory");
 	}
 	if (rc == MF_OK) {
 		struct ob_json_error jerr;
@@ -581,23 +560,24 @@ static int parse_legacy(struct mf_create_request *r, const char *text, size_t le
 		}
 		r->stream = stream;
 	}
-	/* server-side files are copied into the store by mf_create_run */
-	for (size_t i = 0; rc == MF_OK && i < spec.files.n + spec.adapters.n; i++) {
-		const struct mf_req_file *f = i < spec.files.n ? &spec.files.v[i] : &spec.adapters.v[i - spec.files.n];
-		if (!f->path || f->path[0] != '/')
-			continue;
-		struct named_digest *v = realloc(r->imports, (r->n_imports + 1) * sizeof *v);
-		if (!v) {
-			rc = mf_error_set(err, MF_ERR_NOMEM, "out of memory");
-			break;
-		}
-		r->imports = v;
-		v[r->n_imports].name = strdup(f->path);
-		v[r->n_imports].digest = strdup(f->digest);
-		r->n_imports++;
-		if (!v[r->n_imports - 1].name || !v[r->n_imports - 1].digest)
-			rc = mf_error_set(err, MF_ERR_NOMEM, "out of memory");
+	if (rc == MF_OK) {
+		/* the blobs the Modelfile named (the JSON form carries no blob references of the legacy kind) */
+		dmap_free(&r->files);
+		dmap_free(&r->adapters);
+		dmap_free(&r->draft_files);
+		r->files = files;
+		r->adapters = adapters;
+		r->draft_files = draft_files;
+		memset(&files, 0, sizeof files);
+		memset(&adapters, 0, sizeof adapters);
+		memset(&draft_files, 0, sizeof draft_files);
+		dmap_sort(&r->files);
+		dmap_sort(&r->adapters);
+		dmap_sort(&r->draft_files);
 	}
+	dmap_free(&files);
+	dmap_free(&adapters);
+	dmap_free(&draft_files);
 	free(json);
 	mf_spec_free(&spec);
 	mf_modelfile_free(rest);
@@ -1572,16 +1552,6 @@ int mf_create_run(struct mf_store *s, const struct mf_create_request *r, mf_prog
 	struct mf_manifest *old = NULL;
 	if (mf_store_read_manifest(s, &name, &old, NULL) != MF_OK)
 		old = NULL;
-
-	/* legacy form: server-side files into the store */
-	for (size_t i = 0; i < r->n_imports && rc == MF_OK; i++) {
-		if (mf_store_blob_exists(s, r->imports[i].digest))
-			continue;
-		char d[MF_DIGEST_LEN + 1];
-		rc = mf_store_put_file(s, r->imports[i].name, d, NULL, NULL, err);
-		if (rc == MF_OK && strcmp(d, r->imports[i].digest) != 0)
-			rc = mf_error_set(err, MF_ERR_DIGEST, "digest mismatch, expected \"%s\", got \"%s\"", r->imports[i].digest, d);
-	}
 
 	if (rc == MF_OK) {
 		if (r->from_len) {

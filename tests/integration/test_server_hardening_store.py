@@ -83,3 +83,37 @@ def test_nul_in_names(smol):
         r = requests.post(f"{b}/api/{verb}", json={"model": "smol\u0000evil"})
         assert (r.status_code, r.json()) == (400, {"error": "invalid model name"}), verb
     assert names(b) == ["smol:latest"]
+
+
+# ---------------------------------------------------------------------------------------------------------
+# F5, F9: the legacy fields of /api/create never read a file of the server. Ollama removed them in v0.5.5
+# ("path" and "modelfile" are unknown fields there); orun keeps the "modelfile" text for model names and
+# uploaded blobs (FROM @sha256:...), which read nothing, and refuses FROM <path> without looking at it.
+
+
+def test_legacy_fields_read_no_server_file(srv, tmp_path):
+    b = srv.base
+    gguf = str(model_path("llama"))
+    (tmp_path / "Modelfile").write_text(f"FROM {gguf}\n")
+    for f in (gguf, "/etc/passwd", "/no/such/file", "/dev/zero", str(tmp_path)):
+        t0 = time.time()
+        r = requests.post(f"{b}/api/create", json={"model": "x", "modelfile": f"FROM {f}\n"}, timeout=30)
+        assert time.time() - t0 < 10, f
+        assert r.status_code == 400 and r.json() == {"error": f"invalid model reference: {f}"}, (f, r.status_code, r.text[:300])
+        r = requests.post(f"{b}/api/create", json={"model": "x", "modelfile": f"FROM smol\nADAPTER {f}\n"}, timeout=30)
+        assert (r.status_code, r.json()) == (400, {"error": f"invalid model reference: {f}"}), f
+        r = requests.post(f"{b}/api/create", json={"model": "x", "path": f}, timeout=30)
+        assert (r.status_code, r.json()) == (400, {"error": "neither 'from' or 'files' was specified"}), f
+    r = requests.post(f"{b}/api/create", json={"model": "x", "path": str(tmp_path / "Modelfile")}, timeout=30)
+    assert (r.status_code, r.json()) == (400, {"error": "neither 'from' or 'files' was specified"})
+    assert names(b) == []
+    assert not list((srv.models / "blobs").iterdir()), "a server file was copied into the store"
+
+    # what the legacy form still does: an uploaded blob, a model name
+    digest = upload(b, gguf)
+    r = requests.post(f"{b}/api/create", json={"name": "old", "modelfile": f"FROM @{digest}\nSYSTEM hi\n", "stream": False})
+    assert (r.status_code, r.json()) == (200, {"status": "success"})
+    r = requests.post(f"{b}/api/create", json={"name": "older", "modelfile": "FROM old\nSYSTEM bye\n", "stream": False})
+    assert (r.status_code, r.json()) == (200, {"status": "success"})
+    assert names(b) == ["old:latest", "older:latest"]
+    assert requests.post(f"{b}/api/show", json={"model": "older"}).json()["system"] == "bye"

@@ -239,9 +239,45 @@ static void server_side(void)
 		free(p);
 		mf_model_free(m);
 	}
-	/* the legacy form with a server-side path */
-	snprintf(body, sizeof body, "{\"model\":\"legacy2\",\"modelfile\":\"FROM %s\"}", tpath("chat.gguf"));
+	/* the legacy form never reads a file of the server (issue 20, F5): FROM <path> is refused with the same
+	 * text whether the file exists or not, "path" is ignored as Ollama >= 0.5.5 ignores it; the request
+	 * that the sanitizer build aborted on (F9, NULL + 0 in the legacy parsing) is the first one */
+	static const char *const server_files[] = {"chat.gguf", "no-such-file.gguf", "/dev/zero", "/etc/passwd"};
+	for (size_t i = 0; i < sizeof server_files / sizeof server_files[0]; i++) {
+		const char *f = server_files[i][0] == '/' ? server_files[i] : tpath(server_files[i]);
+		snprintf(body, sizeof body, "{\"model\":\"legacy2\",\"modelfile\":\"FROM %s\"}", f);
+		char refused[4200];
+		snprintf(refused, sizeof refused, "invalid model reference: %s", f);
+		CHECKF(create(st, body, &ev, &err) == MF_ERR_INVALID && strcmp(err.msg, refused) == 0 && err.http_status == 400,
+		       "%s: %s (%d)", body, err.msg, err.http_status);
+		snprintf(body, sizeof body, "{\"model\":\"legacy2\",\"modelfile\":\"FROM chat\\nADAPTER %s\"}", f);
+		CHECKF(create(st, body, &ev, &err) == MF_ERR_INVALID && strcmp(err.msg, refused) == 0, "%s: %s", body, err.msg);
+		snprintf(body, sizeof body, "{\"model\":\"legacy2\",\"path\":\"%s\"}", f);
+		CHECKF(create(st, body, &ev, &err) == MF_ERR_INVALID &&
+			       strcmp(err.msg, "neither 'from' or 'files' was specified") == 0 && err.http_status == 400,
+		       "%s: %s", body, err.msg);
+	}
+	mft_write(tpath("Modelfile.server"), "FROM chat\n", 10);
+	snprintf(body, sizeof body, "{\"model\":\"legacy2\",\"path\":\"%s\",\"modelfile\":\"\"}", tpath("Modelfile.server"));
+	CHECK(create(st, body, &ev, &err) == MF_ERR_INVALID);
+	CHECK(mf_model_load(st, "legacy2", &m, &err) == MF_ERR_NOT_FOUND);
+	/* what stays: a model name, uploaded blobs for FROM, ADAPTER and DRAFT */
+	snprintf(body, sizeof body, "{\"model\":\"legacy3\",\"modelfile\":\"FROM chat\\nSYSTEM from legacy\"}");
 	CHECKF(create(st, body, &ev, &err) == MF_OK, "%s", err.msg);
+	CHECK(mf_model_load(st, "legacy3", &m, &err) == MF_OK);
+	if (m) {
+		CHECK_STREQ(m->system, "from legacy");
+		CHECK(m->manifest->n_layers >= 1 && strcmp(m->manifest->layers[0].digest, d) == 0);
+		mf_model_free(m);
+	}
+	snprintf(body, sizeof body, "{\"model\":\"legacy4\",\"modelfile\":\"FROM @%s\\nFROM @%s\\nDRAFT @%s\"}", d, d, d);
+	CHECKF(create(st, body, &ev, &err) == MF_OK, "%s", err.msg);
+	CHECK(mf_model_load(st, "legacy4", &m, &err) == MF_OK);
+	if (m) {
+		CHECK(m->manifest->n_layers >= 2 && strcmp(m->manifest->layers[0].digest, d) == 0);
+		CHECK(m->draft_path != NULL);
+		mf_model_free(m);
+	}
 
 	/* an adapter GGUF */
 	write_gguf(tpath("lora.gguf"), "qwen2", 1, NULL, "adapter", GGUF_TYPE_F16);
