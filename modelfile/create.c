@@ -93,6 +93,7 @@ struct mf_create_request {
 	const struct ob_json *parameters; /* an object, or NULL */
 	const struct ob_json *messages;   /* an array, or NULL */
 	char *renderer, *parser, *requires;
+	struct mf_cancel cancel; /* set by mf_create_request_set_cancel; {NULL} = never */
 };
 
 static void dmap_free(struct digest_map *m)
@@ -136,6 +137,14 @@ bool mf_create_request_stream(const struct mf_create_request *r)
 const char *mf_create_request_model(const struct mf_create_request *r)
 {
 	return r->model;
+}
+
+void mf_create_request_set_cancel(struct mf_create_request *r, const struct mf_cancel *cancel)
+{
+	if (cancel)
+		r->cancel = *cancel;
+	else
+		memset(&r->cancel, 0, sizeof r->cancel);
 }
 
 static int type_err(struct mf_error *err, const struct ob_json *v, const char *field, const char *gotype)
@@ -615,6 +624,7 @@ struct run {
 	struct mf_error *err;
 	struct mf_config cfg;
 	struct layers L;
+	const struct mf_cancel *cancel; /* the request's; asked inside the long steps */
 	bool bad_request; /* the failure is one Ollama answers with 400 (else 500) */
 };
 
@@ -664,13 +674,28 @@ static int oom(struct run *R)
 	return mf_error_set(R->err, MF_ERR_NOMEM, "out of memory");
 }
 
+static int cancelled(struct run *R)
+{
+	return mf_error_set(R->err, MF_ERR_CANCELLED, "request canceled");
+}
+
+/* A GGUF job's failure: cancelled by its progress callback, out of memory, or a bad file. */
+static int gguf_failed(struct run *R, const struct gguf_error *ge)
+{
+	if (ge->code == GGUF_ERR_CANCELLED)
+		return cancelled(R);
+	return mf_error_set(R->err, ge->code == GGUF_ERR_NOMEM ? MF_ERR_NOMEM : MF_ERR_FORMAT, "%s", ge->msg);
+}
+
 static int progress(struct run *R, const char *status, const char *digest, int64_t total, int64_t completed)
 {
+	if (mf_cancelled(R->cancel))
+		return cancelled(R);
 	if (!R->fn)
 		return MF_OK;
 	struct mf_progress p = {status, digest, total, completed};
 	if (R->fn(R->ctx, &p) != 0)
-		return mf_error_set(R->err, MF_ERR_CANCELLED, "request canceled");
+		return cancelled(R);
 	return MF_OK;
 }
 
@@ -892,6 +917,15 @@ static int link_file(struct run *R, const char *dir, const char *name, const cha
 	return MF_OK;
 }
 
+/* The importer's progress: only asks whether to go on (Ollama reports no progress while converting). */
+static int on_import(void *ctx, uint64_t done, uint64_t total)
+{
+	struct run *R = ctx;
+	(void)done;
+	(void)total;
+	return mf_cancelled(R->cancel);
+}
+
 /* convertFromSafetensors: the files are linked into a folder inside the store, converted with libgguf's
  * importer (FP8 weights kept as orun's FP8 type), and the GGUF becomes the model layer. */
 static int convert_safetensors(struct run *R, const struct digest_map *files, bool adapter, const char *media,
@@ -921,14 +955,15 @@ static int convert_safetensors(struct run *R, const struct digest_map *files, bo
 		rc = mf_error_set(R->err, MF_ERR_LIMIT, "path too long");
 	if (rc == MF_OK) {
 		struct gguf_error ge;
-		if (gguf_import_safetensors(dir, out, NULL, &ge) != GGUF_OK)
-			rc = mf_error_set(R->err, ge.code == GGUF_ERR_NOMEM ? MF_ERR_NOMEM : MF_ERR_FORMAT, "%s", ge.msg);
+		struct gguf_import_opts io = {.progress = on_import, .progress_ctx = R};
+		if (gguf_import_safetensors(dir, out, &io, &ge) != GGUF_OK)
+			rc = gguf_failed(R, &ge);
 	}
 	char digest[MF_DIGEST_LEN + 1];
 	uint64_t size = 0;
 	bool created = false;
 	if (rc == MF_OK)
-		rc = mf_store_adopt_file(R->s, out, digest, &size, &created, R->err);
+		rc = mf_store_adopt_file(R->s, out, digest, &size, &created, R->cancel, R->err);
 	remove_tree(dir);
 	if (rc != MF_OK)
 		return rc;
@@ -1144,14 +1179,15 @@ struct quant_progress {
 	bool cancelled;
 };
 
-static void on_quantize(void *ctx, uint64_t done, uint64_t total)
+static int on_quantize(void *ctx, uint64_t done, uint64_t total)
 {
 	struct quant_progress *q = ctx;
 	if (q->cancelled || !total)
-		return;
+		return q->cancelled;
 	float f = (float)done / (float)total;
 	if (progress(q->R, q->status, "0000000000000000000", q->size, (int64_t)(f * (float)q->size)) != MF_OK)
 		q->cancelled = true;
+	return q->cancelled;
 }
 
 /* quantizeLayer: the layer's GGUF requantized by libgguf into a new blob that replaces the layer. */
@@ -1174,11 +1210,7 @@ static int quantize_layer(struct run *R, size_t idx, const char *type_name, uint
 	struct gguf_error ge;
 	if (gguf_quantize_file(in, out, mix, on_quantize, &qp, &ge) != GGUF_OK) {
 		unlink(out);
-		return mf_error_set(R->err, ge.code == GGUF_ERR_NOMEM ? MF_ERR_NOMEM : MF_ERR_FORMAT, "%s", ge.msg);
-	}
-	if (qp.cancelled) {
-		unlink(out);
-		return mf_error_set(R->err, MF_ERR_CANCELLED, "request canceled");
+		return gguf_failed(R, &ge);
 	}
 	if ((rc = progress(R, "verifying conversion", NULL, 0, 0)) != MF_OK) {
 		unlink(out);
@@ -1187,7 +1219,7 @@ static int quantize_layer(struct run *R, size_t idx, const char *type_name, uint
 	char digest[MF_DIGEST_LEN + 1];
 	uint64_t size;
 	bool created;
-	if ((rc = mf_store_adopt_file(R->s, out, digest, &size, &created, R->err)) != MF_OK)
+	if ((rc = mf_store_adopt_file(R->s, out, digest, &size, &created, R->cancel, R->err)) != MF_OK)
 		return rc;
 	struct clayer *c = &R->L.v[idx];
 	char *media = strdup(c->l.media_type);
@@ -1531,7 +1563,7 @@ static int create_model(struct run *R, const struct mf_name *name)
 int mf_create_run(struct mf_store *s, const struct mf_create_request *r, mf_progress_fn fn, void *ctx,
 		  struct mf_warnings *w, struct mf_error *err)
 {
-	struct run R = {.s = s, .r = r, .fn = fn, .ctx = ctx, .w = w, .err = err};
+	struct run R = {.s = s, .r = r, .fn = fn, .ctx = ctx, .w = w, .err = err, .cancel = &r->cancel};
 	if (mf_config_init(&R.cfg) != MF_OK)
 		return mf_error_set(err, MF_ERR_NOMEM, "out of memory");
 	int rc = MF_OK;

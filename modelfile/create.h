@@ -53,6 +53,11 @@ bool mf_create_request_stream(const struct mf_create_request *r);
 /* The name to create, as given. */
 const char *mf_create_request_model(const struct mf_create_request *r);
 
+/* Lets the long steps of mf_create_run (quantizing, converting, hashing, waiting for the store lock) ask
+ * cancel->cancelled(ctx) as they go; true stops the create with MF_ERR_CANCELLED and no manifest. The
+ * progress callback can cancel too, but it is only called between steps. Copied; NULL clears it. */
+void mf_create_request_set_cancel(struct mf_create_request *r, const struct mf_cancel *cancel);
+
 void mf_create_request_free(struct mf_create_request *r);
 
 /* Runs the create. Every progress object, the final {"status":"success"} included, goes to fn. On failure

@@ -126,12 +126,36 @@ void mf_sha256_buf(const void *data, size_t n, char out[MF_DIGEST_LEN + 1])
 	hex_digest(md, out);
 }
 
-int mf_sha256_file(const char *path, char out[MF_DIGEST_LEN + 1], uint64_t *size, struct mf_error *err)
+bool mf_cancelled(const struct mf_cancel *c)
 {
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	return c && c->cancelled && c->cancelled(c->ctx);
+}
+
+/* Opens a regular file for reading. O_NONBLOCK: opening a FIFO must not block before fstat can refuse it
+ * (it changes nothing for a regular file). A device, FIFO or folder is refused: hashing /dev/zero would
+ * never end. */
+static int open_regular(const char *path, int *fd_out, struct stat *st, struct mf_error *err)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
 	if (fd < 0)
-		return mf_error_set(err, errno == ENOENT ? MF_ERR_NOT_FOUND : MF_ERR_IO, "open %s: %s", path,
-				    strerror(errno));
+		return mf_error_set(err, errno == ENOENT || errno == ENOTDIR ? MF_ERR_NOT_FOUND : MF_ERR_IO, "open %s: %s",
+				    path, strerror(errno));
+	if (fstat(fd, st) != 0 || !S_ISREG(st->st_mode)) {
+		close(fd);
+		return mf_error_set(err, MF_ERR_IO, "%s is not a regular file", path);
+	}
+	*fd_out = fd;
+	return MF_OK;
+}
+
+static int sha256_file(const char *path, char out[MF_DIGEST_LEN + 1], uint64_t *size, const struct mf_cancel *cancel,
+		       struct mf_error *err)
+{
+	int fd;
+	struct stat st;
+	int orc = open_regular(path, &fd, &st, err);
+	if (orc != MF_OK)
+		return orc;
 	EVP_MD_CTX *ctx = EVP_MD_CTX_new();
 	unsigned char *buf = malloc(COPY_CHUNK);
 	int rc = MF_OK;
@@ -152,6 +176,10 @@ int mf_sha256_file(const char *path, char out[MF_DIGEST_LEN + 1], uint64_t *size
 			break;
 		EVP_DigestUpdate(ctx, buf, (size_t)r);
 		total += (uint64_t)r;
+		if (mf_cancelled(cancel)) {
+			rc = mf_error_set(err, MF_ERR_CANCELLED, "request canceled");
+			goto out;
+		}
 	}
 	unsigned char md[32];
 	unsigned int len = 0;
@@ -164,6 +192,11 @@ out:
 	EVP_MD_CTX_free(ctx);
 	close(fd);
 	return rc;
+}
+
+int mf_sha256_file(const char *path, char out[MF_DIGEST_LEN + 1], uint64_t *size, struct mf_error *err)
+{
+	return sha256_file(path, out, size, NULL, err);
 }
 
 /* ---------------------------------------------------------------------------------------------------- */
@@ -458,12 +491,13 @@ int mf_store_put_blob(struct mf_store *s, const void *data, size_t n, char diges
 int mf_store_put_file(struct mf_store *s, const char *path, char digest_out[MF_DIGEST_LEN + 1], uint64_t *size,
 		      bool *created, struct mf_error *err)
 {
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return mf_error_set(err, errno == ENOENT ? MF_ERR_NOT_FOUND : MF_ERR_IO, "open %s: %s", path,
-				    strerror(errno));
+	int fd;
+	struct stat st;
+	int rc = open_regular(path, &fd, &st, err);
+	if (rc != MF_OK)
+		return rc;
 	struct mf_blob_writer *w;
-	int rc = mf_blob_writer_open(s, &w, err);
+	rc = mf_blob_writer_open(s, &w, err);
 	char *buf = rc == MF_OK ? malloc(COPY_CHUNK) : NULL;
 	if (rc == MF_OK && !buf)
 		rc = mf_error_set(err, MF_ERR_NOMEM, "out of memory");
@@ -491,11 +525,11 @@ int mf_store_put_file(struct mf_store *s, const char *path, char digest_out[MF_D
 }
 
 int mf_store_adopt_file(struct mf_store *s, const char *path, char digest_out[MF_DIGEST_LEN + 1], uint64_t *size,
-			bool *created, struct mf_error *err)
+			bool *created, const struct mf_cancel *cancel, struct mf_error *err)
 {
 	char digest[MF_DIGEST_LEN + 1];
 	uint64_t n = 0;
-	int rc = mf_sha256_file(path, digest, &n, err);
+	int rc = sha256_file(path, digest, &n, cancel, err);
 	if (rc != MF_OK)
 		return rc;
 	if (created)

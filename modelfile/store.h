@@ -48,6 +48,20 @@ char *mf_models_dir_default(void) MF_WUR;
 bool mf_env_bool(const char *name);
 
 /* ---------------------------------------------------------------------------------------------------- */
+/* Long jobs */
+
+/* Asked between the chunks of a long job (hashing, copying, waiting for the store lock): true stops it
+ * with MF_ERR_CANCELLED ("request canceled"). The server's create asks whether its client left or the
+ * server is stopping. A NULL struct mf_cancel never cancels. */
+struct mf_cancel {
+	bool (*cancelled)(void *ctx);
+	void *ctx;
+};
+
+/* True when c asks to stop. */
+bool mf_cancelled(const struct mf_cancel *c);
+
+/* ---------------------------------------------------------------------------------------------------- */
 /* Digests */
 
 /* True for "sha256:<64 hex>" or "sha256-<64 hex>" (either case of hex), Ollama's accepted forms. */
@@ -56,7 +70,9 @@ bool mf_digest_valid(const char *digest);
 /* SHA-256 of a buffer as "sha256:<hex>" into out (MF_DIGEST_LEN + 1 bytes). */
 void mf_sha256_buf(const void *data, size_t n, char out[MF_DIGEST_LEN + 1]);
 
-/* SHA-256 of a file (streamed) as "sha256:<hex>", and its size. MF_OK, MF_ERR_IO, MF_ERR_NOMEM. */
+/* SHA-256 of a regular file (streamed) as "sha256:<hex>", and its size. MF_OK, MF_ERR_NOT_FOUND, MF_ERR_IO
+ * (also "<path> is not a regular file": a device such as /dev/zero or a FIFO would never end or block),
+ * MF_ERR_NOMEM. */
 int mf_sha256_file(const char *path, char out[MF_DIGEST_LEN + 1], uint64_t *size, struct mf_error *err) MF_WUR;
 
 /* ---------------------------------------------------------------------------------------------------- */
@@ -96,15 +112,15 @@ void mf_blob_writer_abort(struct mf_blob_writer *w);
 int mf_store_put_blob(struct mf_store *s, const void *data, size_t n, char digest_out[MF_DIGEST_LEN + 1],
 		      bool *created, struct mf_error *err) MF_WUR;
 
-/* Copies a local file into the store (hashing it); digest_out, *size, *created as above. */
+/* Copies a local regular file into the store (hashing it); digest_out, *size, *created as above. */
 int mf_store_put_file(struct mf_store *s, const char *path, char digest_out[MF_DIGEST_LEN + 1], uint64_t *size,
 		      bool *created, struct mf_error *err) MF_WUR;
 
 /* Moves a file the caller wrote inside the store's folder (e.g. a converted or quantized GGUF) into
- * blobs/ under its digest: hashed, fsynced, renamed (or dropped when that blob already exists). The file
- * is gone afterwards in every case but an error before hashing. */
+ * blobs/ under its digest: hashed (cancel asked between chunks; may be NULL), fsynced, renamed (or dropped
+ * when that blob already exists). The file is gone afterwards in every case but an error before hashing. */
 int mf_store_adopt_file(struct mf_store *s, const char *path, char digest_out[MF_DIGEST_LEN + 1], uint64_t *size,
-			bool *created, struct mf_error *err) MF_WUR;
+			bool *created, const struct mf_cancel *cancel, struct mf_error *err) MF_WUR;
 
 /* A fresh temporary path inside the store (blobs/<prefix>-XXXXXX, created empty), for writing a file that
  * mf_store_adopt_file takes over; Ollama's prune removes a leftover after the grace period. */

@@ -504,11 +504,20 @@ void rn_api_blob_cleanup(struct rn_http_req *r, void *user)
 /* ---------------------------------------------------------------------------------------------------- */
 /* /api/create */
 
+/* A create runs on its own thread and owns everything it uses (a store handle on the same folder, a copy
+ * of the log settings), so a server that stops while it winds up is never touched. It stops when its client
+ * leaves or the server stops: the request's cancel check asks the pipe (issue 20, F6). */
 struct create_job {
-	struct rn_api *s;
+	struct mf_store *store;
+	struct rn_log log;
 	struct mf_create_request *req;
 	struct rn_lines *pipe;
 };
+
+static bool create_cancelled(void *ctx)
+{
+	return rn_lines_gone(ctx);
+}
 
 static int create_progress(void *ctx, const struct mf_progress *p)
 {
@@ -545,18 +554,22 @@ static void *create_main(void *arg)
 	struct create_job *cj = arg;
 	struct mf_warnings warns = {0};
 	struct mf_error e = {0};
-	int rc = mf_create_run(cj->s->store, cj->req, create_progress, cj, &warns, &e);
+	int rc = mf_create_run(cj->store, cj->req, create_progress, cj, &warns, &e);
 	for (size_t i = 0; i < warns.n; i++)
-		rn_log(&cj->s->log, RN_LOG_WARN, "%s", warns.items[i]);
+		rn_log(&cj->log, RN_LOG_WARN, "%s", warns.items[i]);
 	mf_warnings_free(&warns);
 	if (rc != MF_OK) {
 		if (rc != MF_ERR_CANCELLED)
-			rn_log(&cj->s->log, RN_LOG_WARN, "create %s failed: %s", mf_create_request_model(cj->req), e.msg);
+			rn_log(&cj->log, RN_LOG_WARN, "create %s failed: %s", mf_create_request_model(cj->req), e.msg);
+		else
+			rn_log(&cj->log, RN_LOG_INFO, "create %s cancelled: the client left or the server is stopping",
+			       mf_create_request_model(cj->req));
 		rn_lines_error(cj->pipe, e.http_status ? e.http_status : 500, e.msg);
 	} else {
 		rn_lines_close(cj->pipe);
 	}
 	mf_create_request_free(cj->req);
+	mf_store_close(cj->store);
 	rn_lines_release(cj->pipe);
 	free(cj);
 	return NULL;
@@ -579,21 +592,25 @@ void rn_api_create(struct rn_http_req *r)
 		rn_log(&s->log, RN_LOG_WARN, "%s", warns.items[i]);
 	mf_warnings_free(&warns);
 	struct create_job *cj = calloc(1, sizeof *cj);
-	struct rn_lines *p = rn_lines_new();
+	struct rn_lines *p = rn_lines_new(&s->stopping);
 	pthread_t t;
-	if (!cj || !p) {
+	if (!cj || !p || mf_store_open(mf_store_root(s->store), &cj->store, &e) != MF_OK) {
+		if (cj)
+			mf_store_close(cj->store);
 		free(cj);
 		rn_lines_release(p);
 		rn_lines_release(p);
 		mf_create_request_free(req);
-		rn_http_respond_error(r, 500, "out of memory");
+		rn_http_respond_error(r, 500, cj && p ? e.msg : "out of memory");
 		return;
 	}
-	cj->s = s;
+	cj->log = s->log;
 	cj->req = req;
 	cj->pipe = p;
+	mf_create_request_set_cancel(req, &(struct mf_cancel){create_cancelled, p});
 	bool stream = mf_create_request_stream(req);
 	if (pthread_create(&t, NULL, create_main, cj) != 0) {
+		mf_store_close(cj->store);
 		free(cj);
 		rn_lines_release(p);
 		rn_lines_release(p);

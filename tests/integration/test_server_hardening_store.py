@@ -117,3 +117,79 @@ def test_legacy_fields_read_no_server_file(srv, tmp_path):
     assert (r.status_code, r.json()) == (200, {"status": "success"})
     assert names(b) == ["old:latest", "older:latest"]
     assert requests.post(f"{b}/api/show", json={"model": "older"}).json()["system"] == "bye"
+
+
+# ---------------------------------------------------------------------------------------------------------
+# F6: a long create (here: quantizing an F16 model of ~0.9 GB, tens of seconds on two cores) stops when its
+# client leaves, and SIGTERM stops the server in the middle of one.
+
+
+@pytest.fixture(scope="module")
+def big_f16(orun_bin, tmp_path_factory):
+    out = tmp_path_factory.mktemp("big") / "big-f16.gguf"
+    subprocess.run([orun_bin, "mkmodel", "-o", str(out), "--tokenizer", str(model_path("llama")), "--arch", "llama",
+                    "--layers", "4", "--dim", "2048", "--heads", "16", "--kv-heads", "4", "--ff", "8192",
+                    "--type", "F16"], check=True, capture_output=True, timeout=300)
+    return out
+
+
+def cpu_seconds(pid):
+    """User + system CPU time of a process so far."""
+    with open(f"/proc/{pid}/stat") as f:
+        fields = f.read().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def start_quantize(base, digest):
+    """Starts a quantizing create on a raw socket; returns the socket once the first quantize line came."""
+    host, port = base.split("//")[1].split(":")
+    body = json.dumps({"model": "q", "files": {"m.gguf": digest}, "quantize": "q4_K_M"}).encode()
+    s = socket.create_connection((host, int(port)), timeout=120)
+    s.sendall(b"POST /api/create HTTP/1.1\r\nHost: " + host.encode() + b"\r\nContent-Type: application/json\r\n"
+              b"Content-Length: " + str(len(body)).encode() + b"\r\n\r\n" + body)
+    seen = b""
+    while b"quantizing" not in seen:
+        chunk = s.recv(65536)
+        assert chunk, seen.decode(errors="replace")
+        seen += chunk
+    return s
+
+
+def orun_temps(models):
+    """Files and folders under blobs/ that are not blobs (temporary files of a create or an upload)."""
+    return [p.name for p in (models / "blobs").iterdir() if not p.name.startswith("sha256-") or len(p.name) != 71]
+
+
+def test_create_stops_when_client_leaves(srv, big_f16):
+    digest = upload(srv.base, big_f16)
+    s = start_quantize(srv.base, digest)
+    s.close()
+    # the quantizer notices at its next tensor; give it a few seconds, then it must be idle
+    deadline = time.time() + 20
+    while time.time() < deadline:
+        c0 = cpu_seconds(srv.proc.pid)
+        time.sleep(1.0)
+        if cpu_seconds(srv.proc.pid) - c0 < 0.1:
+            break
+    c0 = cpu_seconds(srv.proc.pid)
+    time.sleep(2.0)
+    busy = cpu_seconds(srv.proc.pid) - c0
+    assert busy < 0.2, f"the server still works ({busy:.2f} s of CPU in 2 s) after the client left"
+    assert orun_temps(srv.models) == []
+    assert names(srv.base) == []
+    assert "cancelled" in srv.read_log()
+
+
+def test_sigterm_stops_a_create(srv, big_f16):
+    digest = upload(srv.base, big_f16)
+    s = start_quantize(srv.base, digest)
+    t0 = time.time()
+    srv.proc.send_signal(signal.SIGTERM)
+    try:
+        srv.proc.wait(timeout=20)
+    except subprocess.TimeoutExpired:
+        pytest.fail("SIGTERM did not stop the server within 20 s while a create ran")
+    finally:
+        s.close()
+    assert time.time() - t0 < 20
+    assert orun_temps(srv.models) == []

@@ -81,6 +81,17 @@ static int create(struct mf_store *st, const char *body, struct events *ev, stru
 	return rc;
 }
 
+struct cancel_count {
+	int *calls, after;
+};
+
+/* A cancel check that says stop at its after-th call. */
+static bool cancel_after(void *ctx)
+{
+	struct cancel_count *c = ctx;
+	return ++*c->calls >= c->after;
+}
+
 static int cancel_at_manifest(void *ctx, const struct mf_progress *p)
 {
 	(void)ctx;
@@ -388,6 +399,26 @@ static void server_side(void)
 	if (m) {
 		CHECK(strcmp(m->manifest->layers[0].digest, d16) == 0); /* already F16: kept */
 		mf_model_free(m);
+	}
+	/* the request's cancel check stops a create inside its long steps (issue 20, F6): here in the
+	 * quantizer, whose progress asks it after each tensor; no manifest, no temporary file left */
+	for (int after = 1; after <= 4; after++) {
+		struct mf_create_request *qr;
+		snprintf(body, sizeof body, "{\"model\":\"qc\",\"files\":{\"f16.gguf\":\"%s\"},\"quantize\":\"q8_0\"}", d16);
+		CHECK(mf_create_request_parse(body, strlen(body), &qr, NULL, &err) == MF_OK);
+		int calls = 0;
+		struct cancel_count cc = {&calls, after};
+		mf_create_request_set_cancel(qr, &(struct mf_cancel){cancel_after, &cc});
+		CHECKF(mf_create_run(st, qr, NULL, NULL, NULL, &err) == MF_ERR_CANCELLED, "after %d: %s", after, err.msg);
+		CHECK_STREQ(err.msg, "request canceled");
+		CHECK(calls == after);
+		mf_create_request_free(qr);
+		CHECK(mf_model_load(st, "qc", &m, &err) == MF_ERR_NOT_FOUND);
+		int cnt;
+		char **left = mft_list(tpath("models/blobs"), "", &cnt);
+		for (int i = 0; i < cnt; i++)
+			CHECKF(left[i][0] == '.' || mf_digest_valid(left[i]), "after %d: leftover %s", after, left[i]);
+		mft_list_free(left);
 	}
 	snprintf(body, sizeof body, "{\"model\":\"x\",\"files\":{\"f16.gguf\":\"%s\"},\"quantize\":\"bf16\"}", d16);
 	CHECK(create(st, body, &ev, &err) == MF_ERR_INVALID);

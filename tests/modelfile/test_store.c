@@ -399,6 +399,17 @@ static void hostile(struct mf_store *s)
 	CHECK_STREQ(d, "sha256:2cf24dba5fb0a30e26e83b2ac5b9e29e1b161e5c1fa7425e73043362938b9824");
 	CHECK(size == 5);
 	CHECK(mf_sha256_file("/nonexistent/file", d, &size, &err) == MF_ERR_NOT_FOUND);
+	/* where a file is expected, only a regular file will do: /dev/zero would be hashed forever, a FIFO
+	 * would block the open (issue 20, F6) */
+	CHECK(mf_sha256_file("/dev/zero", d, &size, &err) == MF_ERR_IO);
+	CHECK_STREQ(err.msg, "/dev/zero is not a regular file");
+	CHECK(mf_sha256_file(root, d, &size, &err) == MF_ERR_IO); /* a folder */
+	char *fifo = pathf("%s/%s", "a-fifo");
+	CHECK(mkfifo(fifo, 0600) == 0);
+	CHECK(mf_sha256_file(fifo, d, &size, &err) == MF_ERR_IO);
+	CHECK(mf_store_put_file(s, "/dev/zero", d, &size, NULL, &err) == MF_ERR_IO);
+	CHECK(mf_store_put_file(s, fifo, d, &size, NULL, &err) == MF_ERR_IO);
+	unlink(fifo);
 }
 
 static void environment(void)
