@@ -608,6 +608,9 @@ struct clayer {
 	uint64_t n_params; /* sum of the tensors' element counts (Ollama's general.parameter_count) */
 	bool fp8;          /* has orun's FP8 tensors (an FP8 import carries no general.file_type) */
 	char *chat_template;
+	char *data;        /* a text layer's bytes (NewLayer), kept to write its blob again if a concurrent
+			      delete removed it before the commit; NULL for weights */
+	size_t data_len;
 };
 
 struct layers {
@@ -649,6 +652,7 @@ static void clayer_clear(struct clayer *c)
 	free(c->l.name);
 	free(c->status);
 	free(c->chat_template);
+	free(c->data);
 	memset(c, 0, sizeof *c);
 }
 
@@ -744,6 +748,12 @@ static int new_layer(struct run *R, const char *media, const void *data, size_t 
 	if (!c)
 		return oom(R);
 	rc = set_layer(R, c, media, digest, (int64_t)n, NULL, NULL, created ? "creating new layer" : "using existing layer");
+	if (rc == MF_OK && !(c->data = malloc(n ? n : 1)))
+		rc = oom(R);
+	if (rc == MF_OK) {
+		memcpy(c->data, data, n);
+		c->data_len = n;
+	}
 	if (out)
 		*out = c;
 	return rc;
@@ -1461,6 +1471,49 @@ static int set_messages(struct run *R)
 	return rc;
 }
 
+/* The commit, under the store lock (issue 20, F7): a delete may have removed a blob this create reuses
+ * (the model it shares layers with was deleted meanwhile) after the create looked at it. Every blob the
+ * manifest will name is checked here, where no delete can run: a text layer is written again, a missing
+ * weights blob fails the create, and only then is the config written and the manifest renamed into place. */
+static int commit(struct run *R, const struct mf_name *name)
+{
+	size_t clen;
+	char *cjs = mf_config_encode(&R->cfg, &clen);
+	if (!cjs)
+		return oom(R);
+	struct mf_layer *ls = R->L.n ? calloc(R->L.n, sizeof *ls) : NULL;
+	if (R->L.n && !ls) {
+		free(cjs);
+		return oom(R);
+	}
+	int lock;
+	int rc = mf_store_lock(R->s, R->cancel, &lock, R->err);
+	for (size_t i = 0; i < R->L.n && rc == MF_OK; i++) {
+		const struct clayer *c = &R->L.v[i];
+		ls[i] = c->l;
+		if (mf_store_blob_exists(R->s, c->l.digest))
+			continue;
+		char again[MF_DIGEST_LEN + 1];
+		if (!c->data)
+			rc = mf_error_set(R->err, MF_ERR_NOT_FOUND,
+					  "blob %s was removed while the model was being created (its model was deleted meanwhile); "
+					  "create it again", c->l.digest);
+		else if ((rc = mf_store_put_blob(R->s, c->data, c->data_len, again, NULL, R->err)) == MF_OK &&
+			 strcmp(again, c->l.digest) != 0)
+			rc = mf_error_set(R->err, MF_ERR_DIGEST, "layer %s written again as %s", c->l.digest, again);
+	}
+	char cdigest[MF_DIGEST_LEN + 1];
+	if (rc == MF_OK)
+		rc = mf_store_put_blob(R->s, cjs, clen, cdigest, NULL, R->err);
+	struct mf_layer config = {MF_MEDIA_CONFIG, cdigest, (int64_t)clen, NULL, NULL};
+	if (rc == MF_OK)
+		rc = mf_store_write_manifest(R->s, name, &config, ls, R->L.n, R->err);
+	mf_store_unlock(lock);
+	free(ls);
+	free(cjs);
+	return rc;
+}
+
 static int create_model(struct run *R, const struct mf_name *name)
 {
 	const struct mf_create_request *r = R->r;
@@ -1535,29 +1588,12 @@ static int create_model(struct run *R, const struct mf_name *name)
 	if ((rc = set_parameters(R)) != MF_OK || (rc = set_messages(R)) != MF_OK)
 		return rc;
 
-	size_t clen;
-	char *cjs = mf_config_encode(&R->cfg, &clen);
-	if (!cjs)
-		return oom(R);
-	char cdigest[MF_DIGEST_LEN + 1];
-	rc = mf_store_put_blob(R->s, cjs, clen, cdigest, NULL, R->err);
-	free(cjs);
-	if (rc != MF_OK)
-		return rc;
 	for (size_t i = 0; i < R->L.n; i++)
 		if (R->L.v[i].status && (rc = progress(R, R->L.v[i].status, NULL, 0, 0)) != MF_OK)
 			return rc;
 	if ((rc = progress(R, "writing manifest", NULL, 0, 0)) != MF_OK)
 		return rc;
-	struct mf_layer config = {MF_MEDIA_CONFIG, cdigest, (int64_t)clen, NULL, NULL};
-	struct mf_layer *ls = R->L.n ? calloc(R->L.n, sizeof *ls) : NULL;
-	if (R->L.n && !ls)
-		return oom(R);
-	for (size_t i = 0; i < R->L.n; i++)
-		ls[i] = R->L.v[i].l;
-	rc = mf_store_write_manifest(R->s, name, &config, ls, R->L.n, R->err);
-	free(ls);
-	return rc;
+	return commit(R, name);
 }
 
 int mf_create_run(struct mf_store *s, const struct mf_create_request *r, mf_progress_fn fn, void *ctx,

@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
@@ -280,6 +281,51 @@ void mf_store_close(struct mf_store *s)
 const char *mf_store_root(const struct mf_store *s)
 {
 	return s->root;
+}
+
+/* ---------------------------------------------------------------------------------------------------- */
+/* The store lock */
+
+int mf_store_lock(struct mf_store *s, const struct mf_cancel *cancel, int *lock, struct mf_error *err)
+{
+	*lock = -1;
+	char path[PATH_CAP];
+	if (!join2(path, sizeof path, s->root, MF_STORE_LOCK_NAME))
+		return mf_error_set(err, MF_ERR_LIMIT, "path too long");
+	/* a fresh open file description per taker: flock then excludes the threads of this process too */
+	int fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0644);
+	if (fd < 0) {
+		if (errno == EROFS || errno == EACCES || errno == EPERM)
+			return MF_OK;
+		return mf_error_set(err, MF_ERR_IO, "open %s: %s", path, strerror(errno));
+	}
+	const struct timespec tick = {0, 10 * 1000000L};
+	for (long waited_ms = 0;; waited_ms += 10) {
+		if (flock(fd, LOCK_EX | LOCK_NB) == 0) {
+			*lock = fd;
+			return MF_OK;
+		}
+		if (errno != EWOULDBLOCK && errno != EINTR) { /* e.g. ENOLCK: no locks on this file system */
+			close(fd);
+			return MF_OK;
+		}
+		if (mf_cancelled(cancel)) {
+			close(fd);
+			return mf_error_set(err, MF_ERR_CANCELLED, "request canceled");
+		}
+		if (waited_ms >= MF_STORE_LOCK_WAIT_MS) {
+			close(fd);
+			return mf_error_set(err, MF_ERR_IO, "the model store is busy: %s has been held by another process for %d s",
+					    path, MF_STORE_LOCK_WAIT_MS / 1000);
+		}
+		nanosleep(&tick, NULL);
+	}
+}
+
+void mf_store_unlock(int lock)
+{
+	if (lock >= 0)
+		close(lock); /* releases the flock */
 }
 
 int mf_store_blob_path(const struct mf_store *s, const char *digest, char *buf, size_t cap, struct mf_error *err)
@@ -1100,18 +1146,22 @@ static bool digest_in_use(const struct mf_store *s, const char *digest)
 
 int mf_store_remove_blob_if_unused(struct mf_store *s, const char *digest, struct mf_error *err)
 {
-	if (!digest || !*digest || digest_in_use(s, digest))
+	if (!digest || !*digest)
 		return MF_OK;
-	char path[PATH_CAP];
-	int rc = mf_store_blob_path(s, digest, path, sizeof path, err);
+	int lock;
+	int rc = mf_store_lock(s, NULL, &lock, err);
 	if (rc != MF_OK)
 		return rc;
-	if (unlink(path) != 0 && errno != ENOENT)
-		return mf_error_set(err, MF_ERR_IO, "remove %s: %s", path, strerror(errno));
-	return MF_OK;
+	char path[PATH_CAP];
+	if (!digest_in_use(s, digest) && (rc = mf_store_blob_path(s, digest, path, sizeof path, err)) == MF_OK &&
+	    unlink(path) != 0 && errno != ENOENT)
+		rc = mf_error_set(err, MF_ERR_IO, "remove %s: %s", path, strerror(errno));
+	mf_store_unlock(lock);
+	return rc;
 }
 
-int mf_store_remove_unused_layers(struct mf_store *s, const struct mf_manifest *m, struct mf_error *err)
+/* RemoveLayers; the caller holds the store lock. */
+static int remove_unused_layers(struct mf_store *s, const struct mf_manifest *m, struct mf_error *err)
 {
 	struct mf_manifest **list;
 	size_t n;
@@ -1142,6 +1192,16 @@ int mf_store_remove_unused_layers(struct mf_store *s, const struct mf_manifest *
 	return rc;
 }
 
+int mf_store_remove_unused_layers(struct mf_store *s, const struct mf_manifest *m, struct mf_error *err)
+{
+	int lock;
+	int rc = mf_store_lock(s, NULL, &lock, err);
+	if (rc == MF_OK)
+		rc = remove_unused_layers(s, m, err);
+	mf_store_unlock(lock);
+	return rc;
+}
+
 /* PruneDirectory: removes empty folders below (and including) path; symlinks are left alone. */
 static void prune_dirs(const char *path, bool keep_root)
 {
@@ -1159,14 +1219,27 @@ static void prune_dirs(const char *path, bool keep_root)
 		(void)rmdir(path); /* fails harmlessly when not empty */
 }
 
+static int delete_locked(struct mf_store *s, const char *name, const struct mf_name *n, struct mf_error *err);
+
 int mf_store_delete(struct mf_store *s, const char *name, struct mf_error *err)
 {
-	struct mf_name n, r;
+	struct mf_name n;
 	mf_name_parse(name, &n);
 	char q[MF_NAME_QUOTE_MAX];
 	if (!mf_name_is_valid(&n))
 		return mf_error_set_http(err, MF_ERR_PARSE, 400, "name %s is invalid", mf_name_quote(name, strlen(name), q));
-	int rc = mf_store_resolve_name(s, &n, &r, err);
+	int lock;
+	int rc = mf_store_lock(s, NULL, &lock, err);
+	if (rc == MF_OK)
+		rc = delete_locked(s, name, &n, err);
+	mf_store_unlock(lock);
+	return rc;
+}
+
+static int delete_locked(struct mf_store *s, const char *name, const struct mf_name *n, struct mf_error *err)
+{
+	struct mf_name r;
+	int rc = mf_store_resolve_name(s, n, &r, err);
 	if (rc != MF_OK)
 		return rc;
 	struct mf_manifest *m;
@@ -1182,7 +1255,7 @@ int mf_store_delete(struct mf_store *s, const char *name, struct mf_error *err)
 				  strerror(errno));
 	if (rc == MF_OK) {
 		prune_dirs(s->manifests, true);
-		rc = mf_store_remove_unused_layers(s, m, err);
+		rc = remove_unused_layers(s, m, err);
 	}
 	mf_manifest_free(m);
 	return rc;
@@ -1211,19 +1284,34 @@ int mf_store_copy(struct mf_store *s, const char *src, const char *dst, struct m
 		return rc;
 	if (strcmp(sp, dp) == 0)
 		return MF_OK;
-	char *data;
+	int lock;
+	if ((rc = mf_store_lock(s, NULL, &lock, err)) != MF_OK)
+		return rc;
+	char *data = NULL;
 	size_t len;
 	rc = read_file(sp, MF_MAX_MANIFEST_SIZE, &data, &len, NULL, err);
 	if (rc == MF_ERR_NOT_FOUND)
-		return mf_error_set(err, MF_ERR_NOT_FOUND, "model \"%s\" not found", src);
-	if (rc != MF_OK)
-		return rc;
-	rc = write_atomic(dp, data, len, err);
+		rc = mf_error_set(err, MF_ERR_NOT_FOUND, "model \"%s\" not found", src);
+	if (rc == MF_OK)
+		rc = write_atomic(dp, data, len, err);
+	mf_store_unlock(lock);
 	free(data);
 	return rc;
 }
 
+static int prune_locked(struct mf_store *s, size_t *n_blobs, size_t *n_removed, struct mf_error *err);
+
 int mf_store_prune(struct mf_store *s, size_t *n_blobs, size_t *n_removed, struct mf_error *err)
+{
+	int lock;
+	int rc = mf_store_lock(s, NULL, &lock, err);
+	if (rc == MF_OK)
+		rc = prune_locked(s, n_blobs, n_removed, err);
+	mf_store_unlock(lock);
+	return rc;
+}
+
+static int prune_locked(struct mf_store *s, size_t *n_blobs, size_t *n_removed, struct mf_error *err)
 {
 	size_t total = 0, removed = 0;
 	char **names = list_dir(s->blobs);

@@ -5,7 +5,11 @@
  *     manifests/<host>/<namespace>/<model>/<tag>    a Docker v2 manifest, JSON + "\n", as Go's json.Encoder
  * Blobs are written to a temporary file in blobs/, hashed while written (OpenSSL SHA-256), fsynced and
  * renamed into place; a manifest is written to a temporary file beside it and renamed, so neither is ever
- * seen half-written. A store is a path, not a lock: several processes may share it, as with Ollama.
+ * seen half-written. Several processes may share a store, as with Ollama. The steps that must not
+ * interleave, a create's commit (its blobs checked, its manifest written) and every removal of blobs
+ * (delete, the layers a create replaced, prune), hold the store lock: flock on <models>/.orun.lock, which
+ * excludes other threads and other orun processes. Ollama takes no lock of its own (it has the same race
+ * between its own create and delete), so a real Ollama on the same store is not excluded.
  */
 #ifndef ORUN_MODELFILE_STORE_H
 #define ORUN_MODELFILE_STORE_H
@@ -79,6 +83,18 @@ int mf_sha256_file(const char *path, char out[MF_DIGEST_LEN + 1], uint64_t *size
 /* The store */
 
 struct mf_store;
+
+#define MF_STORE_LOCK_NAME ".orun.lock" /* in the models folder; Ollama never looks outside blobs/ and manifests/ */
+#define MF_STORE_LOCK_WAIT_MS 120000    /* a lock held longer than this by someone else is an error */
+
+/* Takes the store lock (blocking, asking cancel while it waits; cancel may be NULL). *lock gets a handle
+ * for mf_store_unlock, -1 when the store cannot hold a lock file (read-only, or a file system without
+ * locks): then the caller goes on unlocked and its writes fail on their own. Errors: MF_ERR_CANCELLED,
+ * MF_ERR_IO ("the model store is busy: ..." after MF_STORE_LOCK_WAIT_MS). Not re-entrant: a thread that
+ * holds the lock must not take it again. */
+int mf_store_lock(struct mf_store *s, const struct mf_cancel *cancel, int *lock, struct mf_error *err) MF_WUR;
+/* Releases it; -1 is fine. */
+void mf_store_unlock(int lock);
 
 /* Opens (and creates the folders of) the store at dir (NULL = mf_models_dir_default()). */
 int mf_store_open(const char *dir, struct mf_store **out, struct mf_error *err) MF_WUR;
@@ -189,24 +205,26 @@ void mf_manifest_list_free(struct mf_manifest **list, size_t n);
 int mf_store_resolve_name(const struct mf_store *s, const struct mf_name *n, struct mf_name *out,
 			  struct mf_error *err) MF_WUR;
 
-/* Deletes the layers of m that no manifest in the store uses any more (RemoveLayers). */
+/* Deletes the layers of m that no manifest in the store uses any more (RemoveLayers), under the store lock. */
 int mf_store_remove_unused_layers(struct mf_store *s, const struct mf_manifest *m, struct mf_error *err) MF_WUR;
 
-/* Removes a blob unless a manifest references it (Layer.Remove). */
+/* Removes a blob unless a manifest references it (Layer.Remove), under the store lock. */
 int mf_store_remove_blob_if_unused(struct mf_store *s, const char *digest, struct mf_error *err) MF_WUR;
 
 /* /api/delete: resolves the name case-insensitively, removes the manifest, prunes empty manifest folders,
- * then the layers no other manifest uses. MF_ERR_NOT_FOUND ("model '<name>' not found", 404). */
+ * then the layers no other manifest uses, all under the store lock. MF_ERR_NOT_FOUND ("model '<name>' not
+ * found", 404). */
 int mf_store_delete(struct mf_store *s, const char *name, struct mf_error *err) MF_WUR;
 
-/* /api/copy: copies the manifest bytes of src to dst (names resolved case-insensitively). Errors with
+/* /api/copy: copies the manifest bytes of src to dst (names resolved case-insensitively; the read and the
+ * write under the store lock, so a delete of src cannot take the blobs from under dst). Errors with
  * Ollama's texts: `source "<x>" is invalid`, `destination "<x>" is invalid` (400),
  * `model "<src>" not found` (404). */
 int mf_store_copy(struct mf_store *s, const char *src, const char *dst, struct mf_error *err) MF_WUR;
 
 /* PruneLayers + PruneDirectory: removes blobs older than MF_PRUNE_GRACE_SECONDS that no manifest uses (and
- * files in blobs/ whose names are not digests), then empty folders under manifests/. Counts go to the
- * optional outputs. */
+ * files in blobs/ whose names are not digests), then empty folders under manifests/, under the store lock.
+ * Counts go to the optional outputs. */
 int mf_store_prune(struct mf_store *s, size_t *n_blobs, size_t *n_removed, struct mf_error *err) MF_WUR;
 
 #endif

@@ -193,3 +193,76 @@ def test_sigterm_stops_a_create(srv, big_f16):
         s.close()
     assert time.time() - t0 < 20
     assert orun_temps(srv.models) == []
+
+
+# ---------------------------------------------------------------------------------------------------------
+# F7: a delete racing a create that shares blobs with the deleted model. The create may fail (its base went
+# away under it), but a create that answers success must leave a manifest whose blobs all exist.
+
+
+def manifest_blobs_missing(models, name):
+    m = json.loads((models / "manifests" / "registry.ollama.ai" / "library" / name / "latest").read_text())
+    return [l["digest"] for l in [m["config"], *m["layers"]]
+            if not (models / "blobs" / l["digest"].replace(":", "-")).is_file()]
+
+
+def test_delete_racing_create(smol):
+    b, models = smol.base, smol.models
+    gguf = model_path("llama")
+    broken, ok, tries = [], 0, 12
+    delays = [0.0, 0.0, 0.01, 0.01, 0.02, 0.02, 0.04, 0.04, 0.08, 0.08, 0.16, 0.16]
+    for i in range(tries):
+        # "smol" holds the GGUF blob and a system layer; "c<i>" reuses both, by digest or by FROM
+        if "smol:latest" not in names(b):
+            upload(b, gguf)
+            r = requests.post(f"{b}/api/create", json={"model": "smol", "files": {"m.gguf": smol.blob},
+                                                        "system": "shared", "stream": False})
+            assert r.status_code == 200, r.text
+        body = {"model": f"c{i}", "system": "shared", "stream": False}
+        body.update({"files": {"m.gguf": smol.blob}} if i % 2 else {"from": "smol"})
+        res = {}
+        go = threading.Barrier(2)
+
+        def create():
+            go.wait()
+            res["create"] = requests.post(f"{b}/api/create", json=body, timeout=120)
+
+        def delete():
+            go.wait()
+            time.sleep(delays[i])  # so that either side may win
+            res["delete"] = requests.delete(f"{b}/api/delete", json={"model": "smol"}, timeout=120)
+
+        ts = [threading.Thread(target=create), threading.Thread(target=delete)]
+        for t in ts:
+            t.start()
+        for t in ts:
+            t.join()
+        assert res["delete"].status_code == 200, res["delete"].text
+        if res["create"].status_code == 200:
+            ok += 1
+            missing = manifest_blobs_missing(models, f"c{i}")
+            if missing:
+                broken.append((f"c{i}", missing))
+        requests.delete(f"{b}/api/delete", json={"model": f"c{i}"}, timeout=60)
+    print(f"delete racing create: {ok} of {tries} creates succeeded, {len(broken)} of them broken")
+    assert not broken, f"{len(broken)} of {ok} successful creates (of {tries}) point at removed blobs: {broken}"
+
+
+def test_store_lock_excludes_other_processes(smol):
+    """Another process (here: this test) holding <models>/.orun.lock keeps orun's delete waiting."""
+    b = smol.base
+    r = requests.post(f"{b}/api/copy", json={"source": "smol", "destination": "other"})
+    assert r.status_code == 200, r.text
+    with open(smol.models / ".orun.lock", "a+") as f:
+        fcntl.flock(f, fcntl.LOCK_EX)
+        res = {}
+        t = threading.Thread(target=lambda: res.update(r=requests.delete(f"{b}/api/delete", json={"model": "other"},
+                                                                          timeout=60)))
+        t.start()
+        t.join(1.5)
+        waited = t.is_alive()
+        fcntl.flock(f, fcntl.LOCK_UN)
+    t.join(30)
+    assert waited, "the delete did not wait for the store lock held by another process"
+    assert res["r"].status_code == 200
+    assert names(b) == ["smol:latest"]

@@ -412,6 +412,29 @@ static void hostile(struct mf_store *s)
 	unlink(fifo);
 }
 
+/* A cancel check that says stop at its third call. */
+static bool third_call(void *ctx)
+{
+	return ++*(int *)ctx >= 3;
+}
+
+/* The store lock (issue 20, F7): a second taker waits (another thread or process: flock on a fresh open
+ * of <models>/.orun.lock) and may be cancelled while it waits; released, it can be taken again. */
+static void locking(struct mf_store *s)
+{
+	struct mf_error err;
+	int l1, l2, calls = 0;
+	CHECK(mf_store_lock(s, NULL, &l1, &err) == MF_OK && l1 >= 0);
+	struct stat st;
+	CHECK(stat(pathf("%s/%s", MF_STORE_LOCK_NAME), &st) == 0 && S_ISREG(st.st_mode));
+	CHECK(mf_store_lock(s, &(struct mf_cancel){third_call, &calls}, &l2, &err) == MF_ERR_CANCELLED);
+	CHECK(calls == 3);
+	mf_store_unlock(l1);
+	CHECK(mf_store_lock(s, NULL, &l2, &err) == MF_OK && l2 >= 0);
+	mf_store_unlock(l2);
+	mf_store_unlock(-1);
+}
+
 static void environment(void)
 {
 	setenv("OLLAMA_MODELS", " \"/srv/models\" ", 1);
@@ -457,6 +480,7 @@ int main(void)
 	deleting(s);
 	pruning(s);
 	hostile(s);
+	locking(s);
 	mf_store_close(s);
 	environment();
 	char *top = strdup(root);
