@@ -881,32 +881,6 @@ static int detect_template(struct run *R, size_t first)
 	return MF_OK;
 }
 
-/* rm -r of a folder orun made (symlinks are removed, not followed). */
-static void remove_tree(const char *path)
-{
-	struct stat st;
-	if (lstat(path, &st) != 0)
-		return;
-	if (S_ISDIR(st.st_mode)) {
-		DIR *d = opendir(path);
-		if (d) {
-			struct dirent *e;
-			while ((e = readdir(d))) {
-				if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, ".."))
-					continue;
-				char child[PATH_CAP];
-				int k = snprintf(child, sizeof child, "%s/%s", path, e->d_name);
-				if (k > 0 && (size_t)k < sizeof child)
-					remove_tree(child);
-			}
-			closedir(d);
-		}
-		rmdir(path);
-	} else {
-		unlink(path);
-	}
-}
-
 /* Links blob to dir/name, creating the folders name needs. */
 static int link_file(struct run *R, const char *dir, const char *name, const char *blob)
 {
@@ -946,11 +920,10 @@ static int convert_safetensors(struct run *R, const struct digest_map *files, bo
 	if (media && strcmp(media, MF_MEDIA_DRAFT) == 0)
 		return mf_error_set(R->err, MF_ERR_INVALID, "converting a safetensors draft model is not supported by orun");
 	char dir[PATH_CAP];
-	int k = snprintf(dir, sizeof dir, "%s/ollama-safetensorsXXXXXX", mf_store_root(R->s));
-	if (k < 0 || (size_t)k >= sizeof dir || !mkdtemp(dir))
-		return mf_error_set(R->err, MF_ERR_IO, "create a temporary folder in %s: %s", mf_store_root(R->s),
-				    strerror(errno));
-	int rc = MF_OK;
+	int lock;
+	int rc = mf_store_temp_dir(R->s, dir, sizeof dir, &lock, R->err);
+	if (rc != MF_OK)
+		return rc;
 	for (size_t i = 0; i < files->n && rc == MF_OK; i++) {
 		char blob[PATH_CAP];
 		if (!valid_path(files->v[i].name, strlen(files->v[i].name)))
@@ -974,7 +947,7 @@ static int convert_safetensors(struct run *R, const struct digest_map *files, bo
 	bool created = false;
 	if (rc == MF_OK)
 		rc = mf_store_adopt_file(R->s, out, digest, &size, &created, R->cancel, R->err);
-	remove_tree(dir);
+	mf_store_temp_dir_remove(dir, lock);
 	if (rc != MF_OK)
 		return rc;
 	size_t first = R->L.n;
@@ -1210,26 +1183,28 @@ static int quantize_layer(struct run *R, size_t idx, const char *type_name, uint
 				    type_name);
 	char status[160];
 	snprintf(status, sizeof status, "quantizing %s model to %s", layer_file_type(&R->L.v[idx]), type_name);
-	char in[PATH_CAP], out[PATH_CAP];
+	char in[PATH_CAP], dir[PATH_CAP], out[PATH_CAP];
+	int lock = -1;
 	int rc = mf_store_blob_path(R->s, R->L.v[idx].l.digest, in, sizeof in, R->err);
 	if (rc == MF_OK)
-		rc = mf_store_temp_path(R->s, type_name, out, sizeof out, R->err);
+		rc = mf_store_temp_dir(R->s, dir, sizeof dir, &lock, R->err);
 	if (rc != MF_OK)
 		return rc;
+	if (snprintf(out, sizeof out, "%s/model.gguf", dir) >= (int)sizeof out)
+		rc = mf_error_set(R->err, MF_ERR_LIMIT, "path too long");
 	struct quant_progress qp = {R, status, R->L.v[idx].l.size, false};
 	struct gguf_error ge;
-	if (gguf_quantize_file(in, out, mix, on_quantize, &qp, &ge) != GGUF_OK) {
-		unlink(out);
-		return gguf_failed(R, &ge);
-	}
-	if ((rc = progress(R, "verifying conversion", NULL, 0, 0)) != MF_OK) {
-		unlink(out);
-		return rc;
-	}
+	if (rc == MF_OK && gguf_quantize_file(in, out, mix, on_quantize, &qp, &ge) != GGUF_OK)
+		rc = gguf_failed(R, &ge);
+	if (rc == MF_OK)
+		rc = progress(R, "verifying conversion", NULL, 0, 0);
 	char digest[MF_DIGEST_LEN + 1];
 	uint64_t size;
 	bool created;
-	if ((rc = mf_store_adopt_file(R->s, out, digest, &size, &created, R->cancel, R->err)) != MF_OK)
+	if (rc == MF_OK)
+		rc = mf_store_adopt_file(R->s, out, digest, &size, &created, R->cancel, R->err);
+	mf_store_temp_dir_remove(dir, lock);
+	if (rc != MF_OK)
 		return rc;
 	struct clayer *c = &R->L.v[idx];
 	char *media = strdup(c->l.media_type);

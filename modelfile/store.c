@@ -370,6 +370,148 @@ static void sync_dir_of(const char *path)
 }
 
 /* ---------------------------------------------------------------------------------------------------- */
+/* Temporary files */
+
+/* Creates blobs/orun-tmp-XXXXXX (a folder when dir, else a file) and takes an flock on it, held as long as
+ * *fd is open: the start-up cleaner removes only what nobody holds. Between the creation and the flock a
+ * cleaner may have taken it for a leftover and removed it: then it has no link any more (st_nlink 0) and
+ * another is made. A file system without locks: the file is used unlocked (the cleaner cannot take it
+ * either, so it never removes it). */
+static int temp_create(struct mf_store *s, bool dir, char *path, size_t cap, int *fd, struct mf_error *err)
+{
+	int rc = mkdir_p(s->blobs, err);
+	if (rc != MF_OK)
+		return rc;
+	for (int attempt = 0; attempt < 16; attempt++) {
+		int k = snprintf(path, cap, "%s/" MF_TEMP_PREFIX "XXXXXX", s->blobs);
+		if (k < 0 || (size_t)k >= cap)
+			return mf_error_set(err, MF_ERR_LIMIT, "path too long");
+		int f = -1;
+		if (!dir)
+			f = mkostemp(path, O_CLOEXEC);
+		else if (mkdtemp(path))
+			f = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+		if (f < 0)
+			return mf_error_set(err, MF_ERR_IO, "create a temporary %s in %s: %s", dir ? "folder" : "file", s->blobs,
+					    strerror(errno));
+		while (flock(f, LOCK_EX) != 0 && errno == EINTR)
+			;
+		struct stat st;
+		if (fstat(f, &st) == 0 && st.st_nlink > 0) {
+			*fd = f;
+			return MF_OK;
+		}
+		close(f);
+	}
+	return mf_error_set(err, MF_ERR_IO, "create a temporary file in %s: removed as soon as made", s->blobs);
+}
+
+/* rm -r of a folder orun made (symlinks are removed, not followed). Returns the bytes of the files removed. */
+static uint64_t remove_tree(const char *path)
+{
+	struct stat st;
+	if (lstat(path, &st) != 0)
+		return 0;
+	uint64_t bytes = 0;
+	if (S_ISDIR(st.st_mode)) {
+		DIR *d = opendir(path);
+		if (d) {
+			struct dirent *e;
+			while ((e = readdir(d))) {
+				if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, ".."))
+					continue;
+				char child[PATH_CAP];
+				if (join2(child, sizeof child, path, e->d_name))
+					bytes += remove_tree(child);
+			}
+			closedir(d);
+		}
+		rmdir(path);
+	} else if (unlink(path) == 0 && S_ISREG(st.st_mode)) {
+		bytes = (uint64_t)st.st_size;
+	}
+	return bytes;
+}
+
+int mf_store_temp_dir(struct mf_store *s, char *path, size_t cap, int *lock, struct mf_error *err)
+{
+	*lock = -1;
+	return temp_create(s, true, path, cap, lock, err);
+}
+
+void mf_store_temp_dir_remove(const char *path, int lock)
+{
+	if (path && *path)
+		remove_tree(path);
+	if (lock >= 0)
+		close(lock);
+}
+
+/* Removes path unless another process (or thread) holds its flock; true when it was removed. */
+static bool remove_if_unheld(const char *path, uint64_t *bytes)
+{
+	int f = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK);
+	if (f < 0)
+		return false;
+	bool gone = false;
+	if (flock(f, LOCK_EX | LOCK_NB) == 0) { /* nobody writes it: a leftover */
+		uint64_t b = remove_tree(path);
+		struct stat st;
+		gone = lstat(path, &st) != 0;
+		if (gone && bytes)
+			*bytes += b;
+	}
+	close(f);
+	return gone;
+}
+
+/* The temporary manifests of write_atomic (".<tag>.tmp-XXXXXX") under a manifests folder, any depth. */
+static void clean_manifest_temps(const char *dir, int depth, size_t *n, uint64_t *bytes)
+{
+	DIR *d = opendir(dir);
+	if (!d)
+		return;
+	struct dirent *e;
+	while ((e = readdir(d))) {
+		if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, ".."))
+			continue;
+		char child[PATH_CAP];
+		struct stat st;
+		if (!join2(child, sizeof child, dir, e->d_name) || lstat(child, &st) != 0)
+			continue;
+		if (S_ISDIR(st.st_mode) && depth < 4)
+			clean_manifest_temps(child, depth + 1, n, bytes);
+		else if (S_ISREG(st.st_mode) && e->d_name[0] == '.' && strstr(e->d_name, ".tmp-") &&
+			 remove_if_unheld(child, bytes))
+			++*n;
+	}
+	closedir(d);
+}
+
+int mf_store_clean_temp(struct mf_store *s, size_t *n_removed, uint64_t *bytes, struct mf_error *err)
+{
+	size_t n = 0;
+	uint64_t b = 0;
+	DIR *d = opendir(s->blobs);
+	if (!d)
+		return mf_error_set(err, MF_ERR_IO, "couldn't read dir '%s': %s", s->blobs, strerror(errno));
+	struct dirent *e;
+	while ((e = readdir(d))) {
+		char path[PATH_CAP];
+		if (strncmp(e->d_name, MF_TEMP_PREFIX, strlen(MF_TEMP_PREFIX)) == 0 && join2(path, sizeof path, s->blobs, e->d_name) &&
+		    remove_if_unheld(path, &b))
+			n++;
+	}
+	closedir(d);
+	clean_manifest_temps(s->manifests, 0, &n, &b);
+	if (n_removed)
+		*n_removed = n;
+	if (bytes)
+		*bytes = b;
+	return MF_OK;
+}
+
+/* ---------------------------------------------------------------------------------------------------- */
 /* Blobs */
 
 struct mf_blob_writer {
@@ -393,16 +535,9 @@ int mf_blob_writer_open(struct mf_store *s, struct mf_blob_writer **out, struct 
 		mf_blob_writer_abort(w);
 		return mf_error_set(err, MF_ERR_NOMEM, "out of memory");
 	}
-	int rc = mkdir_p(s->blobs, err);
+	/* held (flock) until the writer is done, so that a start-up cleaner leaves it alone */
+	int rc = temp_create(s, false, w->tmp, sizeof w->tmp, &w->fd, err);
 	if (rc != MF_OK) {
-		mf_blob_writer_abort(w);
-		return rc;
-	}
-	/* "sha256-" + random: not a digest, so Ollama's prune treats a leftover as garbage */
-	snprintf(w->tmp, sizeof w->tmp, "%s/sha256-XXXXXX", s->blobs);
-	w->fd = mkostemp(w->tmp, O_CLOEXEC);
-	if (w->fd < 0) {
-		rc = mf_error_set(err, MF_ERR_IO, "create temporary blob in %s: %s", s->blobs, strerror(errno));
 		w->tmp[0] = 0;
 		mf_blob_writer_abort(w);
 		return rc;
@@ -490,8 +625,7 @@ int mf_blob_writer_commit(struct mf_blob_writer *w, const char *expect, char dig
 		rc = mf_error_set(err, MF_ERR_IO, "chmod %s: %s", w->tmp, strerror(errno));
 		goto fail;
 	}
-	close(w->fd);
-	w->fd = -1;
+	/* w->fd stays open (and the temporary file locked) until it is renamed: mf_blob_writer_abort closes it */
 	char path[PATH_CAP];
 	rc = mf_store_blob_path(w->store, digest, path, sizeof path, err);
 	if (rc != MF_OK)
@@ -607,21 +741,6 @@ int mf_store_adopt_file(struct mf_store *s, const char *path, char digest_out[MF
 	memcpy(digest_out, digest, sizeof digest);
 	if (size)
 		*size = n;
-	return MF_OK;
-}
-
-int mf_store_temp_path(struct mf_store *s, const char *prefix, char *buf, size_t cap, struct mf_error *err)
-{
-	int rc = mkdir_p(s->blobs, err);
-	if (rc != MF_OK)
-		return rc;
-	int k = snprintf(buf, cap, "%s/%s-XXXXXX", s->blobs, prefix);
-	if (k < 0 || (size_t)k >= cap)
-		return mf_error_set(err, MF_ERR_LIMIT, "path too long");
-	int fd = mkostemp(buf, O_CLOEXEC);
-	if (fd < 0)
-		return mf_error_set(err, MF_ERR_IO, "create a temporary file in %s: %s", s->blobs, strerror(errno));
-	close(fd);
 	return MF_OK;
 }
 
@@ -923,9 +1042,25 @@ static int write_atomic(const char *path, const char *data, size_t n, struct mf_
 	int k = snprintf(tmp, sizeof tmp, "%s/.%s.tmp-XXXXXX", dir, slash + 1);
 	if (k < 0 || (size_t)k >= sizeof tmp)
 		return mf_error_set(err, MF_ERR_LIMIT, "path too long");
-	int fd = mkostemp(tmp, O_CLOEXEC);
+	/* held (flock) while in use, so that mf_store_clean_temp in another process leaves it alone; one that
+	 * cleaner removed between mkostemp and flock has no link left: make another */
+	char pattern[PATH_CAP];
+	memcpy(pattern, tmp, sizeof pattern);
+	int fd = -1;
+	for (int attempt = 0; attempt < 16 && fd < 0; attempt++) {
+		memcpy(tmp, pattern, sizeof tmp);
+		if ((fd = mkostemp(tmp, O_CLOEXEC)) < 0)
+			return mf_error_set(err, MF_ERR_IO, "create %s: %s", tmp, strerror(errno));
+		struct stat st;
+		while (flock(fd, LOCK_EX) != 0 && errno == EINTR)
+			;
+		if (fstat(fd, &st) != 0 || st.st_nlink == 0) {
+			close(fd);
+			fd = -1;
+		}
+	}
 	if (fd < 0)
-		return mf_error_set(err, MF_ERR_IO, "create %s: %s", tmp, strerror(errno));
+		return mf_error_set(err, MF_ERR_IO, "create %s: removed as soon as made", tmp);
 	size_t off = 0;
 	while (off < n) {
 		ssize_t r = write(fd, data + off, n - off);
@@ -941,12 +1076,11 @@ static int write_atomic(const char *path, const char *data, size_t n, struct mf_
 		rc = mf_error_set(err, MF_ERR_IO, "sync %s: %s", tmp, strerror(errno));
 		goto fail;
 	}
-	close(fd);
-	fd = -1;
 	if (rename(tmp, path) != 0) {
 		rc = mf_error_set(err, MF_ERR_IO, "rename %s to %s: %s", tmp, path, strerror(errno));
 		goto fail;
 	}
+	close(fd);
 	sync_dir_of(path);
 	return MF_OK;
 fail:
@@ -1332,6 +1466,8 @@ static int prune_locked(struct mf_store *s, size_t *n_blobs, size_t *n_removed, 
 			continue;
 		if (now - st.st_mtime < MF_PRUNE_GRACE_SECONDS)
 			continue;
+		if (strncmp(*b, MF_TEMP_PREFIX, strlen(MF_TEMP_PREFIX)) == 0)
+			continue; /* mf_store_clean_temp's: removed when nobody holds it, whatever its age */
 		char digest[MF_DIGEST_LEN + 8];
 		snprintf(digest, sizeof digest, "%s", *b);
 		for (char *c = digest; *c; c++)

@@ -138,9 +138,24 @@ int mf_store_put_file(struct mf_store *s, const char *path, char digest_out[MF_D
 int mf_store_adopt_file(struct mf_store *s, const char *path, char digest_out[MF_DIGEST_LEN + 1], uint64_t *size,
 			bool *created, const struct mf_cancel *cancel, struct mf_error *err) MF_WUR;
 
-/* A fresh temporary path inside the store (blobs/<prefix>-XXXXXX, created empty), for writing a file that
- * mf_store_adopt_file takes over; Ollama's prune removes a leftover after the grace period. */
-int mf_store_temp_path(struct mf_store *s, const char *prefix, char *buf, size_t cap, struct mf_error *err) MF_WUR;
+/* Temporary files. Everything a create or an upload writes before it becomes a blob lives in
+ * blobs/orun-tmp-XXXXXX (a file, or a folder for a job's several files), and its writer holds an flock on
+ * it while it works: so a later start can tell the leftovers of a killed process (nobody holds them) from
+ * the files another orun process is writing right now, whatever their age. Not a digest name: Ollama's
+ * prune removes a leftover file after its grace period too (it never enters folders). */
+#define MF_TEMP_PREFIX "orun-tmp-"
+
+/* A fresh temporary folder blobs/orun-tmp-XXXXXX for a job's files (a converted or quantized GGUF that
+ * mf_store_adopt_file takes over, the links of a safetensors conversion). *lock holds it until
+ * mf_store_temp_dir_remove. */
+int mf_store_temp_dir(struct mf_store *s, char *path, size_t cap, int *lock, struct mf_error *err) MF_WUR;
+/* Removes the folder and all in it (symlinks are removed, not followed), then releases lock. */
+void mf_store_temp_dir_remove(const char *path, int lock);
+
+/* At start-up: removes the temporary files and folders of interrupted creates and uploads (and the
+ * temporary manifests of interrupted writes) that no process holds; those in use stay. Counts go to the
+ * optional outputs (entries removed, bytes freed). Never fails on one entry: it is skipped. */
+int mf_store_clean_temp(struct mf_store *s, size_t *n_removed, uint64_t *bytes, struct mf_error *err) MF_WUR;
 
 /* Reads a whole blob into memory (max bytes at most: MF_ERR_LIMIT beyond). NUL-terminated; free() it. */
 int mf_store_read_blob(const struct mf_store *s, const char *digest, size_t max, char **data, size_t *len,

@@ -266,3 +266,37 @@ def test_store_lock_excludes_other_processes(smol):
     assert waited, "the delete did not wait for the store lock held by another process"
     assert res["r"].status_code == 200
     assert names(b) == ["smol:latest"]
+
+
+# ---------------------------------------------------------------------------------------------------------
+# The temporary files of a create killed half-way are removed at the next start, whatever their age, unless
+# another process holds them (it may be creating right now); they never show as models.
+
+
+def test_temporaries_of_killed_create_removed_at_start(orun_bin, tmp_path, big_f16):
+    srv = Server(orun_bin, tmp_path)
+    try:
+        digest = upload(srv.base, big_f16)
+        s = start_quantize(srv.base, digest)
+        time.sleep(1.0)
+        srv.proc.kill()
+        srv.proc.wait()
+        s.close()
+    finally:
+        srv.stop()
+    left = orun_temps(srv.models)
+    assert left, "the killed create left nothing to clean up (the test did not kill it half-way)"
+    # another process writing right now: its temporary file is held (flock), as orun's own writers hold theirs
+    busy = srv.models / "blobs" / "orun-tmp-busy01"
+    with open(busy, "wb") as f:
+        fcntl.flock(f, fcntl.LOCK_EX)
+        f.write(b"being written")
+        f.flush()
+        srv2 = Server(orun_bin, tmp_path)
+        try:
+            assert orun_temps(srv2.models) == ["orun-tmp-busy01"], f"left over after a start: {orun_temps(srv2.models)}"
+            assert names(srv2.base) == []
+            assert "temporary files of interrupted creates" in srv2.read_log()
+        finally:
+            srv2.stop()
+    busy.unlink()

@@ -435,6 +435,60 @@ static void locking(struct mf_store *s)
 	mf_store_unlock(-1);
 }
 
+/* The temporary files of interrupted creates (issue 20): a start-up removes those nobody holds, of any
+ * age, and leaves those another process is writing (an open blob writer, a job folder) and what is not
+ * orun's own (Ollama's "sha256-<digits>" upload files are its prune's, after the grace period). */
+static void temporaries(struct mf_store *s)
+{
+	struct mf_error err;
+	size_t before_n;
+	struct mf_manifest **before;
+	CHECK(mf_store_list(s, &before, &before_n, &err) == MF_OK);
+	mf_manifest_list_free(before, before_n);
+	/* what a killed create leaves: a blob being written, a job folder with a link to a blob, a manifest
+	 * about to be renamed */
+	mft_write(pathf("%s/%s", "blobs/" MF_TEMP_PREFIX "dead01"), "half a blob", 11);
+	CHECK(mkdir(pathf("%s/%s", "blobs/" MF_TEMP_PREFIX "dead02"), 0755) == 0);
+	mft_write(pathf("%s/%s", "blobs/" MF_TEMP_PREFIX "dead02/model.gguf"), "0123456789", 10);
+	char target[8192];
+	snprintf(target, sizeof target, "%s", pathf("%s/blobs/sha256-%s", TPL + 7));
+	CHECK(symlink(target, pathf("%s/%s", "blobs/" MF_TEMP_PREFIX "dead02/link")) == 0);
+	mft_write(pathf("%s/%s", "manifests/registry.ollama.ai/library/smollm2/.135m.tmp-AbC123"), "{", 1);
+	mft_write(pathf("%s/%s", "blobs/sha256-1234567890"), "ollama's", 8);
+	/* in use right now */
+	struct mf_blob_writer *w;
+	CHECK(mf_blob_writer_open(s, &w, &err) == MF_OK);
+	CHECK(mf_blob_writer_write(w, "busy", 4, &err) == MF_OK);
+	char dir[4096];
+	int lock;
+	CHECK(mf_store_temp_dir(s, dir, sizeof dir, &lock, &err) == MF_OK);
+	size_t n = 0;
+	uint64_t bytes = 0;
+	CHECK(mf_store_clean_temp(s, &n, &bytes, &err) == MF_OK);
+	CHECK_EQ_INT((int)n, 3);
+	CHECK(bytes == 11 + 10 + 1); /* the two files and the manifest */
+	struct stat st;
+	CHECK(stat(pathf("%s/%s", "blobs/" MF_TEMP_PREFIX "dead01"), &st) != 0);
+	CHECK(lstat(pathf("%s/%s", "blobs/" MF_TEMP_PREFIX "dead02"), &st) != 0);
+	CHECK(stat(target, &st) == 0); /* the link was removed, not what it points at */
+	CHECK(stat(pathf("%s/%s", "manifests/registry.ollama.ai/library/smollm2/.135m.tmp-AbC123"), &st) != 0);
+	CHECK(stat(pathf("%s/%s", "blobs/sha256-1234567890"), &st) == 0);
+	CHECK(stat(dir, &st) == 0 && S_ISDIR(st.st_mode));
+	char d[MF_DIGEST_LEN + 1];
+	CHECK(mf_blob_writer_commit(w, NULL, d, NULL, &err) == MF_OK);
+	CHECK(mf_store_blob_exists(s, d));
+	mf_store_temp_dir_remove(dir, lock);
+	CHECK(stat(dir, &st) != 0);
+	unlink(pathf("%s/%s", "blobs/sha256-1234567890"));
+	/* nothing more to do, and the models are the same */
+	CHECK(mf_store_clean_temp(s, &n, &bytes, &err) == MF_OK && n == 0 && bytes == 0);
+	struct mf_manifest **after;
+	size_t after_n;
+	CHECK(mf_store_list(s, &after, &after_n, &err) == MF_OK);
+	CHECK(after_n == before_n);
+	mf_manifest_list_free(after, after_n);
+}
+
 static void environment(void)
 {
 	setenv("OLLAMA_MODELS", " \"/srv/models\" ", 1);
@@ -481,6 +535,7 @@ int main(void)
 	pruning(s);
 	hostile(s);
 	locking(s);
+	temporaries(s);
 	mf_store_close(s);
 	environment();
 	char *top = strdup(root);
