@@ -314,14 +314,16 @@ static int decode_fields(struct mf_create_request *r, const struct ob_json *root
 	int rc;
 	char *model = NULL, *name = NULL, *quantization = NULL;
 	size_t model_len = 0, name_len = 0;
-	if ((rc = req_strn(root, "model", &model, &model_len, err)) || (rc = req_strn(root, "name", &name, &name_len, err)) ||
+	if ((rc = req_strn(root, "model", &model, &model_len, err)) ||
+	    (rc = req_strn(root, "name", &name, &name_len, err)) ||
 	    (rc = req_str(root, "quantize", &r->quantize, err)) || (rc = req_str(root, "quantization", &quantization, err)) ||
 	    (rc = req_str(root, "draft_quantize", &r->draft_quantize, err)) ||
 	    (rc = req_strn(root, "from", &r->from, &r->from_len, err)) ||
 	    (rc = req_str(root, "remote_host", &r->remote_host, err)) ||
 	    (rc = req_str(root, "template", &r->template_text, err)) || (rc = req_str(root, "system", &r->system, err)) ||
 	    (rc = req_str(root, "renderer", &r->renderer, err)) || (rc = req_str(root, "parser", &r->parser, err)) ||
-	    (rc = req_str(root, "requires", &r->requires, err)) || (rc = req_map(root, "files", true, &r->files, err)) ||
+	    (rc = req_str(root, "requires", &r->requires, err)) ||
+	    (rc = req_map(root, "files", true, &r->files, err)) ||
 	    (rc = req_map(root, "adapters", false, &r->adapters, err)) ||
 	    (rc = req_map(root, "draft_files", true, &r->draft_files, err))) {
 		free(model);
@@ -1471,8 +1473,9 @@ static int commit(struct run *R, const struct mf_name *name)
 		char again[MF_DIGEST_LEN + 1];
 		if (!c->data)
 			rc = mf_error_set(R->err, MF_ERR_NOT_FOUND,
-					  "blob %s was removed while the model was being created (its model was deleted meanwhile); "
-					  "create it again", c->l.digest);
+					  "blob %s was removed while the model was being created (its model was "
+					  "deleted meanwhile); create it again",
+					  c->l.digest);
 		else if ((rc = mf_store_put_blob(R->s, c->data, c->data_len, again, NULL, R->err)) == MF_OK &&
 			 strcmp(again, c->l.digest) != 0)
 			rc = mf_error_set(R->err, MF_ERR_DIGEST, "layer %s written again as %s", c->l.digest, again);

@@ -139,8 +139,8 @@ static int open_regular(const char *path, int *fd_out, struct stat *st, struct m
 {
 	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
 	if (fd < 0)
-		return mf_error_set(err, errno == ENOENT || errno == ENOTDIR ? MF_ERR_NOT_FOUND : MF_ERR_IO, "open %s: %s",
-				    path, strerror(errno));
+		return mf_error_set(err, errno == ENOENT || errno == ENOTDIR ? MF_ERR_NOT_FOUND : MF_ERR_IO,
+				    "open %s: %s", path, strerror(errno));
 	if (fstat(fd, st) != 0 || !S_ISREG(st->st_mode)) {
 		close(fd);
 		return mf_error_set(err, MF_ERR_IO, "%s is not a regular file", path);
@@ -315,7 +315,8 @@ int mf_store_lock(struct mf_store *s, const struct mf_cancel *cancel, int *lock,
 		}
 		if (waited_ms >= MF_STORE_LOCK_WAIT_MS) {
 			close(fd);
-			return mf_error_set(err, MF_ERR_IO, "the model store is busy: %s has been held by another process for %d s",
+			return mf_error_set(err, MF_ERR_IO,
+					    "the model store is busy: %s has been held by another process for %d s",
 					    path, MF_STORE_LOCK_WAIT_MS / 1000);
 		}
 		nanosleep(&tick, NULL);
@@ -392,8 +393,8 @@ static int temp_create(struct mf_store *s, bool dir, char *path, size_t cap, int
 		else if (mkdtemp(path))
 			f = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 		if (f < 0)
-			return mf_error_set(err, MF_ERR_IO, "create a temporary %s in %s: %s", dir ? "folder" : "file", s->blobs,
-					    strerror(errno));
+			return mf_error_set(err, MF_ERR_IO, "create a temporary %s in %s: %s", dir ? "folder" : "file",
+					    s->blobs, strerror(errno));
 		while (flock(f, LOCK_EX) != 0 && errno == EINTR)
 			;
 		struct stat st;
@@ -498,8 +499,8 @@ int mf_store_clean_temp(struct mf_store *s, size_t *n_removed, uint64_t *bytes, 
 	struct dirent *e;
 	while ((e = readdir(d))) {
 		char path[PATH_CAP];
-		if (strncmp(e->d_name, MF_TEMP_PREFIX, strlen(MF_TEMP_PREFIX)) == 0 && join2(path, sizeof path, s->blobs, e->d_name) &&
-		    remove_if_unheld(path, &b))
+		if (strncmp(e->d_name, MF_TEMP_PREFIX, strlen(MF_TEMP_PREFIX)) == 0 &&
+		    join2(path, sizeof path, s->blobs, e->d_name) && remove_if_unheld(path, &b))
 			n++;
 	}
 	closedir(d);
@@ -1361,7 +1362,8 @@ int mf_store_delete(struct mf_store *s, const char *name, struct mf_error *err)
 	mf_name_parse(name, &n);
 	char q[MF_NAME_QUOTE_MAX];
 	if (!mf_name_is_valid(&n))
-		return mf_error_set_http(err, MF_ERR_PARSE, 400, "name %s is invalid", mf_name_quote(name, strlen(name), q));
+		return mf_error_set_http(err, MF_ERR_PARSE, 400, "name %s is invalid",
+					 mf_name_quote(name, strlen(name), q));
 	int lock;
 	int rc = mf_store_lock(s, NULL, &lock, err);
 	if (rc == MF_OK)
@@ -1401,7 +1403,8 @@ int mf_store_copy(struct mf_store *s, const char *src, const char *dst, struct m
 	char q[MF_NAME_QUOTE_MAX];
 	mf_name_parse(src, &sn);
 	if (!mf_name_is_valid(&sn))
-		return mf_error_set_http(err, MF_ERR_PARSE, 400, "source %s is invalid", mf_name_quote(src, strlen(src), q));
+		return mf_error_set_http(err, MF_ERR_PARSE, 400, "source %s is invalid",
+					 mf_name_quote(src, strlen(src), q));
 	int rc = mf_store_resolve_name(s, &sn, &sr, err);
 	if (rc != MF_OK)
 		return rc;

@@ -1,8 +1,8 @@
 /* runner/api/lines.c — NDJSON lines handed from a worker thread to the connection's thread.
  *
  * The connection's thread sleeps on a condition variable (waking every 50 ms to notice a client that left
- * or the server stopping); each line goes out as one chunk through libmicrohttpd. Not the token path: generations stream through
- * runner/api/pipeline.c and runner/server/stream.c.
+ * or the server stopping); each line goes out as one chunk through libmicrohttpd. Not the token path:
+ * generations stream through runner/api/pipeline.c and runner/server/stream.c.
  */
 #include "config.h"
 

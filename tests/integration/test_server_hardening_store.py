@@ -99,7 +99,8 @@ def test_legacy_fields_read_no_server_file(srv, tmp_path):
         t0 = time.time()
         r = requests.post(f"{b}/api/create", json={"model": "x", "modelfile": f"FROM {f}\n"}, timeout=30)
         assert time.time() - t0 < 10, f
-        assert r.status_code == 400 and r.json() == {"error": f"invalid model reference: {f}"}, (f, r.status_code, r.text[:300])
+        refused = {"error": f"invalid model reference: {f}"}
+        assert r.status_code == 400 and r.json() == refused, (f, r.status_code, r.text[:300])
         r = requests.post(f"{b}/api/create", json={"model": "x", "modelfile": f"FROM smol\nADAPTER {f}\n"}, timeout=30)
         assert (r.status_code, r.json()) == (400, {"error": f"invalid model reference: {f}"}), f
         r = requests.post(f"{b}/api/create", json={"model": "x", "path": f}, timeout=30)
@@ -111,7 +112,8 @@ def test_legacy_fields_read_no_server_file(srv, tmp_path):
 
     # what the legacy form still does: an uploaded blob, a model name
     digest = upload(b, gguf)
-    r = requests.post(f"{b}/api/create", json={"name": "old", "modelfile": f"FROM @{digest}\nSYSTEM hi\n", "stream": False})
+    r = requests.post(f"{b}/api/create", json={"name": "old", "modelfile": f"FROM @{digest}\nSYSTEM hi\n",
+                                                "stream": False})
     assert (r.status_code, r.json()) == (200, {"status": "success"})
     r = requests.post(f"{b}/api/create", json={"name": "older", "modelfile": "FROM old\nSYSTEM bye\n", "stream": False})
     assert (r.status_code, r.json()) == (200, {"status": "success"})

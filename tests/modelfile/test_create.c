@@ -259,17 +259,21 @@ static void server_side(void)
 		snprintf(body, sizeof body, "{\"model\":\"legacy2\",\"modelfile\":\"FROM %s\"}", f);
 		char refused[4200];
 		snprintf(refused, sizeof refused, "invalid model reference: %s", f);
-		CHECKF(create(st, body, &ev, &err) == MF_ERR_INVALID && strcmp(err.msg, refused) == 0 && err.http_status == 400,
-		       "%s: %s (%d)", body, err.msg, err.http_status);
+		int rc = create(st, body, &ev, &err);
+		CHECKF(rc == MF_ERR_INVALID && strcmp(err.msg, refused) == 0 && err.http_status == 400, "%s: %s (%d)",
+		       body, err.msg, err.http_status);
 		snprintf(body, sizeof body, "{\"model\":\"legacy2\",\"modelfile\":\"FROM chat\\nADAPTER %s\"}", f);
-		CHECKF(create(st, body, &ev, &err) == MF_ERR_INVALID && strcmp(err.msg, refused) == 0, "%s: %s", body, err.msg);
+		rc = create(st, body, &ev, &err);
+		CHECKF(rc == MF_ERR_INVALID && strcmp(err.msg, refused) == 0, "%s: %s", body, err.msg);
 		snprintf(body, sizeof body, "{\"model\":\"legacy2\",\"path\":\"%s\"}", f);
-		CHECKF(create(st, body, &ev, &err) == MF_ERR_INVALID &&
-			       strcmp(err.msg, "neither 'from' or 'files' was specified") == 0 && err.http_status == 400,
+		rc = create(st, body, &ev, &err);
+		CHECKF(rc == MF_ERR_INVALID && strcmp(err.msg, "neither 'from' or 'files' was specified") == 0 &&
+			       err.http_status == 400,
 		       "%s: %s", body, err.msg);
 	}
 	mft_write(tpath("Modelfile.server"), "FROM chat\n", 10);
-	snprintf(body, sizeof body, "{\"model\":\"legacy2\",\"path\":\"%s\",\"modelfile\":\"\"}", tpath("Modelfile.server"));
+	snprintf(body, sizeof body, "{\"model\":\"legacy2\",\"path\":\"%s\",\"modelfile\":\"\"}",
+		 tpath("Modelfile.server"));
 	CHECK(create(st, body, &ev, &err) == MF_ERR_INVALID);
 	CHECK(mf_model_load(st, "legacy2", &m, &err) == MF_ERR_NOT_FOUND);
 	/* what stays: a model name, uploaded blobs for FROM, ADAPTER and DRAFT */
@@ -281,7 +285,8 @@ static void server_side(void)
 		CHECK(m->manifest->n_layers >= 1 && strcmp(m->manifest->layers[0].digest, d) == 0);
 		mf_model_free(m);
 	}
-	snprintf(body, sizeof body, "{\"model\":\"legacy4\",\"modelfile\":\"FROM @%s\\nFROM @%s\\nDRAFT @%s\"}", d, d, d);
+	snprintf(body, sizeof body, "{\"model\":\"legacy4\",\"modelfile\":\"FROM @%s\\nFROM @%s\\nDRAFT @%s\"}", d, d,
+		 d);
 	CHECKF(create(st, body, &ev, &err) == MF_OK, "%s", err.msg);
 	CHECK(mf_model_load(st, "legacy4", &m, &err) == MF_OK);
 	if (m) {
@@ -352,11 +357,12 @@ static void server_side(void)
 		{"{\"name\":\"x\",\"modelfile\":\"FROM @sha256:1234\\n\"}", "invalid digest format", 400, 0},
 		{"{\"model\":\"x\",\"draft_quantize\":\"q8_0\",\"from\":\"chat\"}", "--draft-quantize requires a DRAFT model", 400, 0},
 		{"{\"model\":\"x\",\"from\":\"chat\",\"remote_host\":\"http://example.com\"}", "remote models are not supported by orun", 400, 0},
-		/* a NUL inside a name, a path or a digest must not end it early (issue 20, F4): Go sees the whole string */
+		/* a NUL inside a name, a path or a digest must not end it early (issue 20, F4): Go sees it all */
 		{"{\"model\":\"x\\u0000evil\",\"files\":{\"m.gguf\":\"%s\"}}", "invalid model name", 400, 1},
 		{"{\"name\":\"x\\u0000\",\"files\":{\"m.gguf\":\"%s\"}}", "invalid model name", 400, 1},
 		{"{\"model\":\"x\",\"from\":\"chat\\u0000evil\"}", "invalid model name", 400, 0},
-		{"{\"model\":\"x\",\"files\":{\"m.gguf\\u0000/../../n.gguf\":\"%s\"}}", "file path must be relative", 400, 1},
+		{"{\"model\":\"x\",\"files\":{\"m.gguf\\u0000/../../n.gguf\":\"%s\"}}", "file path must be relative",
+		 400, 1},
 		{"{\"model\":\"x\",\"files\":{\"m.gguf\":\"%s\\u0000junk\"}}", "invalid digest format", 400, 1},
 	};
 	for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
@@ -404,12 +410,14 @@ static void server_side(void)
 	 * quantizer, whose progress asks it after each tensor; no manifest, no temporary file left */
 	for (int after = 1; after <= 4; after++) {
 		struct mf_create_request *qr;
-		snprintf(body, sizeof body, "{\"model\":\"qc\",\"files\":{\"f16.gguf\":\"%s\"},\"quantize\":\"q8_0\"}", d16);
+		snprintf(body, sizeof body, "{\"model\":\"qc\",\"files\":{\"f16.gguf\":\"%s\"},\"quantize\":\"q8_0\"}",
+			 d16);
 		CHECK(mf_create_request_parse(body, strlen(body), &qr, NULL, &err) == MF_OK);
 		int calls = 0;
 		struct cancel_count cc = {&calls, after};
 		mf_create_request_set_cancel(qr, &(struct mf_cancel){cancel_after, &cc});
-		CHECKF(mf_create_run(st, qr, NULL, NULL, NULL, &err) == MF_ERR_CANCELLED, "after %d: %s", after, err.msg);
+		int qrc = mf_create_run(st, qr, NULL, NULL, NULL, &err);
+		CHECKF(qrc == MF_ERR_CANCELLED, "after %d: %s", after, err.msg);
 		CHECK_STREQ(err.msg, "request canceled");
 		CHECK(calls == after);
 		mf_create_request_free(qr);
