@@ -72,6 +72,7 @@ enum gguf_status {
 	GGUF_ERR_INVALID_ARG,   /* a caller-supplied argument out of range (writer, dequantize) */
 	GGUF_ERR_JSON,          /* malformed JSON (safetensors header, config.json, tokenizer.json) */
 	GGUF_ERR_FORMAT,        /* a safetensors / checkpoint structure error (bad dtype, offsets, shapes) */
+	GGUF_ERR_CANCELLED,     /* a progress callback asked a long job (quantize, import) to stop */
 	GGUF_ERR__COUNT
 };
 

@@ -588,8 +588,10 @@ static int fill_one(void *ctx, const struct gguf_tensor *t, void *dst, uint64_t 
 			       gguf_type_name(s->out_type));
 	}
 	fc->jb->done++;
-	if (fc->jb->opts && fc->jb->opts->progress)
-		fc->jb->opts->progress(fc->jb->opts->progress_ctx, fc->jb->done, fc->jb->n);
+	if (fc->jb->opts && fc->jb->opts->progress &&
+	    fc->jb->opts->progress(fc->jb->opts->progress_ctx, fc->jb->done, fc->jb->n) != 0)
+		return gg_fail(err, GGUF_ERR_CANCELLED, 0, "cancelled after %llu of %llu tensors",
+			       (unsigned long long)fc->jb->done, (unsigned long long)fc->jb->n);
 	return GGUF_OK;
 }
 

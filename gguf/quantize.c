@@ -521,8 +521,9 @@ static int fill_q(void *ctx, const struct gguf_tensor *t, void *dst, uint64_t nb
 				       gguf_type_name(t->type), gguf_strerror(e));
 	}
 	qt->job->done++;
-	if (qt->job->progress)
-		qt->job->progress(qt->job->ctx, qt->job->done, qt->job->total);
+	if (qt->job->progress && qt->job->progress(qt->job->ctx, qt->job->done, qt->job->total) != 0)
+		return gg_fail(err, GGUF_ERR_CANCELLED, 0, "cancelled after %llu of %llu tensors",
+			       (unsigned long long)qt->job->done, (unsigned long long)qt->job->total);
 	return GGUF_OK;
 }
 

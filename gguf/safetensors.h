@@ -73,8 +73,9 @@ float gguf_st_get_f32(const struct gguf_st_tensor *t, uint64_t i);
  */
 struct gguf_import_opts {
 	const char *name;  /* general.name (default: config.json "_name_or_path" or the directory's name) */
-	/* progress: called after each tensor with (done, total); may be NULL */
-	void (*progress)(void *ctx, uint64_t done, uint64_t total);
+	/* progress: called after each tensor with (done, total); may be NULL; a non-zero return stops the
+	 * import with GGUF_ERR_CANCELLED (no output left) */
+	int (*progress)(void *ctx, uint64_t done, uint64_t total);
 	void *progress_ctx;
 };
 

@@ -44,6 +44,7 @@ static const char *const status_text[GGUF_ERR__COUNT] = {
 	[GGUF_ERR_INVALID_ARG] = "invalid argument",
 	[GGUF_ERR_JSON] = "malformed JSON",
 	[GGUF_ERR_FORMAT] = "invalid checkpoint format",
+	[GGUF_ERR_CANCELLED] = "cancelled",
 };
 
 const char *gguf_strerror(int code)

@@ -80,10 +80,12 @@ struct digest_map {
 struct mf_create_request {
 	struct ob_json_doc *doc;   /* the body; the JSON pointers below point into it */
 	struct ob_json_doc *legacy; /* the JSON built from a legacy Modelfile, when that form was used */
-	char *model;
+	char *model;      /* may hold NULs (then it is an invalid name): model_len is its length */
+	size_t model_len;
 	bool stream;
 	char *quantize, *draft_quantize;
 	char *from, *remote_host;
+	size_t from_len; /* from may hold NULs, as model */
 	struct digest_map files, adapters, draft_files;
 	char *template_text, *system;
 	char **licenses;
@@ -91,8 +93,7 @@ struct mf_create_request {
 	const struct ob_json *parameters; /* an object, or NULL */
 	const struct ob_json *messages;   /* an array, or NULL */
 	char *renderer, *parser, *requires;
-	struct named_digest *imports; /* legacy form: server-side files to copy into the store (path, digest) */
-	size_t n_imports;
+	struct mf_cancel cancel; /* set by mf_create_request_set_cancel; {NULL} = never */
 };
 
 static void dmap_free(struct digest_map *m)
@@ -125,11 +126,6 @@ void mf_create_request_free(struct mf_create_request *r)
 	free(r->renderer);
 	free(r->parser);
 	free(r->requires);
-	for (size_t i = 0; i < r->n_imports; i++) {
-		free(r->imports[i].name);
-		free(r->imports[i].digest);
-	}
-	free(r->imports);
 	free(r);
 }
 
@@ -143,23 +139,44 @@ const char *mf_create_request_model(const struct mf_create_request *r)
 	return r->model;
 }
 
+void mf_create_request_set_cancel(struct mf_create_request *r, const struct mf_cancel *cancel)
+{
+	if (cancel)
+		r->cancel = *cancel;
+	else
+		memset(&r->cancel, 0, sizeof r->cancel);
+}
+
 static int type_err(struct mf_error *err, const struct ob_json *v, const char *field, const char *gotype)
 {
 	return mf_error_set_http(err, MF_ERR_PARSE, 400, "json: cannot unmarshal %s into Go struct field CreateRequest.%s of type %s",
 				 ob_json_type_name(v), field, gotype);
 }
 
-/* A string field (null/missing → NULL). */
-static int req_str(const struct ob_json *obj, const char *key, char **out, struct mf_error *err)
+/* A string field (null/missing → NULL), copied whole: inner NULs are kept, so that a name can be checked
+ * with its length (len, when not NULL; 0 for NULL). */
+static int req_strn(const struct ob_json *obj, const char *key, char **out, size_t *len, struct mf_error *err)
 {
 	*out = NULL;
+	if (len)
+		*len = 0;
 	const struct ob_json *v = ob_json_get_fold(obj, key);
 	if (!v || v->type == OB_JSON_NULL)
 		return MF_OK;
 	if (v->type != OB_JSON_STRING)
 		return type_err(err, v, key, "string");
-	*out = strndup(v->str, v->len);
-	return *out ? MF_OK : mf_error_set(err, MF_ERR_NOMEM, "out of memory");
+	if (!(*out = malloc(v->len + 1)))
+		return mf_error_set(err, MF_ERR_NOMEM, "out of memory");
+	memcpy(*out, v->str, v->len);
+	(*out)[v->len] = 0;
+	if (len)
+		*len = v->len;
+	return MF_OK;
+}
+
+static int req_str(const struct ob_json *obj, const char *key, char **out, struct mf_error *err)
+{
+	return req_strn(obj, key, out, NULL, err);
 }
 
 static int cmp_named(const void *a, const void *b)
@@ -167,7 +184,17 @@ static int cmp_named(const void *a, const void *b)
 	return strcmp(((const struct named_digest *)a)->name, ((const struct named_digest *)b)->name);
 }
 
-static int req_map(const struct ob_json *obj, const char *key, struct digest_map *m, struct mf_error *err)
+/* By name, as Go iterates a sorted map here; an empty map has no array (qsort must not see NULL). */
+static void dmap_sort(struct digest_map *m)
+{
+	if (m->n > 1)
+		qsort(m->v, m->n, sizeof *m->v, cmp_named);
+}
+
+/* A map of file names to digests. A NUL inside a name or a digest would end the C string early (and turn
+ * "a\u0000/../x" into "a"): such an entry is refused, a name as "file path must be relative" when names are
+ * paths, a digest as "invalid digest format". */
+static int req_map(const struct ob_json *obj, const char *key, bool paths, struct digest_map *m, struct mf_error *err)
 {
 	const struct ob_json *v = ob_json_get_fold(obj, key);
 	if (!v || v->type == OB_JSON_NULL)
@@ -183,6 +210,10 @@ static int req_map(const struct ob_json *obj, const char *key, struct digest_map
 	{
 		if (val->type != OB_JSON_STRING && val->type != OB_JSON_NULL)
 			return type_err(err, val, key, "string");
+		if (paths && memchr(k->str, 0, k->len))
+			return mf_error_set_http(err, MF_ERR_INVALID, 400, "file path must be relative");
+		if (val->type == OB_JSON_STRING && memchr(val->str, 0, val->len))
+			return mf_error_set_http(err, MF_ERR_PARSE, 400, "invalid digest format");
 		/* a later duplicate key replaces the earlier one */
 		size_t i;
 		for (i = 0; i < m->n; i++)
@@ -199,7 +230,7 @@ static int req_map(const struct ob_json *obj, const char *key, struct digest_map
 		if (!m->v[i].digest)
 			return mf_error_set(err, MF_ERR_NOMEM, "out of memory");
 	}
-	qsort(m->v, m->n, sizeof *m->v, cmp_named);
+	dmap_sort(m);
 	return MF_OK;
 }
 
@@ -275,30 +306,36 @@ static int check_messages(const struct ob_json *a, struct mf_error *err)
 	return MF_OK;
 }
 
-static int parse_legacy(struct mf_create_request *r, const char *text, size_t len, const char *relative_dir,
-			struct mf_warnings *w, struct mf_error *err);
+static int parse_legacy(struct mf_create_request *r, const char *text, size_t len, struct mf_warnings *w,
+			struct mf_error *err);
 
 static int decode_fields(struct mf_create_request *r, const struct ob_json *root, struct mf_error *err)
 {
 	int rc;
 	char *model = NULL, *name = NULL, *quantization = NULL;
-	if ((rc = req_str(root, "model", &model, err)) || (rc = req_str(root, "name", &name, err)) ||
+	size_t model_len = 0, name_len = 0;
+	if ((rc = req_strn(root, "model", &model, &model_len, err)) ||
+	    (rc = req_strn(root, "name", &name, &name_len, err)) ||
 	    (rc = req_str(root, "quantize", &r->quantize, err)) || (rc = req_str(root, "quantization", &quantization, err)) ||
-	    (rc = req_str(root, "draft_quantize", &r->draft_quantize, err)) || (rc = req_str(root, "from", &r->from, err)) ||
+	    (rc = req_str(root, "draft_quantize", &r->draft_quantize, err)) ||
+	    (rc = req_strn(root, "from", &r->from, &r->from_len, err)) ||
 	    (rc = req_str(root, "remote_host", &r->remote_host, err)) ||
 	    (rc = req_str(root, "template", &r->template_text, err)) || (rc = req_str(root, "system", &r->system, err)) ||
 	    (rc = req_str(root, "renderer", &r->renderer, err)) || (rc = req_str(root, "parser", &r->parser, err)) ||
-	    (rc = req_str(root, "requires", &r->requires, err)) || (rc = req_map(root, "files", &r->files, err)) ||
-	    (rc = req_map(root, "adapters", &r->adapters, err)) || (rc = req_map(root, "draft_files", &r->draft_files, err))) {
+	    (rc = req_str(root, "requires", &r->requires, err)) ||
+	    (rc = req_map(root, "files", true, &r->files, err)) ||
+	    (rc = req_map(root, "adapters", false, &r->adapters, err)) ||
+	    (rc = req_map(root, "draft_files", true, &r->draft_files, err))) {
 		free(model);
 		free(name);
 		free(quantization);
 		return rc;
 	}
 	/* cmp.Or(r.Model, r.Name), cmp.Or(r.Quantize, r.Quantization) */
-	if (!r->model || !*r->model) {
+	if (!r->model_len) {
 		free(r->model);
-		r->model = model && *model ? model : name;
+		r->model = model_len ? model : name;
+		r->model_len = model_len ? model_len : name_len;
 		if (r->model == model)
 			free(name);
 		else
@@ -383,44 +420,16 @@ int mf_create_request_parse(const char *body, size_t len, struct mf_create_reque
 	if ((rc = decode_fields(r, root, err)) != MF_OK)
 		goto fail;
 
-	/* the legacy form: the server parses the Modelfile (Ollama <= 0.5.4, older Open WebUI) */
-	char *modelfile = NULL, *path = NULL;
-	if ((rc = req_str(root, "modelfile", &modelfile, err)) != MF_OK || (rc = req_str(root, "path", &path, err)) != MF_OK) {
-		free(modelfile);
+	/* the legacy form: the server parses the Modelfile text (Ollama <= 0.5.4, older Open WebUI). The other
+	 * legacy field, "path" (a Modelfile on the server), is not read: like any unknown field it is ignored,
+	 * as Ollama has done since v0.5.5 (issue 20, F5). */
+	char *modelfile = NULL;
+	size_t modelfile_len = 0;
+	if ((rc = req_strn(root, "modelfile", &modelfile, &modelfile_len, err)) != MF_OK)
 		goto fail;
-	}
-	if (!r->from && !r->files.n && ((modelfile && *modelfile) || (path && *path))) {
-		if (modelfile && *modelfile) {
-			rc = parse_legacy(r, modelfile, strlen(modelfile), ".", w, err);
-		} else {
-			char *text = NULL;
-			size_t n = 0;
-			FILE *f = fopen(path, "rb");
-			if (!f) {
-				rc = mf_error_set_http(err, MF_ERR_NOT_FOUND, 400, "open %s: %s", path, strerror(errno));
-			} else {
-				struct ob_buf b;
-				ob_buf_init(&b, MF_MAX_MODELFILE_SIZE);
-				char chunk[65536];
-				size_t k;
-				while ((k = fread(chunk, 1, sizeof chunk, f)) > 0 && ob_buf_append(&b, chunk, k))
-					;
-				fclose(f);
-				n = b.len;
-				text = ob_buf_take(&b);
-				ob_buf_free(&b);
-				char *dir = strdup(path), *slash = dir ? strrchr(dir, '/') : NULL;
-				if (slash)
-					*slash = 0;
-				rc = text ? parse_legacy(r, text, n, slash ? (dir[0] ? dir : "/") : ".", w, err)
-					  : mf_error_set_http(err, MF_ERR_LIMIT, 400, "Modelfile %s is too large", path);
-				free(dir);
-				free(text);
-			}
-		}
-	}
+	if (!r->from_len && !r->files.n && modelfile_len)
+		rc = parse_legacy(r, modelfile, modelfile_len, w, err);
 	free(modelfile);
-	free(path);
 	if (rc != MF_OK)
 		goto fail;
 
@@ -433,7 +442,7 @@ int mf_create_request_parse(const char *body, size_t len, struct mf_create_reque
 	if ((rc = check_files(&r->adapters, false, err)))
 		goto fail;
 	struct mf_name n;
-	mf_name_parse(r->model ? r->model : "", &n);
+	mf_name_parse_n(r->model ? r->model : "", r->model_len, &n);
 	if (!mf_name_is_valid(&n)) {
 		rc = mf_error_set_http(err, MF_ERR_PARSE, 400, "invalid model name");
 		goto fail;
@@ -445,11 +454,42 @@ fail:
 	return rc;
 }
 
-/* A legacy Modelfile: FROM/ADAPTER "@sha256:<hex>" names an uploaded blob; another FROM is a file or folder
- * on the server when it exists there, else a model name. The result is re-encoded as the JSON form the
- * current CLI would send and decoded like any other request (so both forms behave the same). */
-static int parse_legacy(struct mf_create_request *r, const char *text, size_t len, const char *relative_dir,
-			struct mf_warnings *w, struct mf_error *err)
+/* Adds an uploaded blob ("@sha256:<hex>" in a legacy Modelfile) to a files map, named "sha256-<hex>" (no
+ * extension: the kind is detected from the blob's magic). */
+static int legacy_blob(struct digest_map *m, const char *ref, struct mf_error *err)
+{
+	const char *digest = ref + 1;
+	if (!mf_digest_valid(digest))
+		return mf_error_set_http(err, MF_ERR_PARSE, 400, "invalid digest format");
+	for (size_t i = 0; i < m->n; i++)
+		if (strcmp(m->v[i].name + 7, digest + 7) == 0)
+			return MF_OK; /* the same blob twice */
+	struct named_digest *v = realloc(m->v, (m->n + 1) * sizeof *v);
+	if (!v)
+		return mf_error_set(err, MF_ERR_NOMEM, "out of memory");
+	m->v = v;
+	v = &m->v[m->n];
+	v->name = malloc(strlen(digest) + 1);
+	v->digest = malloc(MF_DIGEST_LEN + 1);
+	if (!v->name || !v->digest) {
+		free(v->name);
+		free(v->digest);
+		return mf_error_set(err, MF_ERR_NOMEM, "out of memory");
+	}
+	sprintf(v->name, "sha256-%s", digest + 7);
+	snprintf(v->digest, MF_DIGEST_LEN + 1, "sha256:%s", digest + 7);
+	m->n++;
+	return MF_OK;
+}
+
+/* A legacy Modelfile, read as Ollama <= 0.5.4's server read it, less the files on the server: FROM a valid
+ * model name is that model; FROM/ADAPTER/DRAFT "@sha256:<hex>" is an uploaded blob; anything else is
+ * "invalid model reference: <arg>" (Ollama's text when no such file existed), decided without touching the
+ * file system, so the answer tells nothing about the server's files and no server file reaches the store
+ * (issue 20, F5). The other commands become the JSON form the current CLI sends, decoded like any other
+ * request, so both forms behave the same. */
+static int parse_legacy(struct mf_create_request *r, const char *text, size_t len, struct mf_warnings *w,
+			struct mf_error *err)
 {
 	struct mf_modelfile *mf;
 	int rc = mf_parse(text, len, &mf, err);
@@ -459,6 +499,7 @@ static int parse_legacy(struct mf_create_request *r, const char *text, size_t le
 		return rc;
 	}
 	struct mf_create_spec spec = {0};
+	struct digest_map files = {0}, adapters = {0}, draft_files = {0};
 	struct mf_modelfile *rest = mf_modelfile_new();
 	if (!rest) {
 		mf_modelfile_free(mf);
@@ -466,61 +507,36 @@ static int parse_legacy(struct mf_create_request *r, const char *text, size_t le
 	}
 	for (size_t i = 0; i < mf->n_cmds && rc == MF_OK; i++) {
 		const struct mf_command *c = &mf->cmds[i];
-		bool blob_ref = (strcmp(c->name, "model") == 0 || strcmp(c->name, "adapter") == 0) && c->args[0] == '@';
-		if (!blob_ref) {
-			rc = mf_modelfile_add(rest, c->name, c->args) == MF_OK ? MF_OK : mf_error_set(err, MF_ERR_NOMEM, "out of memory");
-			continue;
+		bool is_model = strcmp(c->name, "model") == 0, is_adapter = strcmp(c->name, "adapter") == 0,
+		     is_draft = strcmp(c->name, "draft") == 0;
+		struct mf_name n;
+		mf_name_parse(c->args, &n);
+		if (!is_model && !is_adapter && !is_draft) {
+			if (mf_modelfile_add(rest, c->name, c->args) != MF_OK)
+				rc = mf_error_set(err, MF_ERR_NOMEM, "out of memory");
+		} else if (is_model && mf_name_is_valid(&n)) {
+			free(spec.from);
+			if (!(spec.from = strdup(c->args)))
+				rc = mf_error_set(err, MF_ERR_NOMEM, "out of memory");
+		} else if (c->args[0] == '@') {
+			rc = legacy_blob(is_model ? &files : is_adapter ? &adapters : &draft_files, c->args, err);
+		} else {
+			rc = mf_error_set_http(err, MF_ERR_INVALID, 400, "invalid model reference: %s", c->args);
 		}
-		const char *digest = c->args + 1;
-		if (!mf_digest_valid(digest)) {
-			rc = mf_error_set_http(err, MF_ERR_PARSE, 400, "invalid digest format");
-			break;
-		}
-		struct mf_req_files *f = c->name[0] == 'm' ? &spec.files : &spec.adapters;
-		struct mf_req_file *v = realloc(f->v, (f->n + 1) * sizeof *v);
-		if (!v) {
-			rc = mf_error_set(err, MF_ERR_NOMEM, "out of memory");
-			break;
-		}
-		f->v = v;
-		memset(&v[f->n], 0, sizeof v[f->n]);
-		v[f->n].path = strdup(digest);
-		v[f->n].name = malloc(strlen(digest) + 1);
-		if (!v[f->n].path || !v[f->n].name) {
-			free(v[f->n].path);
-			free(v[f->n].name);
-			rc = mf_error_set(err, MF_ERR_NOMEM, "out of memory");
-			break;
-		}
-		sprintf(v[f->n].name, "sha256-%s", digest + 7); /* no extension: detected by its GGUF magic */
-		snprintf(v[f->n].digest, sizeof v[f->n].digest, "sha256:%s", digest + 7);
-		f->n++;
 	}
 	if (rc == MF_OK) {
-		size_t n_blob_files = spec.files.n, n_blob_adapters = spec.adapters.n;
-		rc = mf_spec_from_modelfile(rest, relative_dir, true, &spec, w, err);
-		if (rc == MF_OK) {
-			/* server-side local files: name them by base name, as the CLI would */
-			struct mf_req_files tmp = spec.files;
-			spec.files.v += n_blob_files;
-			spec.files.n -= n_blob_files;
-			struct mf_req_files tmpa = spec.adapters;
-			spec.adapters.v += n_blob_adapters;
-			spec.adapters.n -= n_blob_adapters;
-			rc = mf_spec_name_files(&spec) == MF_OK ? MF_OK : mf_error_set(err, MF_ERR_NOMEM, "out of memory");
-			spec.files = tmp;
-			spec.adapters = tmpa;
-		}
+		/* no FROM/ADAPTER/DRAFT is left in rest: nothing below looks at a file */
+		rc = mf_spec_from_modelfile(rest, "/", false, &spec, w, err);
 		if (rc != MF_OK && err && err->http_status == 500 && err->code != MF_ERR_NOMEM)
 			err->http_status = 400;
 	}
 	char *json = NULL;
 	size_t jlen = 0;
 	if (rc == MF_OK) {
-		spec.model = r->model ? strdup(r->model) : strdup("");
-		json = mf_spec_to_json(&spec, &jlen, err);
+		spec.model = strdup("");
+		json = spec.model ? mf_spec_to_json(&spec, &jlen, err) : NULL;
 		if (!json)
-			rc = err ? err->code : MF_ERR_NOMEM;
+			rc = spec.model && err ? err->code : mf_error_set(err, MF_ERR_NOMEM, "out of memory");
 	}
 	if (rc == MF_OK) {
 		struct ob_json_error jerr;
@@ -555,23 +571,24 @@ static int parse_legacy(struct mf_create_request *r, const char *text, size_t le
 		}
 		r->stream = stream;
 	}
-	/* server-side files are copied into the store by mf_create_run */
-	for (size_t i = 0; rc == MF_OK && i < spec.files.n + spec.adapters.n; i++) {
-		const struct mf_req_file *f = i < spec.files.n ? &spec.files.v[i] : &spec.adapters.v[i - spec.files.n];
-		if (!f->path || f->path[0] != '/')
-			continue;
-		struct named_digest *v = realloc(r->imports, (r->n_imports + 1) * sizeof *v);
-		if (!v) {
-			rc = mf_error_set(err, MF_ERR_NOMEM, "out of memory");
-			break;
-		}
-		r->imports = v;
-		v[r->n_imports].name = strdup(f->path);
-		v[r->n_imports].digest = strdup(f->digest);
-		r->n_imports++;
-		if (!v[r->n_imports - 1].name || !v[r->n_imports - 1].digest)
-			rc = mf_error_set(err, MF_ERR_NOMEM, "out of memory");
+	if (rc == MF_OK) {
+		/* the blobs the Modelfile named (the JSON form carries no blob references of the legacy kind) */
+		dmap_free(&r->files);
+		dmap_free(&r->adapters);
+		dmap_free(&r->draft_files);
+		r->files = files;
+		r->adapters = adapters;
+		r->draft_files = draft_files;
+		memset(&files, 0, sizeof files);
+		memset(&adapters, 0, sizeof adapters);
+		memset(&draft_files, 0, sizeof draft_files);
+		dmap_sort(&r->files);
+		dmap_sort(&r->adapters);
+		dmap_sort(&r->draft_files);
 	}
+	dmap_free(&files);
+	dmap_free(&adapters);
+	dmap_free(&draft_files);
 	free(json);
 	mf_spec_free(&spec);
 	mf_modelfile_free(rest);
@@ -593,6 +610,9 @@ struct clayer {
 	uint64_t n_params; /* sum of the tensors' element counts (Ollama's general.parameter_count) */
 	bool fp8;          /* has orun's FP8 tensors (an FP8 import carries no general.file_type) */
 	char *chat_template;
+	char *data;        /* a text layer's bytes (NewLayer), kept to write its blob again if a concurrent
+			      delete removed it before the commit; NULL for weights */
+	size_t data_len;
 };
 
 struct layers {
@@ -609,6 +629,7 @@ struct run {
 	struct mf_error *err;
 	struct mf_config cfg;
 	struct layers L;
+	const struct mf_cancel *cancel; /* the request's; asked inside the long steps */
 	bool bad_request; /* the failure is one Ollama answers with 400 (else 500) */
 };
 
@@ -633,6 +654,7 @@ static void clayer_clear(struct clayer *c)
 	free(c->l.name);
 	free(c->status);
 	free(c->chat_template);
+	free(c->data);
 	memset(c, 0, sizeof *c);
 }
 
@@ -658,13 +680,28 @@ static int oom(struct run *R)
 	return mf_error_set(R->err, MF_ERR_NOMEM, "out of memory");
 }
 
+static int cancelled(struct run *R)
+{
+	return mf_error_set(R->err, MF_ERR_CANCELLED, "request canceled");
+}
+
+/* A GGUF job's failure: cancelled by its progress callback, out of memory, or a bad file. */
+static int gguf_failed(struct run *R, const struct gguf_error *ge)
+{
+	if (ge->code == GGUF_ERR_CANCELLED)
+		return cancelled(R);
+	return mf_error_set(R->err, ge->code == GGUF_ERR_NOMEM ? MF_ERR_NOMEM : MF_ERR_FORMAT, "%s", ge->msg);
+}
+
 static int progress(struct run *R, const char *status, const char *digest, int64_t total, int64_t completed)
 {
+	if (mf_cancelled(R->cancel))
+		return cancelled(R);
 	if (!R->fn)
 		return MF_OK;
 	struct mf_progress p = {status, digest, total, completed};
 	if (R->fn(R->ctx, &p) != 0)
-		return mf_error_set(R->err, MF_ERR_CANCELLED, "request canceled");
+		return cancelled(R);
 	return MF_OK;
 }
 
@@ -713,6 +750,12 @@ static int new_layer(struct run *R, const char *media, const void *data, size_t 
 	if (!c)
 		return oom(R);
 	rc = set_layer(R, c, media, digest, (int64_t)n, NULL, NULL, created ? "creating new layer" : "using existing layer");
+	if (rc == MF_OK && !(c->data = malloc(n ? n : 1)))
+		rc = oom(R);
+	if (rc == MF_OK) {
+		memcpy(c->data, data, n);
+		c->data_len = n;
+	}
 	if (out)
 		*out = c;
 	return rc;
@@ -840,32 +883,6 @@ static int detect_template(struct run *R, size_t first)
 	return MF_OK;
 }
 
-/* rm -r of a folder orun made (symlinks are removed, not followed). */
-static void remove_tree(const char *path)
-{
-	struct stat st;
-	if (lstat(path, &st) != 0)
-		return;
-	if (S_ISDIR(st.st_mode)) {
-		DIR *d = opendir(path);
-		if (d) {
-			struct dirent *e;
-			while ((e = readdir(d))) {
-				if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, ".."))
-					continue;
-				char child[PATH_CAP];
-				int k = snprintf(child, sizeof child, "%s/%s", path, e->d_name);
-				if (k > 0 && (size_t)k < sizeof child)
-					remove_tree(child);
-			}
-			closedir(d);
-		}
-		rmdir(path);
-	} else {
-		unlink(path);
-	}
-}
-
 /* Links blob to dir/name, creating the folders name needs. */
 static int link_file(struct run *R, const char *dir, const char *name, const char *blob)
 {
@@ -886,6 +903,15 @@ static int link_file(struct run *R, const char *dir, const char *name, const cha
 	return MF_OK;
 }
 
+/* The importer's progress: only asks whether to go on (Ollama reports no progress while converting). */
+static int on_import(void *ctx, uint64_t done, uint64_t total)
+{
+	struct run *R = ctx;
+	(void)done;
+	(void)total;
+	return mf_cancelled(R->cancel);
+}
+
 /* convertFromSafetensors: the files are linked into a folder inside the store, converted with libgguf's
  * importer (FP8 weights kept as orun's FP8 type), and the GGUF becomes the model layer. */
 static int convert_safetensors(struct run *R, const struct digest_map *files, bool adapter, const char *media,
@@ -896,11 +922,10 @@ static int convert_safetensors(struct run *R, const struct digest_map *files, bo
 	if (media && strcmp(media, MF_MEDIA_DRAFT) == 0)
 		return mf_error_set(R->err, MF_ERR_INVALID, "converting a safetensors draft model is not supported by orun");
 	char dir[PATH_CAP];
-	int k = snprintf(dir, sizeof dir, "%s/ollama-safetensorsXXXXXX", mf_store_root(R->s));
-	if (k < 0 || (size_t)k >= sizeof dir || !mkdtemp(dir))
-		return mf_error_set(R->err, MF_ERR_IO, "create a temporary folder in %s: %s", mf_store_root(R->s),
-				    strerror(errno));
-	int rc = MF_OK;
+	int lock;
+	int rc = mf_store_temp_dir(R->s, dir, sizeof dir, &lock, R->err);
+	if (rc != MF_OK)
+		return rc;
 	for (size_t i = 0; i < files->n && rc == MF_OK; i++) {
 		char blob[PATH_CAP];
 		if (!valid_path(files->v[i].name, strlen(files->v[i].name)))
@@ -915,15 +940,16 @@ static int convert_safetensors(struct run *R, const struct digest_map *files, bo
 		rc = mf_error_set(R->err, MF_ERR_LIMIT, "path too long");
 	if (rc == MF_OK) {
 		struct gguf_error ge;
-		if (gguf_import_safetensors(dir, out, NULL, &ge) != GGUF_OK)
-			rc = mf_error_set(R->err, ge.code == GGUF_ERR_NOMEM ? MF_ERR_NOMEM : MF_ERR_FORMAT, "%s", ge.msg);
+		struct gguf_import_opts io = {.progress = on_import, .progress_ctx = R};
+		if (gguf_import_safetensors(dir, out, &io, &ge) != GGUF_OK)
+			rc = gguf_failed(R, &ge);
 	}
 	char digest[MF_DIGEST_LEN + 1];
 	uint64_t size = 0;
 	bool created = false;
 	if (rc == MF_OK)
-		rc = mf_store_adopt_file(R->s, out, digest, &size, &created, R->err);
-	remove_tree(dir);
+		rc = mf_store_adopt_file(R->s, out, digest, &size, &created, R->cancel, R->err);
+	mf_store_temp_dir_remove(dir, lock);
 	if (rc != MF_OK)
 		return rc;
 	size_t first = R->L.n;
@@ -1023,10 +1049,10 @@ static bool weights_media(const char *mt)
 }
 
 /* parseFromModel: every layer of the base model, reused by digest, "from" = the base's short name. */
-static int from_model(struct run *R, const char *from)
+static int from_model(struct run *R, const char *from, size_t from_len)
 {
 	struct mf_name n, resolved;
-	mf_name_parse(from, &n);
+	mf_name_parse_n(from, from_len, &n);
 	if (!mf_name_is_valid(&n))
 		return bad_request(R, MF_ERR_PARSE, "invalid model name");
 	int rc = mf_store_resolve_name(R->s, &n, &resolved, R->err);
@@ -1138,14 +1164,15 @@ struct quant_progress {
 	bool cancelled;
 };
 
-static void on_quantize(void *ctx, uint64_t done, uint64_t total)
+static int on_quantize(void *ctx, uint64_t done, uint64_t total)
 {
 	struct quant_progress *q = ctx;
 	if (q->cancelled || !total)
-		return;
+		return q->cancelled;
 	float f = (float)done / (float)total;
 	if (progress(q->R, q->status, "0000000000000000000", q->size, (int64_t)(f * (float)q->size)) != MF_OK)
 		q->cancelled = true;
+	return q->cancelled;
 }
 
 /* quantizeLayer: the layer's GGUF requantized by libgguf into a new blob that replaces the layer. */
@@ -1158,30 +1185,28 @@ static int quantize_layer(struct run *R, size_t idx, const char *type_name, uint
 				    type_name);
 	char status[160];
 	snprintf(status, sizeof status, "quantizing %s model to %s", layer_file_type(&R->L.v[idx]), type_name);
-	char in[PATH_CAP], out[PATH_CAP];
+	char in[PATH_CAP], dir[PATH_CAP], out[PATH_CAP];
+	int lock = -1;
 	int rc = mf_store_blob_path(R->s, R->L.v[idx].l.digest, in, sizeof in, R->err);
 	if (rc == MF_OK)
-		rc = mf_store_temp_path(R->s, type_name, out, sizeof out, R->err);
+		rc = mf_store_temp_dir(R->s, dir, sizeof dir, &lock, R->err);
 	if (rc != MF_OK)
 		return rc;
+	if (snprintf(out, sizeof out, "%s/model.gguf", dir) >= (int)sizeof out)
+		rc = mf_error_set(R->err, MF_ERR_LIMIT, "path too long");
 	struct quant_progress qp = {R, status, R->L.v[idx].l.size, false};
 	struct gguf_error ge;
-	if (gguf_quantize_file(in, out, mix, on_quantize, &qp, &ge) != GGUF_OK) {
-		unlink(out);
-		return mf_error_set(R->err, ge.code == GGUF_ERR_NOMEM ? MF_ERR_NOMEM : MF_ERR_FORMAT, "%s", ge.msg);
-	}
-	if (qp.cancelled) {
-		unlink(out);
-		return mf_error_set(R->err, MF_ERR_CANCELLED, "request canceled");
-	}
-	if ((rc = progress(R, "verifying conversion", NULL, 0, 0)) != MF_OK) {
-		unlink(out);
-		return rc;
-	}
+	if (rc == MF_OK && gguf_quantize_file(in, out, mix, on_quantize, &qp, &ge) != GGUF_OK)
+		rc = gguf_failed(R, &ge);
+	if (rc == MF_OK)
+		rc = progress(R, "verifying conversion", NULL, 0, 0);
 	char digest[MF_DIGEST_LEN + 1];
 	uint64_t size;
 	bool created;
-	if ((rc = mf_store_adopt_file(R->s, out, digest, &size, &created, R->err)) != MF_OK)
+	if (rc == MF_OK)
+		rc = mf_store_adopt_file(R->s, out, digest, &size, &created, R->cancel, R->err);
+	mf_store_temp_dir_remove(dir, lock);
+	if (rc != MF_OK)
 		return rc;
 	struct clayer *c = &R->L.v[idx];
 	char *media = strdup(c->l.media_type);
@@ -1423,6 +1448,50 @@ static int set_messages(struct run *R)
 	return rc;
 }
 
+/* The commit, under the store lock (issue 20, F7): a delete may have removed a blob this create reuses
+ * (the model it shares layers with was deleted meanwhile) after the create looked at it. Every blob the
+ * manifest will name is checked here, where no delete can run: a text layer is written again, a missing
+ * weights blob fails the create, and only then is the config written and the manifest renamed into place. */
+static int commit(struct run *R, const struct mf_name *name)
+{
+	size_t clen;
+	char *cjs = mf_config_encode(&R->cfg, &clen);
+	if (!cjs)
+		return oom(R);
+	struct mf_layer *ls = R->L.n ? calloc(R->L.n, sizeof *ls) : NULL;
+	if (R->L.n && !ls) {
+		free(cjs);
+		return oom(R);
+	}
+	int lock;
+	int rc = mf_store_lock(R->s, R->cancel, &lock, R->err);
+	for (size_t i = 0; i < R->L.n && rc == MF_OK; i++) {
+		const struct clayer *c = &R->L.v[i];
+		ls[i] = c->l;
+		if (mf_store_blob_exists(R->s, c->l.digest))
+			continue;
+		char again[MF_DIGEST_LEN + 1];
+		if (!c->data)
+			rc = mf_error_set(R->err, MF_ERR_NOT_FOUND,
+					  "blob %s was removed while the model was being created (its model was "
+					  "deleted meanwhile); create it again",
+					  c->l.digest);
+		else if ((rc = mf_store_put_blob(R->s, c->data, c->data_len, again, NULL, R->err)) == MF_OK &&
+			 strcmp(again, c->l.digest) != 0)
+			rc = mf_error_set(R->err, MF_ERR_DIGEST, "layer %s written again as %s", c->l.digest, again);
+	}
+	char cdigest[MF_DIGEST_LEN + 1];
+	if (rc == MF_OK)
+		rc = mf_store_put_blob(R->s, cjs, clen, cdigest, NULL, R->err);
+	struct mf_layer config = {MF_MEDIA_CONFIG, cdigest, (int64_t)clen, NULL, NULL};
+	if (rc == MF_OK)
+		rc = mf_store_write_manifest(R->s, name, &config, ls, R->L.n, R->err);
+	mf_store_unlock(lock);
+	free(ls);
+	free(cjs);
+	return rc;
+}
+
 static int create_model(struct run *R, const struct mf_name *name)
 {
 	const struct mf_create_request *r = R->r;
@@ -1497,35 +1566,18 @@ static int create_model(struct run *R, const struct mf_name *name)
 	if ((rc = set_parameters(R)) != MF_OK || (rc = set_messages(R)) != MF_OK)
 		return rc;
 
-	size_t clen;
-	char *cjs = mf_config_encode(&R->cfg, &clen);
-	if (!cjs)
-		return oom(R);
-	char cdigest[MF_DIGEST_LEN + 1];
-	rc = mf_store_put_blob(R->s, cjs, clen, cdigest, NULL, R->err);
-	free(cjs);
-	if (rc != MF_OK)
-		return rc;
 	for (size_t i = 0; i < R->L.n; i++)
 		if (R->L.v[i].status && (rc = progress(R, R->L.v[i].status, NULL, 0, 0)) != MF_OK)
 			return rc;
 	if ((rc = progress(R, "writing manifest", NULL, 0, 0)) != MF_OK)
 		return rc;
-	struct mf_layer config = {MF_MEDIA_CONFIG, cdigest, (int64_t)clen, NULL, NULL};
-	struct mf_layer *ls = R->L.n ? calloc(R->L.n, sizeof *ls) : NULL;
-	if (R->L.n && !ls)
-		return oom(R);
-	for (size_t i = 0; i < R->L.n; i++)
-		ls[i] = R->L.v[i].l;
-	rc = mf_store_write_manifest(R->s, name, &config, ls, R->L.n, R->err);
-	free(ls);
-	return rc;
+	return commit(R, name);
 }
 
 int mf_create_run(struct mf_store *s, const struct mf_create_request *r, mf_progress_fn fn, void *ctx,
 		  struct mf_warnings *w, struct mf_error *err)
 {
-	struct run R = {.s = s, .r = r, .fn = fn, .ctx = ctx, .w = w, .err = err};
+	struct run R = {.s = s, .r = r, .fn = fn, .ctx = ctx, .w = w, .err = err, .cancel = &r->cancel};
 	if (mf_config_init(&R.cfg) != MF_OK)
 		return mf_error_set(err, MF_ERR_NOMEM, "out of memory");
 	int rc = MF_OK;
@@ -1536,7 +1588,7 @@ int mf_create_run(struct mf_store *s, const struct mf_create_request *r, mf_prog
 		goto out;
 	}
 	struct mf_name n, name;
-	mf_name_parse(r->model ? r->model : "", &n);
+	mf_name_parse_n(r->model ? r->model : "", r->model_len, &n);
 	if (!mf_name_is_valid(&n)) {
 		rc = bad_request(&R, MF_ERR_PARSE, "invalid model name");
 		goto out;
@@ -1547,22 +1599,12 @@ int mf_create_run(struct mf_store *s, const struct mf_create_request *r, mf_prog
 	if (mf_store_read_manifest(s, &name, &old, NULL) != MF_OK)
 		old = NULL;
 
-	/* legacy form: server-side files into the store */
-	for (size_t i = 0; i < r->n_imports && rc == MF_OK; i++) {
-		if (mf_store_blob_exists(s, r->imports[i].digest))
-			continue;
-		char d[MF_DIGEST_LEN + 1];
-		rc = mf_store_put_file(s, r->imports[i].name, d, NULL, NULL, err);
-		if (rc == MF_OK && strcmp(d, r->imports[i].digest) != 0)
-			rc = mf_error_set(err, MF_ERR_DIGEST, "digest mismatch, expected \"%s\", got \"%s\"", r->imports[i].digest, d);
-	}
-
 	if (rc == MF_OK) {
-		if (r->from && *r->from) {
+		if (r->from_len) {
 			if (r->remote_host && *r->remote_host)
 				rc = bad_request(&R, MF_ERR_INVALID, "remote models are not supported by orun");
 			else
-				rc = from_model(&R, r->from);
+				rc = from_model(&R, r->from, r->from_len);
 		} else if (r->files.n) {
 			rc = convert_files(&R, &r->files, false, NULL, true);
 		} else {

@@ -39,8 +39,11 @@ struct mf_create_request;
  * duplicate wins). Errors answered before any streaming, HTTP 400, Ollama's texts: "missing request body",
  * the JSON decoder's message, "file path must be relative", "invalid digest format", "invalid model name",
  * "--draft-quantize requires a DRAFT model". A legacy {"name"/"model", "modelfile"} request is parsed here
- * too (Modelfile errors such as "(line 2): command must be one of ..." are 400 as well); FROM @sha256:<hex>
- * names an uploaded blob, FROM <path> a file on the server. Warnings (deprecated parameters) go to w. */
+ * too (Modelfile errors such as "(line 2): command must be one of ..." are 400 as well): FROM/ADAPTER/DRAFT
+ * @sha256:<hex> names an uploaded blob, FROM <valid name> a model; anything else is 400 "invalid model
+ * reference: <arg>", decided without looking at the server's files. The legacy "path" field (a Modelfile
+ * on the server) is ignored, as by Ollama since v0.5.5: no request reads a file of the server. Warnings
+ * (deprecated parameters) go to w. */
 int mf_create_request_parse(const char *body, size_t len, struct mf_create_request **out, struct mf_warnings *w,
 			    struct mf_error *err) MF_WUR;
 
@@ -49,6 +52,11 @@ bool mf_create_request_stream(const struct mf_create_request *r);
 
 /* The name to create, as given. */
 const char *mf_create_request_model(const struct mf_create_request *r);
+
+/* Lets the long steps of mf_create_run (quantizing, converting, hashing, waiting for the store lock) ask
+ * cancel->cancelled(ctx) as they go; true stops the create with MF_ERR_CANCELLED and no manifest. The
+ * progress callback can cancel too, but it is only called between steps. Copied; NULL clears it. */
+void mf_create_request_set_cancel(struct mf_create_request *r, const struct mf_cancel *cancel);
 
 void mf_create_request_free(struct mf_create_request *r);
 

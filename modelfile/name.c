@@ -9,6 +9,7 @@
 #include <string.h>
 #include <strings.h>
 
+#include "base/gofmt.h"
 #include "modelfile/name.h"
 
 enum kind { K_HOST, K_NAMESPACE, K_MODEL, K_TAG };
@@ -90,7 +91,14 @@ void mf_name_parse_bare(const char *s, struct mf_name *nm)
 
 void mf_name_parse(const char *s, struct mf_name *n)
 {
+	mf_name_parse_n(s, strlen(s), n);
+}
+
+void mf_name_parse_n(const char *s, size_t len, struct mf_name *n)
+{
+	bool nul = memchr(s, 0, len) != NULL;
 	mf_name_parse_bare(s, n);
+	n->nul = nul;
 	if (!n->host[0])
 		strcpy(n->host, MF_NAME_DEFAULT_HOST);
 	if (!n->ns[0])
@@ -128,7 +136,7 @@ static bool valid_part(enum kind k, const char *s)
 
 bool mf_name_is_valid(const struct mf_name *n)
 {
-	return !n->overlong && valid_part(K_HOST, n->host) && valid_part(K_NAMESPACE, n->ns) &&
+	return !n->overlong && !n->nul && valid_part(K_HOST, n->host) && valid_part(K_NAMESPACE, n->ns) &&
 	       valid_part(K_MODEL, n->model) && valid_part(K_TAG, n->tag);
 }
 
@@ -202,4 +210,20 @@ bool mf_name_equal_fold(const struct mf_name *a, const struct mf_name *b)
 {
 	return strcasecmp(a->host, b->host) == 0 && strcasecmp(a->ns, b->ns) == 0 &&
 	       strcasecmp(a->model, b->model) == 0 && strcasecmp(a->tag, b->tag) == 0;
+}
+
+char *mf_name_quote(const char *s, size_t n, char out[MF_NAME_QUOTE_MAX])
+{
+	/* a quoted byte takes at most 4 bytes (\xNN): quote only what fits, so the text stays whole */
+	size_t fit = (MF_NAME_QUOTE_MAX - 3) / 4;
+	struct ob_buf b;
+	ob_buf_init(&b, MF_NAME_QUOTE_MAX - 1);
+	if (!ob_go_quote(&b, s, n < fit ? n : fit) || !b.p) {
+		ob_buf_free(&b);
+		snprintf(out, MF_NAME_QUOTE_MAX, "\"\"");
+		return out;
+	}
+	snprintf(out, MF_NAME_QUOTE_MAX, "%s", b.p);
+	ob_buf_free(&b);
+	return out;
 }

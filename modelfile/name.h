@@ -27,10 +27,16 @@ struct mf_name {
 	char model[MF_NAME_PART_MAX + 1];
 	char tag[MF_NAME_PART_MAX + 1];
 	bool overlong; /* a part was longer than its limit (kept truncated): the name is invalid */
+	bool nul;      /* the input held a NUL byte (parsed up to it): the name is invalid, as in Go */
 };
 
 /* ParseName: parses s and fills the defaults. The result may be invalid: check mf_name_is_valid. */
 void mf_name_parse(const char *s, struct mf_name *n);
+
+/* ParseName of s[0..len), which may hold NUL bytes (a JSON string can): a NUL makes the name invalid,
+ * where a C string would silently end at it ("a\u0000b" must not name "a"). Every name that comes from a
+ * request goes through this. */
+void mf_name_parse_n(const char *s, size_t len, struct mf_name *n);
 
 /* ParseNameBare: parses s without defaults. */
 void mf_name_parse_bare(const char *s, struct mf_name *n);
@@ -53,6 +59,11 @@ char *mf_name_filepath(const struct mf_name *n, char *buf);
 
 /* EqualFold: the four parts equal ignoring ASCII case. */
 bool mf_name_equal_fold(const struct mf_name *a, const struct mf_name *b);
+
+/* Go's %q of a name as a request gave it (s[0..n), NULs and all), for error texts such as
+ * `name "a\x00b" is invalid`; at most MF_NAME_QUOTE_MAX - 1 bytes, cut short past that. */
+#define MF_NAME_QUOTE_MAX 1024
+char *mf_name_quote(const char *s, size_t n, char out[MF_NAME_QUOTE_MAX]);
 
 /* IsValidNamespace. */
 bool mf_name_valid_namespace(const char *s);

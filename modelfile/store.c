@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
@@ -126,12 +127,36 @@ void mf_sha256_buf(const void *data, size_t n, char out[MF_DIGEST_LEN + 1])
 	hex_digest(md, out);
 }
 
-int mf_sha256_file(const char *path, char out[MF_DIGEST_LEN + 1], uint64_t *size, struct mf_error *err)
+bool mf_cancelled(const struct mf_cancel *c)
 {
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	return c && c->cancelled && c->cancelled(c->ctx);
+}
+
+/* Opens a regular file for reading. O_NONBLOCK: opening a FIFO must not block before fstat can refuse it
+ * (it changes nothing for a regular file). A device, FIFO or folder is refused: hashing /dev/zero would
+ * never end. */
+static int open_regular(const char *path, int *fd_out, struct stat *st, struct mf_error *err)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
 	if (fd < 0)
-		return mf_error_set(err, errno == ENOENT ? MF_ERR_NOT_FOUND : MF_ERR_IO, "open %s: %s", path,
-				    strerror(errno));
+		return mf_error_set(err, errno == ENOENT || errno == ENOTDIR ? MF_ERR_NOT_FOUND : MF_ERR_IO,
+				    "open %s: %s", path, strerror(errno));
+	if (fstat(fd, st) != 0 || !S_ISREG(st->st_mode)) {
+		close(fd);
+		return mf_error_set(err, MF_ERR_IO, "%s is not a regular file", path);
+	}
+	*fd_out = fd;
+	return MF_OK;
+}
+
+static int sha256_file(const char *path, char out[MF_DIGEST_LEN + 1], uint64_t *size, const struct mf_cancel *cancel,
+		       struct mf_error *err)
+{
+	int fd;
+	struct stat st;
+	int orc = open_regular(path, &fd, &st, err);
+	if (orc != MF_OK)
+		return orc;
 	EVP_MD_CTX *ctx = EVP_MD_CTX_new();
 	unsigned char *buf = malloc(COPY_CHUNK);
 	int rc = MF_OK;
@@ -152,6 +177,10 @@ int mf_sha256_file(const char *path, char out[MF_DIGEST_LEN + 1], uint64_t *size
 			break;
 		EVP_DigestUpdate(ctx, buf, (size_t)r);
 		total += (uint64_t)r;
+		if (mf_cancelled(cancel)) {
+			rc = mf_error_set(err, MF_ERR_CANCELLED, "request canceled");
+			goto out;
+		}
 	}
 	unsigned char md[32];
 	unsigned int len = 0;
@@ -164,6 +193,11 @@ out:
 	EVP_MD_CTX_free(ctx);
 	close(fd);
 	return rc;
+}
+
+int mf_sha256_file(const char *path, char out[MF_DIGEST_LEN + 1], uint64_t *size, struct mf_error *err)
+{
+	return sha256_file(path, out, size, NULL, err);
 }
 
 /* ---------------------------------------------------------------------------------------------------- */
@@ -249,6 +283,52 @@ const char *mf_store_root(const struct mf_store *s)
 	return s->root;
 }
 
+/* ---------------------------------------------------------------------------------------------------- */
+/* The store lock */
+
+int mf_store_lock(struct mf_store *s, const struct mf_cancel *cancel, int *lock, struct mf_error *err)
+{
+	*lock = -1;
+	char path[PATH_CAP];
+	if (!join2(path, sizeof path, s->root, MF_STORE_LOCK_NAME))
+		return mf_error_set(err, MF_ERR_LIMIT, "path too long");
+	/* a fresh open file description per taker: flock then excludes the threads of this process too */
+	int fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0644);
+	if (fd < 0) {
+		if (errno == EROFS || errno == EACCES || errno == EPERM)
+			return MF_OK;
+		return mf_error_set(err, MF_ERR_IO, "open %s: %s", path, strerror(errno));
+	}
+	const struct timespec tick = {0, 10 * 1000000L};
+	for (long waited_ms = 0;; waited_ms += 10) {
+		if (flock(fd, LOCK_EX | LOCK_NB) == 0) {
+			*lock = fd;
+			return MF_OK;
+		}
+		if (errno != EWOULDBLOCK && errno != EINTR) { /* e.g. ENOLCK: no locks on this file system */
+			close(fd);
+			return MF_OK;
+		}
+		if (mf_cancelled(cancel)) {
+			close(fd);
+			return mf_error_set(err, MF_ERR_CANCELLED, "request canceled");
+		}
+		if (waited_ms >= MF_STORE_LOCK_WAIT_MS) {
+			close(fd);
+			return mf_error_set(err, MF_ERR_IO,
+					    "the model store is busy: %s has been held by another process for %d s",
+					    path, MF_STORE_LOCK_WAIT_MS / 1000);
+		}
+		nanosleep(&tick, NULL);
+	}
+}
+
+void mf_store_unlock(int lock)
+{
+	if (lock >= 0)
+		close(lock); /* releases the flock */
+}
+
 int mf_store_blob_path(const struct mf_store *s, const char *digest, char *buf, size_t cap, struct mf_error *err)
 {
 	if (!mf_digest_valid(digest))
@@ -291,6 +371,148 @@ static void sync_dir_of(const char *path)
 }
 
 /* ---------------------------------------------------------------------------------------------------- */
+/* Temporary files */
+
+/* Creates blobs/orun-tmp-XXXXXX (a folder when dir, else a file) and takes an flock on it, held as long as
+ * *fd is open: the start-up cleaner removes only what nobody holds. Between the creation and the flock a
+ * cleaner may have taken it for a leftover and removed it: then it has no link any more (st_nlink 0) and
+ * another is made. A file system without locks: the file is used unlocked (the cleaner cannot take it
+ * either, so it never removes it). */
+static int temp_create(struct mf_store *s, bool dir, char *path, size_t cap, int *fd, struct mf_error *err)
+{
+	int rc = mkdir_p(s->blobs, err);
+	if (rc != MF_OK)
+		return rc;
+	for (int attempt = 0; attempt < 16; attempt++) {
+		int k = snprintf(path, cap, "%s/" MF_TEMP_PREFIX "XXXXXX", s->blobs);
+		if (k < 0 || (size_t)k >= cap)
+			return mf_error_set(err, MF_ERR_LIMIT, "path too long");
+		int f = -1;
+		if (!dir)
+			f = mkostemp(path, O_CLOEXEC);
+		else if (mkdtemp(path))
+			f = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+		if (f < 0)
+			return mf_error_set(err, MF_ERR_IO, "create a temporary %s in %s: %s", dir ? "folder" : "file",
+					    s->blobs, strerror(errno));
+		while (flock(f, LOCK_EX) != 0 && errno == EINTR)
+			;
+		struct stat st;
+		if (fstat(f, &st) == 0 && st.st_nlink > 0) {
+			*fd = f;
+			return MF_OK;
+		}
+		close(f);
+	}
+	return mf_error_set(err, MF_ERR_IO, "create a temporary file in %s: removed as soon as made", s->blobs);
+}
+
+/* rm -r of a folder orun made (symlinks are removed, not followed). Returns the bytes of the files removed. */
+static uint64_t remove_tree(const char *path)
+{
+	struct stat st;
+	if (lstat(path, &st) != 0)
+		return 0;
+	uint64_t bytes = 0;
+	if (S_ISDIR(st.st_mode)) {
+		DIR *d = opendir(path);
+		if (d) {
+			struct dirent *e;
+			while ((e = readdir(d))) {
+				if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, ".."))
+					continue;
+				char child[PATH_CAP];
+				if (join2(child, sizeof child, path, e->d_name))
+					bytes += remove_tree(child);
+			}
+			closedir(d);
+		}
+		rmdir(path);
+	} else if (unlink(path) == 0 && S_ISREG(st.st_mode)) {
+		bytes = (uint64_t)st.st_size;
+	}
+	return bytes;
+}
+
+int mf_store_temp_dir(struct mf_store *s, char *path, size_t cap, int *lock, struct mf_error *err)
+{
+	*lock = -1;
+	return temp_create(s, true, path, cap, lock, err);
+}
+
+void mf_store_temp_dir_remove(const char *path, int lock)
+{
+	if (path && *path)
+		remove_tree(path);
+	if (lock >= 0)
+		close(lock);
+}
+
+/* Removes path unless another process (or thread) holds its flock; true when it was removed. */
+static bool remove_if_unheld(const char *path, uint64_t *bytes)
+{
+	int f = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK);
+	if (f < 0)
+		return false;
+	bool gone = false;
+	if (flock(f, LOCK_EX | LOCK_NB) == 0) { /* nobody writes it: a leftover */
+		uint64_t b = remove_tree(path);
+		struct stat st;
+		gone = lstat(path, &st) != 0;
+		if (gone && bytes)
+			*bytes += b;
+	}
+	close(f);
+	return gone;
+}
+
+/* The temporary manifests of write_atomic (".<tag>.tmp-XXXXXX") under a manifests folder, any depth. */
+static void clean_manifest_temps(const char *dir, int depth, size_t *n, uint64_t *bytes)
+{
+	DIR *d = opendir(dir);
+	if (!d)
+		return;
+	struct dirent *e;
+	while ((e = readdir(d))) {
+		if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, ".."))
+			continue;
+		char child[PATH_CAP];
+		struct stat st;
+		if (!join2(child, sizeof child, dir, e->d_name) || lstat(child, &st) != 0)
+			continue;
+		if (S_ISDIR(st.st_mode) && depth < 4)
+			clean_manifest_temps(child, depth + 1, n, bytes);
+		else if (S_ISREG(st.st_mode) && e->d_name[0] == '.' && strstr(e->d_name, ".tmp-") &&
+			 remove_if_unheld(child, bytes))
+			++*n;
+	}
+	closedir(d);
+}
+
+int mf_store_clean_temp(struct mf_store *s, size_t *n_removed, uint64_t *bytes, struct mf_error *err)
+{
+	size_t n = 0;
+	uint64_t b = 0;
+	DIR *d = opendir(s->blobs);
+	if (!d)
+		return mf_error_set(err, MF_ERR_IO, "couldn't read dir '%s': %s", s->blobs, strerror(errno));
+	struct dirent *e;
+	while ((e = readdir(d))) {
+		char path[PATH_CAP];
+		if (strncmp(e->d_name, MF_TEMP_PREFIX, strlen(MF_TEMP_PREFIX)) == 0 &&
+		    join2(path, sizeof path, s->blobs, e->d_name) && remove_if_unheld(path, &b))
+			n++;
+	}
+	closedir(d);
+	clean_manifest_temps(s->manifests, 0, &n, &b);
+	if (n_removed)
+		*n_removed = n;
+	if (bytes)
+		*bytes = b;
+	return MF_OK;
+}
+
+/* ---------------------------------------------------------------------------------------------------- */
 /* Blobs */
 
 struct mf_blob_writer {
@@ -314,16 +536,9 @@ int mf_blob_writer_open(struct mf_store *s, struct mf_blob_writer **out, struct 
 		mf_blob_writer_abort(w);
 		return mf_error_set(err, MF_ERR_NOMEM, "out of memory");
 	}
-	int rc = mkdir_p(s->blobs, err);
+	/* held (flock) until the writer is done, so that a start-up cleaner leaves it alone */
+	int rc = temp_create(s, false, w->tmp, sizeof w->tmp, &w->fd, err);
 	if (rc != MF_OK) {
-		mf_blob_writer_abort(w);
-		return rc;
-	}
-	/* "sha256-" + random: not a digest, so Ollama's prune treats a leftover as garbage */
-	snprintf(w->tmp, sizeof w->tmp, "%s/sha256-XXXXXX", s->blobs);
-	w->fd = mkostemp(w->tmp, O_CLOEXEC);
-	if (w->fd < 0) {
-		rc = mf_error_set(err, MF_ERR_IO, "create temporary blob in %s: %s", s->blobs, strerror(errno));
 		w->tmp[0] = 0;
 		mf_blob_writer_abort(w);
 		return rc;
@@ -411,8 +626,7 @@ int mf_blob_writer_commit(struct mf_blob_writer *w, const char *expect, char dig
 		rc = mf_error_set(err, MF_ERR_IO, "chmod %s: %s", w->tmp, strerror(errno));
 		goto fail;
 	}
-	close(w->fd);
-	w->fd = -1;
+	/* w->fd stays open (and the temporary file locked) until it is renamed: mf_blob_writer_abort closes it */
 	char path[PATH_CAP];
 	rc = mf_store_blob_path(w->store, digest, path, sizeof path, err);
 	if (rc != MF_OK)
@@ -458,12 +672,13 @@ int mf_store_put_blob(struct mf_store *s, const void *data, size_t n, char diges
 int mf_store_put_file(struct mf_store *s, const char *path, char digest_out[MF_DIGEST_LEN + 1], uint64_t *size,
 		      bool *created, struct mf_error *err)
 {
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return mf_error_set(err, errno == ENOENT ? MF_ERR_NOT_FOUND : MF_ERR_IO, "open %s: %s", path,
-				    strerror(errno));
+	int fd;
+	struct stat st;
+	int rc = open_regular(path, &fd, &st, err);
+	if (rc != MF_OK)
+		return rc;
 	struct mf_blob_writer *w;
-	int rc = mf_blob_writer_open(s, &w, err);
+	rc = mf_blob_writer_open(s, &w, err);
 	char *buf = rc == MF_OK ? malloc(COPY_CHUNK) : NULL;
 	if (rc == MF_OK && !buf)
 		rc = mf_error_set(err, MF_ERR_NOMEM, "out of memory");
@@ -491,11 +706,11 @@ int mf_store_put_file(struct mf_store *s, const char *path, char digest_out[MF_D
 }
 
 int mf_store_adopt_file(struct mf_store *s, const char *path, char digest_out[MF_DIGEST_LEN + 1], uint64_t *size,
-			bool *created, struct mf_error *err)
+			bool *created, const struct mf_cancel *cancel, struct mf_error *err)
 {
 	char digest[MF_DIGEST_LEN + 1];
 	uint64_t n = 0;
-	int rc = mf_sha256_file(path, digest, &n, err);
+	int rc = sha256_file(path, digest, &n, cancel, err);
 	if (rc != MF_OK)
 		return rc;
 	if (created)
@@ -527,21 +742,6 @@ int mf_store_adopt_file(struct mf_store *s, const char *path, char digest_out[MF
 	memcpy(digest_out, digest, sizeof digest);
 	if (size)
 		*size = n;
-	return MF_OK;
-}
-
-int mf_store_temp_path(struct mf_store *s, const char *prefix, char *buf, size_t cap, struct mf_error *err)
-{
-	int rc = mkdir_p(s->blobs, err);
-	if (rc != MF_OK)
-		return rc;
-	int k = snprintf(buf, cap, "%s/%s-XXXXXX", s->blobs, prefix);
-	if (k < 0 || (size_t)k >= cap)
-		return mf_error_set(err, MF_ERR_LIMIT, "path too long");
-	int fd = mkostemp(buf, O_CLOEXEC);
-	if (fd < 0)
-		return mf_error_set(err, MF_ERR_IO, "create a temporary file in %s: %s", s->blobs, strerror(errno));
-	close(fd);
 	return MF_OK;
 }
 
@@ -843,9 +1043,25 @@ static int write_atomic(const char *path, const char *data, size_t n, struct mf_
 	int k = snprintf(tmp, sizeof tmp, "%s/.%s.tmp-XXXXXX", dir, slash + 1);
 	if (k < 0 || (size_t)k >= sizeof tmp)
 		return mf_error_set(err, MF_ERR_LIMIT, "path too long");
-	int fd = mkostemp(tmp, O_CLOEXEC);
+	/* held (flock) while in use, so that mf_store_clean_temp in another process leaves it alone; one that
+	 * cleaner removed between mkostemp and flock has no link left: make another */
+	char pattern[PATH_CAP];
+	memcpy(pattern, tmp, sizeof pattern);
+	int fd = -1;
+	for (int attempt = 0; attempt < 16 && fd < 0; attempt++) {
+		memcpy(tmp, pattern, sizeof tmp);
+		if ((fd = mkostemp(tmp, O_CLOEXEC)) < 0)
+			return mf_error_set(err, MF_ERR_IO, "create %s: %s", tmp, strerror(errno));
+		struct stat st;
+		while (flock(fd, LOCK_EX) != 0 && errno == EINTR)
+			;
+		if (fstat(fd, &st) != 0 || st.st_nlink == 0) {
+			close(fd);
+			fd = -1;
+		}
+	}
 	if (fd < 0)
-		return mf_error_set(err, MF_ERR_IO, "create %s: %s", tmp, strerror(errno));
+		return mf_error_set(err, MF_ERR_IO, "create %s: removed as soon as made", tmp);
 	size_t off = 0;
 	while (off < n) {
 		ssize_t r = write(fd, data + off, n - off);
@@ -861,12 +1077,11 @@ static int write_atomic(const char *path, const char *data, size_t n, struct mf_
 		rc = mf_error_set(err, MF_ERR_IO, "sync %s: %s", tmp, strerror(errno));
 		goto fail;
 	}
-	close(fd);
-	fd = -1;
 	if (rename(tmp, path) != 0) {
 		rc = mf_error_set(err, MF_ERR_IO, "rename %s to %s: %s", tmp, path, strerror(errno));
 		goto fail;
 	}
+	close(fd);
 	sync_dir_of(path);
 	return MF_OK;
 fail:
@@ -1066,18 +1281,22 @@ static bool digest_in_use(const struct mf_store *s, const char *digest)
 
 int mf_store_remove_blob_if_unused(struct mf_store *s, const char *digest, struct mf_error *err)
 {
-	if (!digest || !*digest || digest_in_use(s, digest))
+	if (!digest || !*digest)
 		return MF_OK;
-	char path[PATH_CAP];
-	int rc = mf_store_blob_path(s, digest, path, sizeof path, err);
+	int lock;
+	int rc = mf_store_lock(s, NULL, &lock, err);
 	if (rc != MF_OK)
 		return rc;
-	if (unlink(path) != 0 && errno != ENOENT)
-		return mf_error_set(err, MF_ERR_IO, "remove %s: %s", path, strerror(errno));
-	return MF_OK;
+	char path[PATH_CAP];
+	if (!digest_in_use(s, digest) && (rc = mf_store_blob_path(s, digest, path, sizeof path, err)) == MF_OK &&
+	    unlink(path) != 0 && errno != ENOENT)
+		rc = mf_error_set(err, MF_ERR_IO, "remove %s: %s", path, strerror(errno));
+	mf_store_unlock(lock);
+	return rc;
 }
 
-int mf_store_remove_unused_layers(struct mf_store *s, const struct mf_manifest *m, struct mf_error *err)
+/* RemoveLayers; the caller holds the store lock. */
+static int remove_unused_layers(struct mf_store *s, const struct mf_manifest *m, struct mf_error *err)
 {
 	struct mf_manifest **list;
 	size_t n;
@@ -1108,6 +1327,16 @@ int mf_store_remove_unused_layers(struct mf_store *s, const struct mf_manifest *
 	return rc;
 }
 
+int mf_store_remove_unused_layers(struct mf_store *s, const struct mf_manifest *m, struct mf_error *err)
+{
+	int lock;
+	int rc = mf_store_lock(s, NULL, &lock, err);
+	if (rc == MF_OK)
+		rc = remove_unused_layers(s, m, err);
+	mf_store_unlock(lock);
+	return rc;
+}
+
 /* PruneDirectory: removes empty folders below (and including) path; symlinks are left alone. */
 static void prune_dirs(const char *path, bool keep_root)
 {
@@ -1125,13 +1354,28 @@ static void prune_dirs(const char *path, bool keep_root)
 		(void)rmdir(path); /* fails harmlessly when not empty */
 }
 
+static int delete_locked(struct mf_store *s, const char *name, const struct mf_name *n, struct mf_error *err);
+
 int mf_store_delete(struct mf_store *s, const char *name, struct mf_error *err)
 {
-	struct mf_name n, r;
+	struct mf_name n;
 	mf_name_parse(name, &n);
+	char q[MF_NAME_QUOTE_MAX];
 	if (!mf_name_is_valid(&n))
-		return mf_error_set_http(err, MF_ERR_PARSE, 400, "name \"%s\" is invalid", name);
-	int rc = mf_store_resolve_name(s, &n, &r, err);
+		return mf_error_set_http(err, MF_ERR_PARSE, 400, "name %s is invalid",
+					 mf_name_quote(name, strlen(name), q));
+	int lock;
+	int rc = mf_store_lock(s, NULL, &lock, err);
+	if (rc == MF_OK)
+		rc = delete_locked(s, name, &n, err);
+	mf_store_unlock(lock);
+	return rc;
+}
+
+static int delete_locked(struct mf_store *s, const char *name, const struct mf_name *n, struct mf_error *err)
+{
+	struct mf_name r;
+	int rc = mf_store_resolve_name(s, n, &r, err);
 	if (rc != MF_OK)
 		return rc;
 	struct mf_manifest *m;
@@ -1147,7 +1391,7 @@ int mf_store_delete(struct mf_store *s, const char *name, struct mf_error *err)
 				  strerror(errno));
 	if (rc == MF_OK) {
 		prune_dirs(s->manifests, true);
-		rc = mf_store_remove_unused_layers(s, m, err);
+		rc = remove_unused_layers(s, m, err);
 	}
 	mf_manifest_free(m);
 	return rc;
@@ -1156,15 +1400,18 @@ int mf_store_delete(struct mf_store *s, const char *name, struct mf_error *err)
 int mf_store_copy(struct mf_store *s, const char *src, const char *dst, struct mf_error *err)
 {
 	struct mf_name sn, dn, sr, dr;
+	char q[MF_NAME_QUOTE_MAX];
 	mf_name_parse(src, &sn);
 	if (!mf_name_is_valid(&sn))
-		return mf_error_set_http(err, MF_ERR_PARSE, 400, "source \"%s\" is invalid", src);
+		return mf_error_set_http(err, MF_ERR_PARSE, 400, "source %s is invalid",
+					 mf_name_quote(src, strlen(src), q));
 	int rc = mf_store_resolve_name(s, &sn, &sr, err);
 	if (rc != MF_OK)
 		return rc;
 	mf_name_parse(dst, &dn);
 	if (!mf_name_is_valid(&dn))
-		return mf_error_set_http(err, MF_ERR_PARSE, 400, "destination \"%s\" is invalid", dst);
+		return mf_error_set_http(err, MF_ERR_PARSE, 400, "destination %s is invalid",
+					 mf_name_quote(dst, strlen(dst), q));
 	rc = mf_store_resolve_name(s, &dn, &dr, err);
 	if (rc != MF_OK)
 		return rc;
@@ -1174,19 +1421,34 @@ int mf_store_copy(struct mf_store *s, const char *src, const char *dst, struct m
 		return rc;
 	if (strcmp(sp, dp) == 0)
 		return MF_OK;
-	char *data;
+	int lock;
+	if ((rc = mf_store_lock(s, NULL, &lock, err)) != MF_OK)
+		return rc;
+	char *data = NULL;
 	size_t len;
 	rc = read_file(sp, MF_MAX_MANIFEST_SIZE, &data, &len, NULL, err);
 	if (rc == MF_ERR_NOT_FOUND)
-		return mf_error_set(err, MF_ERR_NOT_FOUND, "model \"%s\" not found", src);
-	if (rc != MF_OK)
-		return rc;
-	rc = write_atomic(dp, data, len, err);
+		rc = mf_error_set(err, MF_ERR_NOT_FOUND, "model \"%s\" not found", src);
+	if (rc == MF_OK)
+		rc = write_atomic(dp, data, len, err);
+	mf_store_unlock(lock);
 	free(data);
 	return rc;
 }
 
+static int prune_locked(struct mf_store *s, size_t *n_blobs, size_t *n_removed, struct mf_error *err);
+
 int mf_store_prune(struct mf_store *s, size_t *n_blobs, size_t *n_removed, struct mf_error *err)
+{
+	int lock;
+	int rc = mf_store_lock(s, NULL, &lock, err);
+	if (rc == MF_OK)
+		rc = prune_locked(s, n_blobs, n_removed, err);
+	mf_store_unlock(lock);
+	return rc;
+}
+
+static int prune_locked(struct mf_store *s, size_t *n_blobs, size_t *n_removed, struct mf_error *err)
 {
 	size_t total = 0, removed = 0;
 	char **names = list_dir(s->blobs);
@@ -1207,6 +1469,8 @@ int mf_store_prune(struct mf_store *s, size_t *n_blobs, size_t *n_removed, struc
 			continue;
 		if (now - st.st_mtime < MF_PRUNE_GRACE_SECONDS)
 			continue;
+		if (strncmp(*b, MF_TEMP_PREFIX, strlen(MF_TEMP_PREFIX)) == 0)
+			continue; /* mf_store_clean_temp's: removed when nobody holds it, whatever its age */
 		char digest[MF_DIGEST_LEN + 8];
 		snprintf(digest, sizeof digest, "%s", *b);
 		for (char *c = digest; *c; c++)

@@ -5,7 +5,11 @@
  *     manifests/<host>/<namespace>/<model>/<tag>    a Docker v2 manifest, JSON + "\n", as Go's json.Encoder
  * Blobs are written to a temporary file in blobs/, hashed while written (OpenSSL SHA-256), fsynced and
  * renamed into place; a manifest is written to a temporary file beside it and renamed, so neither is ever
- * seen half-written. A store is a path, not a lock: several processes may share it, as with Ollama.
+ * seen half-written. Several processes may share a store, as with Ollama. The steps that must not
+ * interleave, a create's commit (its blobs checked, its manifest written) and every removal of blobs
+ * (delete, the layers a create replaced, prune), hold the store lock: flock on <models>/.orun.lock, which
+ * excludes other threads and other orun processes. Ollama takes no lock of its own (it has the same race
+ * between its own create and delete), so a real Ollama on the same store is not excluded.
  */
 #ifndef ORUN_MODELFILE_STORE_H
 #define ORUN_MODELFILE_STORE_H
@@ -48,6 +52,20 @@ char *mf_models_dir_default(void) MF_WUR;
 bool mf_env_bool(const char *name);
 
 /* ---------------------------------------------------------------------------------------------------- */
+/* Long jobs */
+
+/* Asked between the chunks of a long job (hashing, copying, waiting for the store lock): true stops it
+ * with MF_ERR_CANCELLED ("request canceled"). The server's create asks whether its client left or the
+ * server is stopping. A NULL struct mf_cancel never cancels. */
+struct mf_cancel {
+	bool (*cancelled)(void *ctx);
+	void *ctx;
+};
+
+/* True when c asks to stop. */
+bool mf_cancelled(const struct mf_cancel *c);
+
+/* ---------------------------------------------------------------------------------------------------- */
 /* Digests */
 
 /* True for "sha256:<64 hex>" or "sha256-<64 hex>" (either case of hex), Ollama's accepted forms. */
@@ -56,13 +74,27 @@ bool mf_digest_valid(const char *digest);
 /* SHA-256 of a buffer as "sha256:<hex>" into out (MF_DIGEST_LEN + 1 bytes). */
 void mf_sha256_buf(const void *data, size_t n, char out[MF_DIGEST_LEN + 1]);
 
-/* SHA-256 of a file (streamed) as "sha256:<hex>", and its size. MF_OK, MF_ERR_IO, MF_ERR_NOMEM. */
+/* SHA-256 of a regular file (streamed) as "sha256:<hex>", and its size. MF_OK, MF_ERR_NOT_FOUND, MF_ERR_IO
+ * (also "<path> is not a regular file": a device such as /dev/zero or a FIFO would never end or block),
+ * MF_ERR_NOMEM. */
 int mf_sha256_file(const char *path, char out[MF_DIGEST_LEN + 1], uint64_t *size, struct mf_error *err) MF_WUR;
 
 /* ---------------------------------------------------------------------------------------------------- */
 /* The store */
 
 struct mf_store;
+
+#define MF_STORE_LOCK_NAME ".orun.lock" /* in the models folder; Ollama never looks outside blobs/ and manifests/ */
+#define MF_STORE_LOCK_WAIT_MS 120000    /* a lock held longer than this by someone else is an error */
+
+/* Takes the store lock (blocking, asking cancel while it waits; cancel may be NULL). *lock gets a handle
+ * for mf_store_unlock, -1 when the store cannot hold a lock file (read-only, or a file system without
+ * locks): then the caller goes on unlocked and its writes fail on their own. Errors: MF_ERR_CANCELLED,
+ * MF_ERR_IO ("the model store is busy: ..." after MF_STORE_LOCK_WAIT_MS). Not re-entrant: a thread that
+ * holds the lock must not take it again. */
+int mf_store_lock(struct mf_store *s, const struct mf_cancel *cancel, int *lock, struct mf_error *err) MF_WUR;
+/* Releases it; -1 is fine. */
+void mf_store_unlock(int lock);
 
 /* Opens (and creates the folders of) the store at dir (NULL = mf_models_dir_default()). */
 int mf_store_open(const char *dir, struct mf_store **out, struct mf_error *err) MF_WUR;
@@ -96,19 +128,34 @@ void mf_blob_writer_abort(struct mf_blob_writer *w);
 int mf_store_put_blob(struct mf_store *s, const void *data, size_t n, char digest_out[MF_DIGEST_LEN + 1],
 		      bool *created, struct mf_error *err) MF_WUR;
 
-/* Copies a local file into the store (hashing it); digest_out, *size, *created as above. */
+/* Copies a local regular file into the store (hashing it); digest_out, *size, *created as above. */
 int mf_store_put_file(struct mf_store *s, const char *path, char digest_out[MF_DIGEST_LEN + 1], uint64_t *size,
 		      bool *created, struct mf_error *err) MF_WUR;
 
 /* Moves a file the caller wrote inside the store's folder (e.g. a converted or quantized GGUF) into
- * blobs/ under its digest: hashed, fsynced, renamed (or dropped when that blob already exists). The file
- * is gone afterwards in every case but an error before hashing. */
+ * blobs/ under its digest: hashed (cancel asked between chunks; may be NULL), fsynced, renamed (or dropped
+ * when that blob already exists). The file is gone afterwards in every case but an error before hashing. */
 int mf_store_adopt_file(struct mf_store *s, const char *path, char digest_out[MF_DIGEST_LEN + 1], uint64_t *size,
-			bool *created, struct mf_error *err) MF_WUR;
+			bool *created, const struct mf_cancel *cancel, struct mf_error *err) MF_WUR;
 
-/* A fresh temporary path inside the store (blobs/<prefix>-XXXXXX, created empty), for writing a file that
- * mf_store_adopt_file takes over; Ollama's prune removes a leftover after the grace period. */
-int mf_store_temp_path(struct mf_store *s, const char *prefix, char *buf, size_t cap, struct mf_error *err) MF_WUR;
+/* Temporary files. Everything a create or an upload writes before it becomes a blob lives in
+ * blobs/orun-tmp-XXXXXX (a file, or a folder for a job's several files), and its writer holds an flock on
+ * it while it works: so a later start can tell the leftovers of a killed process (nobody holds them) from
+ * the files another orun process is writing right now, whatever their age. Not a digest name: Ollama's
+ * prune removes a leftover file after its grace period too (it never enters folders). */
+#define MF_TEMP_PREFIX "orun-tmp-"
+
+/* A fresh temporary folder blobs/orun-tmp-XXXXXX for a job's files (a converted or quantized GGUF that
+ * mf_store_adopt_file takes over, the links of a safetensors conversion). *lock holds it until
+ * mf_store_temp_dir_remove. */
+int mf_store_temp_dir(struct mf_store *s, char *path, size_t cap, int *lock, struct mf_error *err) MF_WUR;
+/* Removes the folder and all in it (symlinks are removed, not followed), then releases lock. */
+void mf_store_temp_dir_remove(const char *path, int lock);
+
+/* At start-up: removes the temporary files and folders of interrupted creates and uploads (and the
+ * temporary manifests of interrupted writes) that no process holds; those in use stay. Counts go to the
+ * optional outputs (entries removed, bytes freed). Never fails on one entry: it is skipped. */
+int mf_store_clean_temp(struct mf_store *s, size_t *n_removed, uint64_t *bytes, struct mf_error *err) MF_WUR;
 
 /* Reads a whole blob into memory (max bytes at most: MF_ERR_LIMIT beyond). NUL-terminated; free() it. */
 int mf_store_read_blob(const struct mf_store *s, const char *digest, size_t max, char **data, size_t *len,
@@ -173,24 +220,26 @@ void mf_manifest_list_free(struct mf_manifest **list, size_t n);
 int mf_store_resolve_name(const struct mf_store *s, const struct mf_name *n, struct mf_name *out,
 			  struct mf_error *err) MF_WUR;
 
-/* Deletes the layers of m that no manifest in the store uses any more (RemoveLayers). */
+/* Deletes the layers of m that no manifest in the store uses any more (RemoveLayers), under the store lock. */
 int mf_store_remove_unused_layers(struct mf_store *s, const struct mf_manifest *m, struct mf_error *err) MF_WUR;
 
-/* Removes a blob unless a manifest references it (Layer.Remove). */
+/* Removes a blob unless a manifest references it (Layer.Remove), under the store lock. */
 int mf_store_remove_blob_if_unused(struct mf_store *s, const char *digest, struct mf_error *err) MF_WUR;
 
 /* /api/delete: resolves the name case-insensitively, removes the manifest, prunes empty manifest folders,
- * then the layers no other manifest uses. MF_ERR_NOT_FOUND ("model '<name>' not found", 404). */
+ * then the layers no other manifest uses, all under the store lock. MF_ERR_NOT_FOUND ("model '<name>' not
+ * found", 404). */
 int mf_store_delete(struct mf_store *s, const char *name, struct mf_error *err) MF_WUR;
 
-/* /api/copy: copies the manifest bytes of src to dst (names resolved case-insensitively). Errors with
+/* /api/copy: copies the manifest bytes of src to dst (names resolved case-insensitively; the read and the
+ * write under the store lock, so a delete of src cannot take the blobs from under dst). Errors with
  * Ollama's texts: `source "<x>" is invalid`, `destination "<x>" is invalid` (400),
  * `model "<src>" not found` (404). */
 int mf_store_copy(struct mf_store *s, const char *src, const char *dst, struct mf_error *err) MF_WUR;
 
 /* PruneLayers + PruneDirectory: removes blobs older than MF_PRUNE_GRACE_SECONDS that no manifest uses (and
- * files in blobs/ whose names are not digests), then empty folders under manifests/. Counts go to the
- * optional outputs. */
+ * files in blobs/ whose names are not digests), then empty folders under manifests/, under the store lock.
+ * Counts go to the optional outputs. */
 int mf_store_prune(struct mf_store *s, size_t *n_blobs, size_t *n_removed, struct mf_error *err) MF_WUR;
 
 #endif

@@ -1,8 +1,8 @@
 /* runner/api/lines.c — NDJSON lines handed from a worker thread to the connection's thread.
  *
- * The connection's thread sleeps on a condition variable (waking every 50 ms to notice a client that left);
- * each line goes out as one chunk through libmicrohttpd. Not the token path: generations stream through
- * runner/api/pipeline.c and runner/server/stream.c.
+ * The connection's thread sleeps on a condition variable (waking every 50 ms to notice a client that left
+ * or the server stopping); each line goes out as one chunk through libmicrohttpd. Not the token path:
+ * generations stream through runner/api/pipeline.c and runner/server/stream.c.
  */
 #include "config.h"
 
@@ -28,13 +28,15 @@ struct rn_lines {
 	pthread_cond_t cv;
 	struct line_item *head, *tail;
 	bool closed;         /* producer finished (normally or with an error item) */
-	bool consumer_gone;
+	atomic_bool consumer_gone; /* written under mu, read by the producer without it (rn_lines_gone) */
+	bool producer_done;  /* the producer let go (rn_lines_release): nothing of the server is used any more */
+	const atomic_bool *stopping; /* the server's flag, or NULL */
 	int refs;            /* producer + consumer */
 	int fd;              /* the client's socket, for disconnect checks */
 	struct line_item *cur; /* item being written */
 };
 
-struct rn_lines *rn_lines_new(void)
+struct rn_lines *rn_lines_new(const atomic_bool *stopping)
 {
 	struct rn_lines *p = calloc(1, sizeof *p);
 	if (!p)
@@ -43,13 +45,20 @@ struct rn_lines *rn_lines_new(void)
 	pthread_cond_init(&p->cv, NULL);
 	p->refs = 2;
 	p->fd = -1;
+	p->stopping = stopping;
 	return p;
+}
+
+bool rn_lines_gone(struct rn_lines *p)
+{
+	return atomic_load(&p->consumer_gone);
 }
 
 static void lines_unref(struct rn_lines *p)
 {
 	pthread_mutex_lock(&p->mu);
 	bool last = --p->refs == 0;
+	pthread_cond_broadcast(&p->cv); /* a consumer may wait for the producer to let go */
 	pthread_mutex_unlock(&p->mu);
 	if (!last)
 		return;
@@ -85,7 +94,7 @@ static int lines_add(struct rn_lines *p, const char *line, size_t len, bool erro
 	it->error = error;
 	it->status = status;
 	pthread_mutex_lock(&p->mu);
-	bool gone = p->consumer_gone;
+	bool gone = atomic_load(&p->consumer_gone);
 	if (!gone && !p->closed) {
 		if (p->tail)
 			p->tail->next = it;
@@ -125,25 +134,50 @@ void rn_lines_close(struct rn_lines *p)
 
 void rn_lines_release(struct rn_lines *p)
 {
-	if (p)
-		lines_unref(p);
+	if (!p)
+		return;
+	/* the producer's release (the consumer never calls this once it answers) */
+	pthread_mutex_lock(&p->mu);
+	p->producer_done = true;
+	pthread_mutex_unlock(&p->mu);
+	lines_unref(p);
 }
 
-/* Next item (blocking); NULL at the end. Marks the consumer gone when the socket closes. */
+static void deadline_in(struct timespec *ts, long ms)
+{
+	clock_gettime(CLOCK_REALTIME, ts);
+	ts->tv_sec += ms / 1000;
+	ts->tv_nsec += (ms % 1000) * 1000000L;
+	if (ts->tv_nsec >= 1000000000L) {
+		ts->tv_sec++;
+		ts->tv_nsec -= 1000000000L;
+	}
+}
+
+/* The server is stopping: the consumer leaves, after giving the producer a little time to stop using the
+ * server (the producer notices consumer_gone at its next check). Called with mu held. */
+static void wait_producer(struct rn_lines *p)
+{
+	struct timespec end;
+	deadline_in(&end, RN_LINES_STOP_WAIT_MS);
+	while (!p->producer_done && pthread_cond_timedwait(&p->cv, &p->mu, &end) == 0)
+		;
+}
+
+/* Next item (blocking); NULL at the end. Marks the consumer gone when the socket closes or the server
+ * stops. */
 static struct line_item *lines_pop(struct rn_lines *p)
 {
 	pthread_mutex_lock(&p->mu);
 	while (!p->head && !p->closed) {
 		struct timespec ts;
-		clock_gettime(CLOCK_REALTIME, &ts);
-		ts.tv_nsec += 50 * 1000000L;
-		if (ts.tv_nsec >= 1000000000L) {
-			ts.tv_sec++;
-			ts.tv_nsec -= 1000000000L;
-		}
+		deadline_in(&ts, 50);
 		pthread_cond_timedwait(&p->cv, &p->mu, &ts);
-		if (!p->head && rn_http_fd_gone(p->fd)) {
-			p->consumer_gone = true;
+		bool stopping = p->stopping && atomic_load(p->stopping);
+		if (!p->head && (stopping || rn_http_fd_gone(p->fd))) {
+			atomic_store(&p->consumer_gone, true);
+			if (stopping)
+				wait_producer(p);
 			pthread_mutex_unlock(&p->mu);
 			return NULL;
 		}
@@ -199,7 +233,7 @@ static void lines_stream_close(void *ctx, bool completed)
 	struct rn_lines *p = ctx;
 	if (!completed) {
 		pthread_mutex_lock(&p->mu);
-		p->consumer_gone = true;
+		atomic_store(&p->consumer_gone, true);
 		pthread_cond_broadcast(&p->cv);
 		pthread_mutex_unlock(&p->mu);
 	}

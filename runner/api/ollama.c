@@ -57,6 +57,18 @@ void rn_api_metrics(struct rn_http_req *r)
 	free(text);
 }
 
+/* The model a request names: "model", or the deprecated "name" when that is empty (never NULL); *len is its
+ * length in bytes (a NUL inside counts: such a name is invalid). */
+static const char *decode_model(struct rn_dec *d, const struct ob_json *root, size_t *len)
+{
+	const char *model = "", *name = "";
+	size_t mlen = 0, nlen = 0;
+	rn_dec_string(d, root, "model", &model, &mlen);
+	rn_dec_string(d, root, "name", &name, &nlen);
+	*len = mlen ? mlen : nlen;
+	return mlen ? model : name;
+}
+
 static void refuse_registry(struct rn_http_req *r, const char *what, const char *go_struct)
 {
 	struct rn_dec d;
@@ -64,7 +76,21 @@ static void refuse_registry(struct rn_http_req *r, const char *what, const char 
 	struct ob_json_doc *doc = rn_api_decode(r, &d, go_struct, &root, rn_api_respond_error);
 	if (!doc)
 		return;
+	/* the name is checked first, as Ollama's handlers do: cmp.Or(req.Model, req.Name) */
+	size_t nlen = 0;
+	const char *n = decode_model(&d, root, &nlen);
+	struct mf_name nm;
+	mf_name_parse_n(n, nlen, &nm);
+	bool valid = mf_name_is_valid(&nm);
 	ob_json_free(doc);
+	if (d.failed) {
+		rn_http_respond_error(r, 400, d.err);
+		return;
+	}
+	if (!valid) {
+		rn_http_respond_error(r, 400, "invalid model name");
+		return;
+	}
 	rn_http_respond_errorf(r, 501,
 			       "%s is not supported by orun: it has no registry client. Create models with `orun "
 			       "create` from a GGUF file, or pull them with Ollama into the same OLLAMA_MODELS store",
@@ -167,15 +193,6 @@ static void write_gguf_section(struct ob_jw *w, const char *path, bool verbose, 
 	gguf_close(f);
 }
 
-/* The model a request names: "model", or the deprecated "name" when that is empty (never NULL). */
-static const char *decode_model(struct rn_dec *d, const struct ob_json *root)
-{
-	const char *model = "", *name = "";
-	rn_dec_string(d, root, "model", &model, NULL);
-	rn_dec_string(d, root, "name", &name, NULL);
-	return *model ? model : name;
-}
-
 void rn_api_show(struct rn_http_req *r)
 {
 	struct rn_api *s = rn_api_of(r);
@@ -184,7 +201,8 @@ void rn_api_show(struct rn_http_req *r)
 	struct ob_json_doc *doc = rn_api_decode(r, &d, "ShowRequest", &root, rn_api_respond_error);
 	if (!doc)
 		return;
-	const char *model = decode_model(&d, root), *system = NULL;
+	size_t mlen = 0;
+	const char *model = decode_model(&d, root, &mlen), *system = NULL;
 	bool verbose = false;
 	rn_dec_string(&d, root, "system", &system, NULL);
 	const char *tmpl_unused;
@@ -196,13 +214,13 @@ void rn_api_show(struct rn_http_req *r)
 		ob_json_free(doc);
 		return;
 	}
-	if (!*model) {
+	if (!mlen) {
 		rn_http_respond_error(r, 400, "model is required");
 		ob_json_free(doc);
 		return;
 	}
 	struct mf_name nm;
-	mf_name_parse(model, &nm);
+	mf_name_parse_n(model, mlen, &nm);
 	if (!mf_name_is_valid(&nm)) {
 		rn_http_respond_error(r, 400, "invalid model name");
 		ob_json_free(doc);
@@ -290,10 +308,19 @@ void rn_api_copy(struct rn_http_req *r)
 	if (!doc)
 		return;
 	const char *src = "", *dst = "";
-	rn_dec_string(&d, root, "source", &src, NULL);
-	rn_dec_string(&d, root, "destination", &dst, NULL);
+	size_t slen = 0, dlen = 0;
+	rn_dec_string(&d, root, "source", &src, &slen);
+	rn_dec_string(&d, root, "destination", &dst, &dlen);
+	struct mf_name sn, dn;
+	mf_name_parse_n(src, slen, &sn);
+	mf_name_parse_n(dst, dlen, &dn);
+	char q[MF_NAME_QUOTE_MAX];
 	if (d.failed) {
 		rn_http_respond_error(r, 400, d.err);
+	} else if (!mf_name_is_valid(&sn)) {
+		rn_http_respond_errorf(r, 400, "source %s is invalid", mf_name_quote(src, slen, q));
+	} else if (!mf_name_is_valid(&dn)) {
+		rn_http_respond_errorf(r, 400, "destination %s is invalid", mf_name_quote(dst, dlen, q));
 	} else {
 		struct mf_error e = {0};
 		if (mf_store_copy(s->store, src, dst, &e) != MF_OK)
@@ -312,16 +339,18 @@ void rn_api_delete(struct rn_http_req *r)
 	struct ob_json_doc *doc = rn_api_decode(r, &d, "DeleteRequest", &root, rn_api_respond_error);
 	if (!doc)
 		return;
-	const char *n = decode_model(&d, root);
+	size_t n_len = 0;
+	const char *n = decode_model(&d, root, &n_len);
 	if (d.failed) {
 		rn_http_respond_error(r, 400, d.err);
 		ob_json_free(doc);
 		return;
 	}
 	struct mf_name nm;
-	mf_name_parse(n, &nm);
+	mf_name_parse_n(n, n_len, &nm);
 	if (!mf_name_is_valid(&nm)) {
-		rn_http_respond_errorf(r, 400, "name \"%s\" is invalid", n);
+		char q[MF_NAME_QUOTE_MAX];
+		rn_http_respond_errorf(r, 400, "name %s is invalid", mf_name_quote(n, n_len, q));
 		ob_json_free(doc);
 		return;
 	}
@@ -419,11 +448,20 @@ void rn_api_blob_cleanup(struct rn_http_req *r, void *user)
 /* ---------------------------------------------------------------------------------------------------- */
 /* /api/create */
 
+/* A create runs on its own thread and owns everything it uses (a store handle on the same folder, a copy
+ * of the log settings), so a server that stops while it winds up is never touched. It stops when its client
+ * leaves or the server stops: the request's cancel check asks the pipe (issue 20, F6). */
 struct create_job {
-	struct rn_api *s;
+	struct mf_store *store;
+	struct rn_log log;
 	struct mf_create_request *req;
 	struct rn_lines *pipe;
 };
+
+static bool create_cancelled(void *ctx)
+{
+	return rn_lines_gone(ctx);
+}
 
 static int create_progress(void *ctx, const struct mf_progress *p)
 {
@@ -460,18 +498,22 @@ static void *create_main(void *arg)
 	struct create_job *cj = arg;
 	struct mf_warnings warns = {0};
 	struct mf_error e = {0};
-	int rc = mf_create_run(cj->s->store, cj->req, create_progress, cj, &warns, &e);
+	int rc = mf_create_run(cj->store, cj->req, create_progress, cj, &warns, &e);
 	for (size_t i = 0; i < warns.n; i++)
-		rn_log(&cj->s->log, RN_LOG_WARN, "%s", warns.items[i]);
+		rn_log(&cj->log, RN_LOG_WARN, "%s", warns.items[i]);
 	mf_warnings_free(&warns);
 	if (rc != MF_OK) {
 		if (rc != MF_ERR_CANCELLED)
-			rn_log(&cj->s->log, RN_LOG_WARN, "create %s failed: %s", mf_create_request_model(cj->req), e.msg);
+			rn_log(&cj->log, RN_LOG_WARN, "create %s failed: %s", mf_create_request_model(cj->req), e.msg);
+		else
+			rn_log(&cj->log, RN_LOG_INFO, "create %s cancelled: the client left or the server is stopping",
+			       mf_create_request_model(cj->req));
 		rn_lines_error(cj->pipe, e.http_status ? e.http_status : 500, e.msg);
 	} else {
 		rn_lines_close(cj->pipe);
 	}
 	mf_create_request_free(cj->req);
+	mf_store_close(cj->store);
 	rn_lines_release(cj->pipe);
 	free(cj);
 	return NULL;
@@ -494,21 +536,25 @@ void rn_api_create(struct rn_http_req *r)
 		rn_log(&s->log, RN_LOG_WARN, "%s", warns.items[i]);
 	mf_warnings_free(&warns);
 	struct create_job *cj = calloc(1, sizeof *cj);
-	struct rn_lines *p = rn_lines_new();
+	struct rn_lines *p = rn_lines_new(&s->stopping);
 	pthread_t t;
-	if (!cj || !p) {
+	if (!cj || !p || mf_store_open(mf_store_root(s->store), &cj->store, &e) != MF_OK) {
+		if (cj)
+			mf_store_close(cj->store);
 		free(cj);
 		rn_lines_release(p);
 		rn_lines_release(p);
 		mf_create_request_free(req);
-		rn_http_respond_error(r, 500, "out of memory");
+		rn_http_respond_error(r, 500, cj && p ? e.msg : "out of memory");
 		return;
 	}
-	cj->s = s;
+	cj->log = s->log;
 	cj->req = req;
 	cj->pipe = p;
+	mf_create_request_set_cancel(req, &(struct mf_cancel){create_cancelled, p});
 	bool stream = mf_create_request_stream(req);
 	if (pthread_create(&t, NULL, create_main, cj) != 0) {
+		mf_store_close(cj->store);
 		free(cj);
 		rn_lines_release(p);
 		rn_lines_release(p);

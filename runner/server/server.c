@@ -114,6 +114,11 @@ struct rn_server *rn_server_start(const struct rn_srv_config *cfg, bool quiet)
 		free(s);
 		return NULL;
 	}
+	size_t nt = 0;
+	uint64_t tb = 0;
+	if (mf_store_clean_temp(s->api.store, &nt, &tb, &me) == MF_OK && nt) /* not models: even with OLLAMA_NOPRUNE */
+		rn_log(&s->api.log, RN_LOG_INFO, "removed %zu temporary files of interrupted creates (%.1f MB)", nt,
+		       (double)tb / 1e6);
 	if (!cfg->noprune) {
 		size_t nb = 0, nr = 0;
 		if (mf_store_prune(s->api.store, &nb, &nr, &me) != MF_OK)

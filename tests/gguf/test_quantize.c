@@ -222,6 +222,14 @@ static void test_layer_order(void)
 	gguf_writer_free(w);
 }
 
+/* A progress callback that cancels at its second call. */
+static int stop_after_two(void *ctx, uint64_t done, uint64_t total)
+{
+	(void)done;
+	(void)total;
+	return ++*(int *)ctx == 2;
+}
+
 int main(int argc, char **argv)
 {
 	if (argc == 3 && strcmp(argv[1], "--write-model") == 0)
@@ -239,6 +247,13 @@ int main(int argc, char **argv)
 	CHECKF(gguf_quantize_file(src, q4, GGUF_QMIX_Q4_K_M, NULL, NULL, &err) == GGUF_OK, "%s", err.msg);
 	/* requantizing a quantized file is refused */
 	CHECK_EQ_INT(gguf_quantize_file(q8, q4, GGUF_QMIX_Q4_K_M, NULL, NULL, &err), GGUF_ERR_UNSUPPORTED);
+	/* a progress callback that says stop: GGUF_ERR_CANCELLED after that tensor, and no output at all */
+	char qc[512];
+	snprintf(qc, sizeof qc, "%s/orun-quant-cancel-%d.gguf", tmp, (int)getpid());
+	int calls = 0;
+	CHECK_EQ_INT(gguf_quantize_file(src, qc, GGUF_QMIX_Q8_0, stop_after_two, &calls, &err), GGUF_ERR_CANCELLED);
+	CHECK_EQ_INT(calls, 2);
+	CHECK(access(qc, F_OK) != 0);
 	struct gguf_file *fs = gguf_open(src, &err), *f8 = gguf_open(q8, &err), *f4 = gguf_open(q4, &err);
 	CHECK(fs && f8 && f4);
 	size_t gl;

@@ -81,6 +81,17 @@ static int create(struct mf_store *st, const char *body, struct events *ev, stru
 	return rc;
 }
 
+struct cancel_count {
+	int *calls, after;
+};
+
+/* A cancel check that says stop at its after-th call. */
+static bool cancel_after(void *ctx)
+{
+	struct cancel_count *c = ctx;
+	return ++*c->calls >= c->after;
+}
+
 static int cancel_at_manifest(void *ctx, const struct mf_progress *p)
 {
 	(void)ctx;
@@ -239,9 +250,50 @@ static void server_side(void)
 		free(p);
 		mf_model_free(m);
 	}
-	/* the legacy form with a server-side path */
-	snprintf(body, sizeof body, "{\"model\":\"legacy2\",\"modelfile\":\"FROM %s\"}", tpath("chat.gguf"));
+	/* the legacy form never reads a file of the server (issue 20, F5): FROM <path> is refused with the same
+	 * text whether the file exists or not, "path" is ignored as Ollama >= 0.5.5 ignores it; the request
+	 * that the sanitizer build aborted on (F9, NULL + 0 in the legacy parsing) is the first one */
+	static const char *const server_files[] = {"chat.gguf", "no-such-file.gguf", "/dev/zero", "/etc/passwd"};
+	for (size_t i = 0; i < sizeof server_files / sizeof server_files[0]; i++) {
+		const char *f = server_files[i][0] == '/' ? server_files[i] : tpath(server_files[i]);
+		snprintf(body, sizeof body, "{\"model\":\"legacy2\",\"modelfile\":\"FROM %s\"}", f);
+		char refused[4200];
+		snprintf(refused, sizeof refused, "invalid model reference: %s", f);
+		int rc = create(st, body, &ev, &err);
+		CHECKF(rc == MF_ERR_INVALID && strcmp(err.msg, refused) == 0 && err.http_status == 400, "%s: %s (%d)",
+		       body, err.msg, err.http_status);
+		snprintf(body, sizeof body, "{\"model\":\"legacy2\",\"modelfile\":\"FROM chat\\nADAPTER %s\"}", f);
+		rc = create(st, body, &ev, &err);
+		CHECKF(rc == MF_ERR_INVALID && strcmp(err.msg, refused) == 0, "%s: %s", body, err.msg);
+		snprintf(body, sizeof body, "{\"model\":\"legacy2\",\"path\":\"%s\"}", f);
+		rc = create(st, body, &ev, &err);
+		CHECKF(rc == MF_ERR_INVALID && strcmp(err.msg, "neither 'from' or 'files' was specified") == 0 &&
+			       err.http_status == 400,
+		       "%s: %s", body, err.msg);
+	}
+	mft_write(tpath("Modelfile.server"), "FROM chat\n", 10);
+	snprintf(body, sizeof body, "{\"model\":\"legacy2\",\"path\":\"%s\",\"modelfile\":\"\"}",
+		 tpath("Modelfile.server"));
+	CHECK(create(st, body, &ev, &err) == MF_ERR_INVALID);
+	CHECK(mf_model_load(st, "legacy2", &m, &err) == MF_ERR_NOT_FOUND);
+	/* what stays: a model name, uploaded blobs for FROM, ADAPTER and DRAFT */
+	snprintf(body, sizeof body, "{\"model\":\"legacy3\",\"modelfile\":\"FROM chat\\nSYSTEM from legacy\"}");
 	CHECKF(create(st, body, &ev, &err) == MF_OK, "%s", err.msg);
+	CHECK(mf_model_load(st, "legacy3", &m, &err) == MF_OK);
+	if (m) {
+		CHECK_STREQ(m->system, "from legacy");
+		CHECK(m->manifest->n_layers >= 1 && strcmp(m->manifest->layers[0].digest, d) == 0);
+		mf_model_free(m);
+	}
+	snprintf(body, sizeof body, "{\"model\":\"legacy4\",\"modelfile\":\"FROM @%s\\nFROM @%s\\nDRAFT @%s\"}", d, d,
+		 d);
+	CHECKF(create(st, body, &ev, &err) == MF_OK, "%s", err.msg);
+	CHECK(mf_model_load(st, "legacy4", &m, &err) == MF_OK);
+	if (m) {
+		CHECK(m->manifest->n_layers >= 2 && strcmp(m->manifest->layers[0].digest, d) == 0);
+		CHECK(m->draft_path != NULL);
+		mf_model_free(m);
+	}
 
 	/* an adapter GGUF */
 	write_gguf(tpath("lora.gguf"), "qwen2", 1, NULL, "adapter", GGUF_TYPE_F16);
@@ -305,6 +357,13 @@ static void server_side(void)
 		{"{\"name\":\"x\",\"modelfile\":\"FROM @sha256:1234\\n\"}", "invalid digest format", 400, 0},
 		{"{\"model\":\"x\",\"draft_quantize\":\"q8_0\",\"from\":\"chat\"}", "--draft-quantize requires a DRAFT model", 400, 0},
 		{"{\"model\":\"x\",\"from\":\"chat\",\"remote_host\":\"http://example.com\"}", "remote models are not supported by orun", 400, 0},
+		/* a NUL inside a name, a path or a digest must not end it early (issue 20, F4): Go sees it all */
+		{"{\"model\":\"x\\u0000evil\",\"files\":{\"m.gguf\":\"%s\"}}", "invalid model name", 400, 1},
+		{"{\"name\":\"x\\u0000\",\"files\":{\"m.gguf\":\"%s\"}}", "invalid model name", 400, 1},
+		{"{\"model\":\"x\",\"from\":\"chat\\u0000evil\"}", "invalid model name", 400, 0},
+		{"{\"model\":\"x\",\"files\":{\"m.gguf\\u0000/../../n.gguf\":\"%s\"}}", "file path must be relative",
+		 400, 1},
+		{"{\"model\":\"x\",\"files\":{\"m.gguf\":\"%s\\u0000junk\"}}", "invalid digest format", 400, 1},
 	};
 	for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
 		const char *dg = bad[i].digest == 1 ? d : bad[i].digest == 2 ? d16 : dtxt;
@@ -346,6 +405,28 @@ static void server_side(void)
 	if (m) {
 		CHECK(strcmp(m->manifest->layers[0].digest, d16) == 0); /* already F16: kept */
 		mf_model_free(m);
+	}
+	/* the request's cancel check stops a create inside its long steps (issue 20, F6): here in the
+	 * quantizer, whose progress asks it after each tensor; no manifest, no temporary file left */
+	for (int after = 1; after <= 4; after++) {
+		struct mf_create_request *qr;
+		snprintf(body, sizeof body, "{\"model\":\"qc\",\"files\":{\"f16.gguf\":\"%s\"},\"quantize\":\"q8_0\"}",
+			 d16);
+		CHECK(mf_create_request_parse(body, strlen(body), &qr, NULL, &err) == MF_OK);
+		int calls = 0;
+		struct cancel_count cc = {&calls, after};
+		mf_create_request_set_cancel(qr, &(struct mf_cancel){cancel_after, &cc});
+		int qrc = mf_create_run(st, qr, NULL, NULL, NULL, &err);
+		CHECKF(qrc == MF_ERR_CANCELLED, "after %d: %s", after, err.msg);
+		CHECK_STREQ(err.msg, "request canceled");
+		CHECK(calls == after);
+		mf_create_request_free(qr);
+		CHECK(mf_model_load(st, "qc", &m, &err) == MF_ERR_NOT_FOUND);
+		int cnt;
+		char **left = mft_list(tpath("models/blobs"), "", &cnt);
+		for (int i = 0; i < cnt; i++)
+			CHECKF(left[i][0] == '.' || mf_digest_valid(left[i]), "after %d: leftover %s", after, left[i]);
+		mft_list_free(left);
 	}
 	snprintf(body, sizeof body, "{\"model\":\"x\",\"files\":{\"f16.gguf\":\"%s\"},\"quantize\":\"bf16\"}", d16);
 	CHECK(create(st, body, &ev, &err) == MF_ERR_INVALID);

@@ -75,6 +75,26 @@ static void misc(void)
 	CHECK(mf_name_valid_namespace("library") && !mf_name_valid_namespace("a.b"));
 	mf_name_parse_bare("m", &a);
 	CHECK(a.host[0] == 0 && a.tag[0] == 0 && strcmp(a.model, "m") == 0);
+
+	/* a NUL inside a name (a JSON "\u0000") makes it invalid, as in Go, instead of ending it (issue 20, F4) */
+	static const char nul[] = "nulname\0evil";
+	mf_name_parse_n(nul, sizeof nul - 1, &a);
+	CHECK(!mf_name_is_valid(&a));
+	mf_name_parse_n("ok\0", 3, &a);
+	CHECK(!mf_name_is_valid(&a));
+	mf_name_parse_n("\0", 1, &a);
+	CHECK(!mf_name_is_valid(&a));
+	mf_name_parse_n("nulname", 7, &a);
+	CHECK(mf_name_is_valid(&a) && strcmp(a.model, "nulname") == 0);
+	mf_name_parse_n("ok\0", 2, &a); /* only the given length counts */
+	CHECK(mf_name_is_valid(&a));
+	char q[MF_NAME_QUOTE_MAX];
+	CHECK_STREQ(mf_name_quote(nul, sizeof nul - 1, q), "\"nulname\\x00evil\"");
+	CHECK_STREQ(mf_name_quote("a\"b\\c\n\xff", 7, q), "\"a\\\"b\\\\c\\n\\xff\"");
+	char big[4000];
+	memset(big, 1, sizeof big);
+	mf_name_quote(big, sizeof big, q); /* cut short, still one quoted string */
+	CHECK(strlen(q) < MF_NAME_QUOTE_MAX && q[0] == '"' && q[strlen(q) - 1] == '"');
 }
 
 int main(void)

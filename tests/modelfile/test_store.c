@@ -399,6 +399,94 @@ static void hostile(struct mf_store *s)
 	CHECK_STREQ(d, "sha256:2cf24dba5fb0a30e26e83b2ac5b9e29e1b161e5c1fa7425e73043362938b9824");
 	CHECK(size == 5);
 	CHECK(mf_sha256_file("/nonexistent/file", d, &size, &err) == MF_ERR_NOT_FOUND);
+	/* where a file is expected, only a regular file will do: /dev/zero would be hashed forever, a FIFO
+	 * would block the open (issue 20, F6) */
+	CHECK(mf_sha256_file("/dev/zero", d, &size, &err) == MF_ERR_IO);
+	CHECK_STREQ(err.msg, "/dev/zero is not a regular file");
+	CHECK(mf_sha256_file(root, d, &size, &err) == MF_ERR_IO); /* a folder */
+	char *fifo = pathf("%s/%s", "a-fifo");
+	CHECK(mkfifo(fifo, 0600) == 0);
+	CHECK(mf_sha256_file(fifo, d, &size, &err) == MF_ERR_IO);
+	CHECK(mf_store_put_file(s, "/dev/zero", d, &size, NULL, &err) == MF_ERR_IO);
+	CHECK(mf_store_put_file(s, fifo, d, &size, NULL, &err) == MF_ERR_IO);
+	unlink(fifo);
+}
+
+/* A cancel check that says stop at its third call. */
+static bool third_call(void *ctx)
+{
+	return ++*(int *)ctx >= 3;
+}
+
+/* The store lock (issue 20, F7): a second taker waits (another thread or process: flock on a fresh open
+ * of <models>/.orun.lock) and may be cancelled while it waits; released, it can be taken again. */
+static void locking(struct mf_store *s)
+{
+	struct mf_error err;
+	int l1, l2, calls = 0;
+	CHECK(mf_store_lock(s, NULL, &l1, &err) == MF_OK && l1 >= 0);
+	struct stat st;
+	CHECK(stat(pathf("%s/%s", MF_STORE_LOCK_NAME), &st) == 0 && S_ISREG(st.st_mode));
+	CHECK(mf_store_lock(s, &(struct mf_cancel){third_call, &calls}, &l2, &err) == MF_ERR_CANCELLED);
+	CHECK(calls == 3);
+	mf_store_unlock(l1);
+	CHECK(mf_store_lock(s, NULL, &l2, &err) == MF_OK && l2 >= 0);
+	mf_store_unlock(l2);
+	mf_store_unlock(-1);
+}
+
+/* The temporary files of interrupted creates (issue 20): a start-up removes those nobody holds, of any
+ * age, and leaves those another process is writing (an open blob writer, a job folder) and what is not
+ * orun's own (Ollama's "sha256-<digits>" upload files are its prune's, after the grace period). */
+static void temporaries(struct mf_store *s)
+{
+	struct mf_error err;
+	size_t before_n;
+	struct mf_manifest **before;
+	CHECK(mf_store_list(s, &before, &before_n, &err) == MF_OK);
+	mf_manifest_list_free(before, before_n);
+	/* what a killed create leaves: a blob being written, a job folder with a link to a blob, a manifest
+	 * about to be renamed */
+	mft_write(pathf("%s/%s", "blobs/" MF_TEMP_PREFIX "dead01"), "half a blob", 11);
+	CHECK(mkdir(pathf("%s/%s", "blobs/" MF_TEMP_PREFIX "dead02"), 0755) == 0);
+	mft_write(pathf("%s/%s", "blobs/" MF_TEMP_PREFIX "dead02/model.gguf"), "0123456789", 10);
+	char target[8192];
+	snprintf(target, sizeof target, "%s", pathf("%s/blobs/sha256-%s", TPL + 7));
+	CHECK(symlink(target, pathf("%s/%s", "blobs/" MF_TEMP_PREFIX "dead02/link")) == 0);
+	mft_write(pathf("%s/%s", "manifests/registry.ollama.ai/library/smollm2/.135m.tmp-AbC123"), "{", 1);
+	mft_write(pathf("%s/%s", "blobs/sha256-1234567890"), "ollama's", 8);
+	/* in use right now */
+	struct mf_blob_writer *w;
+	CHECK(mf_blob_writer_open(s, &w, &err) == MF_OK);
+	CHECK(mf_blob_writer_write(w, "busy", 4, &err) == MF_OK);
+	char dir[4096];
+	int lock;
+	CHECK(mf_store_temp_dir(s, dir, sizeof dir, &lock, &err) == MF_OK);
+	size_t n = 0;
+	uint64_t bytes = 0;
+	CHECK(mf_store_clean_temp(s, &n, &bytes, &err) == MF_OK);
+	CHECK_EQ_INT((int)n, 3);
+	CHECK(bytes == 11 + 10 + 1); /* the two files and the manifest */
+	struct stat st;
+	CHECK(stat(pathf("%s/%s", "blobs/" MF_TEMP_PREFIX "dead01"), &st) != 0);
+	CHECK(lstat(pathf("%s/%s", "blobs/" MF_TEMP_PREFIX "dead02"), &st) != 0);
+	CHECK(stat(target, &st) == 0); /* the link was removed, not what it points at */
+	CHECK(stat(pathf("%s/%s", "manifests/registry.ollama.ai/library/smollm2/.135m.tmp-AbC123"), &st) != 0);
+	CHECK(stat(pathf("%s/%s", "blobs/sha256-1234567890"), &st) == 0);
+	CHECK(stat(dir, &st) == 0 && S_ISDIR(st.st_mode));
+	char d[MF_DIGEST_LEN + 1];
+	CHECK(mf_blob_writer_commit(w, NULL, d, NULL, &err) == MF_OK);
+	CHECK(mf_store_blob_exists(s, d));
+	mf_store_temp_dir_remove(dir, lock);
+	CHECK(stat(dir, &st) != 0);
+	unlink(pathf("%s/%s", "blobs/sha256-1234567890"));
+	/* nothing more to do, and the models are the same */
+	CHECK(mf_store_clean_temp(s, &n, &bytes, &err) == MF_OK && n == 0 && bytes == 0);
+	struct mf_manifest **after;
+	size_t after_n;
+	CHECK(mf_store_list(s, &after, &after_n, &err) == MF_OK);
+	CHECK(after_n == before_n);
+	mf_manifest_list_free(after, after_n);
 }
 
 static void environment(void)
@@ -446,6 +534,8 @@ int main(void)
 	deleting(s);
 	pruning(s);
 	hostile(s);
+	locking(s);
+	temporaries(s);
 	mf_store_close(s);
 	environment();
 	char *top = strdup(root);
