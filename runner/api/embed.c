@@ -264,7 +264,8 @@ static void embed_common(struct rn_http_req *r, enum embed_api api)
 	const char *model = "", *prompt = "", *encoding = "";
 	bool truncate = true;
 	int64_t dims = 0;
-	rn_dec_string(&d, root, "model", &model, NULL);
+	size_t model_len = 0;
+	rn_dec_string(&d, root, "model", &model, &model_len);
 	if (api == EMB_EMBEDDINGS)
 		rn_dec_string(&d, root, "prompt", &prompt, NULL);
 	rn_dec_bool(&d, root, "truncate", &truncate);
@@ -272,8 +273,8 @@ static void embed_common(struct rn_http_req *r, enum embed_api api)
 	if (api == EMB_OPENAI)
 		rn_dec_string(&d, root, "encoding_format", &encoding, NULL);
 	const struct ob_json *opts = api == EMB_OPENAI ? NULL : rn_dec_object(&d, root, "options", "map[string]interface {}");
-	if (d.failed) {
-		respond(r, api, 400, d.err);
+	if (d.failed || memchr(model, 0, model_len)) { /* a NUL inside: an invalid name, not a shorter one */
+		respond(r, api, 400, d.failed ? d.err : "invalid model name");
 		ob_json_free(doc);
 		return;
 	}

@@ -572,10 +572,11 @@ static int convert_message(struct ob_jw *w, const struct ob_json *msgs, const st
 }
 
 /* The start both conversions share: the body decoded as `go_struct` (a bad body answered with 400), the
- * face's state with its id "<id_prefix>-N", and the model. NULL when the request was answered. */
+ * face's state with its id "<id_prefix>-N", and the model with its length (a NUL inside makes it an invalid
+ * name, not a shorter one: see bad_model). NULL when the request was answered. */
 static struct ob_json_doc *begin_request(struct rn_http_req *r, struct rn_dec *d, const char *go_struct,
 					 const char *id_prefix, const struct ob_json **root, struct oai_state *o,
-					 const char **model)
+					 const char **model, size_t *model_len)
 {
 	struct ob_json_doc *doc = rn_api_decode(r, d, go_struct, root, rn_oai_respond_error);
 	if (!doc)
@@ -583,8 +584,19 @@ static struct ob_json_doc *begin_request(struct rn_http_req *r, struct rn_dec *d
 	*o = (struct oai_state){.first = true};
 	snprintf(o->id, sizeof o->id, "%s-%d", id_prefix, rand999());
 	*model = "";
-	rn_dec_string(d, *root, "model", model, NULL);
+	*model_len = 0;
+	rn_dec_string(d, *root, "model", model, model_len);
 	return doc;
+}
+
+/* After decoding: answers a decoding error, or a model name with a NUL inside, with 400 (Ollama's
+ * "invalid model name", which its OpenAI layer passes on). True when the request was answered. */
+static bool bad_request(struct rn_http_req *r, const struct rn_dec *d, const char *model, size_t model_len)
+{
+	if (!d->failed && !memchr(model, 0, model_len))
+		return false;
+	rn_oai_respond_error(r, 400, d->failed ? d->err : "invalid model name");
+	return true;
 }
 
 /* stream, and stream_options.include_usage into the face's state */
@@ -625,7 +637,9 @@ void rn_oai_chat(struct rn_http_req *r)
 	const struct ob_json *root;
 	struct oai_state o;
 	const char *model;
-	struct ob_json_doc *doc = begin_request(r, &d, "ChatCompletionRequest", "chatcmpl", &root, &o, &model);
+	size_t model_len;
+	struct ob_json_doc *doc =
+		begin_request(r, &d, "ChatCompletionRequest", "chatcmpl", &root, &o, &model, &model_len);
 	if (!doc)
 		return;
 	bool stream = false;
@@ -651,8 +665,7 @@ void rn_oai_chat(struct rn_http_req *r)
 	else
 		rn_dec_string(&d, root, "reasoning_effort", &effort, NULL);
 	const struct ob_json *rf = rn_dec_object(&d, root, "response_format", "openai.ResponseFormat");
-	if (d.failed) {
-		rn_oai_respond_error(r, 400, d.err);
+	if (bad_request(r, &d, model, model_len)) {
 		ob_json_free(doc);
 		return;
 	}
@@ -752,7 +765,8 @@ void rn_oai_completions(struct rn_http_req *r)
 	const struct ob_json *root;
 	struct oai_state o;
 	const char *model;
-	struct ob_json_doc *doc = begin_request(r, &d, "CompletionRequest", "cmpl", &root, &o, &model);
+	size_t model_len;
+	struct ob_json_doc *doc = begin_request(r, &d, "CompletionRequest", "cmpl", &root, &o, &model, &model_len);
 	if (!doc)
 		return;
 	bool stream = false;
@@ -771,8 +785,7 @@ void rn_oai_completions(struct rn_http_req *r)
 	rn_dec_float(&d, root, "presence_penalty", &pp);
 	bool debug = false;
 	rn_dec_bool(&d, root, "_debug_render_only", &debug);
-	if (d.failed) {
-		rn_oai_respond_error(r, 400, d.err);
+	if (bad_request(r, &d, model, model_len)) {
 		ob_json_free(doc);
 		return;
 	}

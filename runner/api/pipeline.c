@@ -41,6 +41,7 @@ struct think_val {
 struct infer_in {
 	const struct ob_json *root;
 	const char *model;
+	size_t model_len; /* model may hold a NUL (an invalid name, issue 20 F4) */
 	bool stream, truncate, shift, logprobs, debug_render, raw;
 	int64_t top_logprobs;
 	int64_t keep_alive;
@@ -820,7 +821,7 @@ static int step_decode(struct rn_infer *I, const char *body, size_t len)
 		return fail(I, 400, "%s", d.err);
 	const struct ob_json *root = in->root;
 	in->model = "";
-	rn_dec_string(&d, root, "model", &in->model, NULL);
+	rn_dec_string(&d, root, "model", &in->model, &in->model_len);
 	in->stream = true;
 	rn_dec_bool(&d, root, "stream", &in->stream);
 	in->opts = rn_dec_object(&d, root, "options", "map[string]interface {}");
@@ -886,8 +887,8 @@ static int step_resolve(struct rn_infer *I)
 	struct infer_in *in = &I->in;
 	const char *model = in->model;
 	struct mf_name nm;
-	mf_name_parse(model, &nm);
-	if (!*model)
+	mf_name_parse_n(model, in->model_len, &nm);
+	if (!in->model_len)
 		return chat ? fail(I, 400, "model is required") : fail(I, 404, "model '' not found");
 	if (!mf_name_is_valid(&nm))
 		return fail(I, 400, "invalid model name");

@@ -302,3 +302,20 @@ def test_temporaries_of_killed_create_removed_at_start(orun_bin, tmp_path, big_f
         finally:
             srv2.stop()
     busy.unlink()
+
+
+def test_nul_in_inference_names(smol):
+    """chat, generate and the embeddings, native and OpenAI: a NUL makes the name invalid (issue 20, F4)."""
+    b, nul = smol.base, "smol\u0000evil"
+    native = [("/api/chat", {"messages": [{"role": "user", "content": "hi"}]}),
+              ("/api/generate", {"prompt": "hi"}), ("/api/embed", {"input": "hi"}),
+              ("/api/embeddings", {"prompt": "hi"})]
+    for path, body in native:
+        r = requests.post(b + path, json={"model": nul, "stream": False, "options": {"num_predict": 1}, **body},
+                          timeout=120)
+        assert (r.status_code, r.json()) == (400, {"error": "invalid model name"}), (path, r.status_code, r.text[:200])
+    openai = [("/v1/chat/completions", {"messages": [{"role": "user", "content": "hi"}]}),
+              ("/v1/completions", {"prompt": "hi"}), ("/v1/embeddings", {"input": "hi"})]
+    for path, body in openai:
+        r = requests.post(b + path, json={"model": nul, "max_tokens": 1, **body}, timeout=120)
+        assert r.status_code == 400 and r.json()["error"]["message"] == "invalid model name", (path, r.text[:200])
