@@ -739,6 +739,64 @@ static struct jj_val str_join(struct jj_run *R, struct jj_val sep, const struct 
 /* ------------------------------------------------------------------------------------------ methods */
 
 static struct jj_val call_method(struct jj_run *R, struct jj_val recv, int meth, const char *name, size_t len,
+				 const struct jj_args *a);
+
+/* markupsafe's Markup methods: string arguments are escaped first, and the string results (in lists and
+ * tuples too) stay Markup. */
+static struct jj_val markup_method(struct jj_run *R, struct jj_val recv, int meth, const char *name, size_t len,
+				   const struct jj_args *a)
+{
+	struct jj_val plain = recv;
+	plain.sub = 0;
+	bool marks = true;
+	switch (meth) {
+	case JJ_M_STARTSWITH:
+	case JJ_M_ENDSWITH:
+	case JJ_M_FIND:
+	case JJ_M_RFIND:
+	case JJ_M_INDEX:
+	case JJ_M_RINDEX:
+	case JJ_M_COUNT:
+	case JJ_M_ISDIGIT:
+	case JJ_M_ISALPHA:
+	case JJ_M_ISALNUM:
+	case JJ_M_ISSPACE:
+	case JJ_M_ISUPPER:
+	case JJ_M_ISLOWER:
+	case JJ_M_ISASCII:
+	case JJ_M_ISDECIMAL:
+	case JJ_M_ISNUMERIC: marks = false; break;
+	default: break;
+	}
+	struct jj_args esc = *a;
+	if (marks && (a->n || a->nkw)) {
+		esc.pos = a->n ? jj_alloc(&R->ar, &R->f, a->n * sizeof *esc.pos) : NULL;
+		esc.kw = a->nkw ? jj_alloc(&R->ar, &R->f, a->nkw * sizeof *esc.kw) : NULL;
+		for (uint32_t k = 0; k < a->n; k++)
+			esc.pos[k] = a->pos[k].t == JJ_STR ? markup_escape(R, a->pos[k]) : a->pos[k];
+		for (uint32_t k = 0; k < a->nkw; k++)
+			esc.kw[k] = a->kw[k].t == JJ_STR ? markup_escape(R, a->kw[k]) : a->kw[k];
+		if (meth == JJ_M_JOIN && a->n == 1) {
+			const struct jj_list *items = iter_items(R, a->pos[0]);
+			struct jj_list *e = jj_list_new(&R->ar, &R->f, items->n);
+			for (size_t k = 0; k < items->n; k++)
+				e->v[k] = items->v[k].t == JJ_STR ? markup_escape(R, items->v[k]) : items->v[k];
+			esc.pos[0] = jj_list_val(e, JJ_SEQ_LIST);
+		}
+	}
+	struct jj_val r = call_method(R, plain, meth, name, len, marks ? &esc : a);
+	if (!marks)
+		return r;
+	if (r.t == JJ_STR)
+		r.sub = JJ_STR_MARKUP;
+	if (r.t == JJ_LIST)
+		for (size_t k = 0; k < r.l->n; k++)
+			if (r.l->v[k].t == JJ_STR)
+				r.l->v[k].sub = JJ_STR_MARKUP;
+	return r;
+}
+
+static struct jj_val call_method(struct jj_run *R, struct jj_val recv, int meth, const char *name, size_t len,
 				 const struct jj_args *a)
 {
 	char fname[64];
@@ -816,6 +874,8 @@ static struct jj_val call_method(struct jj_run *R, struct jj_val recv, int meth,
 	}
 	if (recv.t != JJ_STR)
 		unsupported(R, "method", fname);
+	if (recv.sub == JJ_STR_MARKUP)
+		return markup_method(R, recv, meth, name, len, a);
 	struct jj_val s = recv;
 	switch (meth) {
 	case JJ_M_SPLIT:
@@ -1200,6 +1260,8 @@ static struct jj_list *copy_items(struct jj_run *R, const struct jj_list *items)
 /* select/reject/selectattr/rejectattr: keep items whose (attribute's) test result is `want`. */
 static struct jj_val select_items(struct jj_run *R, struct jj_val v, const struct jj_args *a, bool attr, bool want)
 {
+	if (!jj_truthy(v)) /* jinja2: `if value:` before anything, so None gives nothing */
+		return jj_list_val(jj_list_new(&R->ar, &R->f, 0), JJ_SEQ_GEN);
 	const struct jj_list *items = iter_items(R, v);
 	uint32_t argi = 0;
 	struct jj_val attrname = {0};
@@ -1228,25 +1290,6 @@ static struct jj_val select_items(struct jj_run *R, struct jj_val v, const struc
 			out->v[out->n++] = items->v[k];
 	}
 	return jj_list_val(out, JJ_SEQ_GEN);
-}
-
-static struct jj_val escape_html(struct jj_run *R, struct jj_val s)
-{
-	struct ob_buf *b = tmpbuf(R, R->max_output);
-	for (size_t i = 0; i < s.len; i++) {
-		switch (s.s[i]) {
-		case '&': ob_buf_puts(b, "&amp;"); break;
-		case '<': ob_buf_puts(b, "&lt;"); break;
-		case '>': ob_buf_puts(b, "&gt;"); break;
-		case '\'': ob_buf_puts(b, "&#39;"); break;
-		case '"': ob_buf_puts(b, "&#34;"); break;
-		default: ob_buf_putc(b, s.s[i]);
-		}
-	}
-	buf_check(&R->f, b);
-	struct jj_val v = jj_str(jj_strdup(&R->ar, &R->f, b->p ? b->p : "", b->len), b->len);
-	ob_buf_free(b);
-	return v;
 }
 
 /* Python's float(str): decimal literal with optional sign, underscores between digits, inf/nan. */
@@ -1483,11 +1526,11 @@ static struct jj_val apply_filter(struct jj_run *R, int id, const char *name, st
 		}
 		return jj_list_val(out, JJ_SEQ_GEN);
 	}
-	case JJ_FI_CAPITALIZE: return py_title(R, str_of(R, v), true, false);
+	case JJ_FI_CAPITALIZE: return keep_markup(str_of(R, v), py_title(R, str_of(R, v), true, false));
 	case JJ_FI_CENTER: {
 		static const char *const names[] = {"width"};
 		bind_args(R, name, a, names, 1, p, h);
-		return pad_str(R, str_of(R, v), h[0] ? need_int(R, p[0], NULL) : 80, jj_str(" ", 1), 0);
+		return keep_markup(str_of(R, v), pad_str(R, str_of(R, v), h[0] ? need_int(R, p[0], NULL) : 80, jj_str(" ", 1), 0));
 	}
 	case JJ_FI_COUNT:
 	case JJ_FI_LENGTH: return jj_int((int64_t)length_of(R, v));
@@ -1530,8 +1573,12 @@ static struct jj_val apply_filter(struct jj_run *R, int id, const char *name, st
 		return jj_list_val(l, JJ_SEQ_LIST);
 	}
 	case JJ_FI_E:
-	case JJ_FI_ESCAPE:
-	case JJ_FI_FORCEESCAPE: return escape_html(R, str_of(R, v));
+	case JJ_FI_ESCAPE: return markup_escape(R, str_of(R, v));
+	case JJ_FI_FORCEESCAPE: {
+		struct jj_val plain = str_of(R, v);
+		plain.sub = 0;
+		return markup_escape(R, plain);
+	}
 	case JJ_FI_FIRST:
 	case JJ_FI_LAST: {
 		if (id == JJ_FI_LAST && v.t == JJ_LIST && (v.sub == JJ_SEQ_GEN || v.sub == JJ_SEQ_REVERSED) &&
@@ -1604,8 +1651,8 @@ static struct jj_val apply_filter(struct jj_run *R, int id, const char *name, st
 		return str_join(R, sep, items, true);
 	}
 	case JJ_FI_LIST: return jj_list_val(copy_items(R, iter_items(R, v)), JJ_SEQ_LIST);
-	case JJ_FI_LOWER: return map_case(R, str_of(R, v), CASE_LOWER);
-	case JJ_FI_UPPER: return map_case(R, str_of(R, v), CASE_UPPER);
+	case JJ_FI_LOWER: return keep_markup(str_of(R, v), map_case(R, str_of(R, v), CASE_LOWER));
+	case JJ_FI_UPPER: return keep_markup(str_of(R, v), map_case(R, str_of(R, v), CASE_UPPER));
 	case JJ_FI_MAP: {
 		struct jj_list *out = jj_list_new(&R->ar, &R->f, 0);
 		if (!jj_truthy(v))
@@ -1687,7 +1734,7 @@ static struct jj_val apply_filter(struct jj_run *R, int id, const char *name, st
 	case JJ_FI_REVERSE: {
 		if (v.t == JJ_STR) {
 			struct jj_val m1 = jj_int(-1);
-			return do_slice(R, v, NULL, NULL, &m1);
+			return keep_markup(v, do_slice(R, v, NULL, NULL, &m1));
 		}
 		const struct jj_list *items = iter_items(R, v);
 		struct jj_list *l = jj_list_new(&R->ar, &R->f, items->n);
@@ -1735,7 +1782,11 @@ static struct jj_val apply_filter(struct jj_run *R, int id, const char *name, st
 		double scale = pow(10.0, (double)-prec), r = nearbyint(x / scale) * scale;
 		return is_intlike(v) ? jj_int((int64_t)r) : jj_float(r);
 	}
-	case JJ_FI_SAFE:
+	case JJ_FI_SAFE: {
+		struct jj_val m = str_of(R, v);
+		m.sub = JJ_STR_MARKUP;
+		return m;
+	}
 	case JJ_FI_STRING: return str_of(R, v);
 	case JJ_FI_SORT: {
 		static const char *const names[] = {"reverse", "case_sensitive", "attribute"};
@@ -1760,13 +1811,13 @@ static struct jj_val apply_filter(struct jj_run *R, int id, const char *name, st
 									: items->v[k]);
 		return acc;
 	}
-	case JJ_FI_TITLE: return py_title(R, str_of(R, v), false, true);
+	case JJ_FI_TITLE: return keep_markup(str_of(R, v), py_title(R, str_of(R, v), false, true));
 	case JJ_FI_TOJSON: return do_tojson(R, v, a);
 	case JJ_FI_TRIM: {
 		static const char *const names[] = {"chars"};
 		bind_args(R, name, a, names, 1, p, h);
 		struct jj_args one = {.n = h[0] ? 1 : 0, .pos = p};
-		return py_strip(str_of(R, v), opt_chars(R, &one, "strip"), true, true);
+		return keep_markup(str_of(R, v), py_strip(str_of(R, v), opt_chars(R, &one, "strip"), true, true));
 	}
 	case JJ_FI_UNIQUE: {
 		static const char *const names[] = {"case_sensitive", "attribute"};
@@ -1804,7 +1855,7 @@ static struct jj_val apply_filter(struct jj_run *R, int id, const char *name, st
 	case JJ_FI_INDENT: {
 		static const char *const names[] = {"width", "first", "blank"};
 		bind_args(R, name, a, names, 3, p, h);
-		return do_indent(R, v, h[0] ? p[0] : jj_int(4), h[1] && jj_truthy(p[1]), h[2] && jj_truthy(p[2]));
+		return keep_markup(v, do_indent(R, v, h[0] ? p[0] : jj_int(4), h[1] && jj_truthy(p[1]), h[2] && jj_truthy(p[2])));
 	}
 	case JJ_FI_FORMAT: {
 		struct jj_val fmt = str_of(R, v);
@@ -1872,7 +1923,7 @@ static bool apply_test(struct jj_run *R, int id, const char *name, struct jj_val
 		       (v.t == JJ_LIST && (v.sub == JJ_SEQ_LIST || v.sub == JJ_SEQ_TUPLE));
 	case JJ_TE_ITERABLE: return v.t == JJ_STR || v.t == JJ_LIST || v.t == JJ_DICT || v.t == JJ_UNDEF;
 	case JJ_TE_CALLABLE: return v.t == JJ_MACRO || v.t == JJ_FUNC || v.t == JJ_METHOD;
-	case JJ_TE_ESCAPED: return false;
+	case JJ_TE_ESCAPED: return v.t == JJ_STR && v.sub == JJ_STR_MARKUP;
 	case JJ_TE_SAMEAS:
 		if (v.t != arg.t)
 			return false;

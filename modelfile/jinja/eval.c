@@ -340,6 +340,14 @@ static struct jj_val do_slice(struct jj_run *R, struct jj_val obj, const struct 
 	return jj_list_val(l, obj.sub);
 }
 
+/* A string result that keeps the Markup mark of the string it came from. */
+static struct jj_val keep_markup(struct jj_val from, struct jj_val v)
+{
+	if (from.t == JJ_STR && v.t == JJ_STR)
+		v.sub = from.sub;
+	return v;
+}
+
 static struct jj_val loop_attr(struct jj_run *R, struct jj_val obj, const char *name, size_t len, int meth);
 
 /* jinja2's sandboxed getattr(obj, name): methods of str/dict/list, then obj[name]; undefined when absent. */
@@ -480,6 +488,44 @@ static struct jj_val concat_str(struct jj_run *R, const char *a, size_t na, cons
 	return jj_str(p, na + nb);
 }
 
+/* markupsafe's escape: & < > ' " as entities; a Markup string is left alone. The result is Markup. */
+static struct jj_val markup_escape(struct jj_run *R, struct jj_val s)
+{
+	if (s.sub == JJ_STR_MARKUP)
+		return s;
+	size_t extra = 0;
+	for (size_t i = 0; i < s.len; i++)
+		switch (s.s[i]) {
+		case '&':
+		case '\'':
+		case '"': extra += 4; break;
+		case '<':
+		case '>': extra += 3; break;
+		default: break;
+		}
+	struct jj_val r = s;
+	if (extra) {
+		char *p = jj_alloc(&R->ar, &R->f, s.len + extra + 1);
+		size_t o = 0;
+		for (size_t i = 0; i < s.len; i++) {
+			const char *e = NULL;
+			switch (s.s[i]) {
+			case '&': e = "&amp;"; break;
+			case '<': e = "&lt;"; break;
+			case '>': e = "&gt;"; break;
+			case '\'': e = "&#39;"; break;
+			case '"': e = "&#34;"; break;
+			default: p[o++] = s.s[i]; continue;
+			}
+			memcpy(p + o, e, strlen(e));
+			o += strlen(e);
+		}
+		r = jj_str(p, o);
+	}
+	r.sub = JJ_STR_MARKUP;
+	return r;
+}
+
 static struct jj_val repeat(struct jj_run *R, struct jj_val seq, int64_t times)
 {
 	if (times < 0)
@@ -494,7 +540,9 @@ static struct jj_val repeat(struct jj_run *R, struct jj_val seq, int64_t times)
 		char *p = jj_alloc(&R->ar, &R->f, total + 1);
 		for (int64_t k = 0; k < times; k++)
 			memcpy(p + (size_t)k * unit, seq.s, unit);
-		return jj_str(p, total);
+		struct jj_val r = jj_str(p, total);
+		r.sub = seq.sub;
+		return r;
 	}
 	struct jj_list *l = jj_list_new(&R->ar, &R->f, total);
 	for (int64_t k = 0; k < times; k++)
@@ -591,6 +639,16 @@ static struct jj_val binop(struct jj_run *R, int op, struct jj_val a, struct jj_
 	overflow:
 		jj_fail(&R->f, MF_JINJA_ELIMIT, "LimitError", "integer overflow: %lld %s %lld does not fit 64 bits",
 			(long long)x, sym, (long long)y);
+	}
+	if (op == JJ_OP_ADD && ((a.t == JJ_STR && a.sub == JJ_STR_MARKUP) || (b.t == JJ_STR && b.sub == JJ_STR_MARKUP))) {
+		/* Markup.__add__ / __radd__: the plain string is escaped, the result is Markup */
+		if (a.t != JJ_STR || b.t != JJ_STR)
+			fail_binop(R, sym, a, b);
+		a = markup_escape(R, a);
+		b = markup_escape(R, b);
+		struct jj_val r = concat_str(R, a.s, a.len, b.s, b.len);
+		r.sub = JJ_STR_MARKUP;
+		return r;
 	}
 	if (op == JJ_OP_ADD) {
 		if (a.t == JJ_STR) {
@@ -822,7 +880,8 @@ static struct jj_val eval(struct jj_run *R, const struct jj_node *nd)
 	case JJ_E_ITEM: {
 		struct jj_val obj = eval(R, nd->a), key = eval(R, nd->b);
 		R->f.line = nd->line;
-		return get_item(R, obj, key);
+		struct jj_val v = get_item(R, obj, key);
+		return obj.t == JJ_STR && is_intlike(key) ? keep_markup(obj, v) : v;
 	}
 	case JJ_E_SLICE: {
 		struct jj_val obj = eval(R, nd->a), b, c, d;
@@ -833,7 +892,7 @@ static struct jj_val eval(struct jj_run *R, const struct jj_node *nd)
 		if (nd->d)
 			d = eval(R, nd->d);
 		R->f.line = nd->line;
-		return do_slice(R, obj, nd->b ? &b : NULL, nd->c ? &c : NULL, nd->d ? &d : NULL);
+		return keep_markup(obj, do_slice(R, obj, nd->b ? &b : NULL, nd->c ? &c : NULL, nd->d ? &d : NULL));
 	}
 	case JJ_E_CALL: {
 		struct jj_args a;

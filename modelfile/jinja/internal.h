@@ -63,7 +63,7 @@ enum jj_type {
 	JJ_BOOL,   /* b */
 	JJ_INT,    /* i */
 	JJ_FLOAT,  /* f */
-	JJ_STR,    /* s, len: UTF-8 bytes (not NUL-terminated) */
+	JJ_STR,    /* s, len: UTF-8 bytes (not NUL-terminated); sub = JJ_STR_MARKUP for markupsafe's Markup */
 	JJ_LIST,   /* l; sub = enum jj_seq_kind */
 	JJ_DICT,   /* d */
 	JJ_NS,     /* d: a namespace() object, the one mutable value */
@@ -72,6 +72,8 @@ enum jj_type {
 	JJ_FUNC,   /* sub = enum jj_func: a global function */
 	JJ_METHOD, /* recv: a method bound to a str/dict/list/loop; sub = enum jj_meth */
 };
+
+#define JJ_STR_MARKUP 1 /* a string marked safe (|safe, |escape): `+` escapes the plain string it meets */
 
 /* Kinds of list: each prints and serialises as its Python type does. */
 enum jj_seq_kind {

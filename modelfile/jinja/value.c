@@ -124,7 +124,7 @@ static const char *jj_type_name_of(int t, int sub)
 	case JJ_BOOL: return "bool";
 	case JJ_INT: return "int";
 	case JJ_FLOAT: return "float";
-	case JJ_STR: return "str";
+	case JJ_STR: return sub == JJ_STR_MARKUP ? "Markup" : "str";
 	case JJ_LIST: return seq_type_name(sub);
 	case JJ_DICT: return "dict";
 	case JJ_NS: return "Namespace";
@@ -152,6 +152,8 @@ static void object_type_repr(char *buf, size_t size, int t, int sub)
 		snprintf(buf, size, "jinja2.runtime.LoopContext object");
 	else if (t == JJ_MACRO)
 		snprintf(buf, size, "jinja2.runtime.Macro object");
+	else if (t == JJ_STR && sub == JJ_STR_MARKUP)
+		snprintf(buf, size, "markupsafe.Markup object");
 	else
 		snprintf(buf, size, "%s object", jj_type_name_of(t, sub));
 }
@@ -598,7 +600,13 @@ static void write_repr(struct jj_fail *f, struct ob_buf *b, struct jj_val v, int
 	if (depth > JJ_MAX_VALUE_DEPTH)
 		jj_fail(f, MF_JINJA_ELIMIT, "LimitError", "value nesting limit (%d) exceeded", JJ_MAX_VALUE_DEPTH);
 	switch (v.t) {
-	case JJ_STR: write_str_repr(f, b, v.s, v.len); return;
+	case JJ_STR:
+		if (v.sub == JJ_STR_MARKUP)
+			puts_(f, b, "Markup(");
+		write_str_repr(f, b, v.s, v.len);
+		if (v.sub == JJ_STR_MARKUP)
+			puts_(f, b, ")");
+		return;
 	case JJ_UNDEF: puts_(f, b, "Undefined"); return;
 	case JJ_LIST:
 		switch (v.sub) {
