@@ -251,6 +251,7 @@ static bool cp_is_cased(uint32_t c)
 
 static uint32_t cp_upper(uint32_t c)
 {
+	/* (ß upper-cases to "SS": map_case handles it, being two characters) */
 	if (c >= 'a' && c <= 'z')
 		return c - 32;
 	if (c < 0x80)
@@ -298,6 +299,12 @@ static struct jj_val map_case(struct jj_run *R, struct jj_val s, int mode)
 		uint32_t c = jj_cp(s.s + i, s.len - i, &k);
 		uint32_t m = mode == CASE_UPPER ? cp_upper(c) : mode == CASE_LOWER ? cp_lower(c)
 			: cp_is_upper(c) ? cp_lower(c) : cp_upper(c);
+		if (c == 0xDF && mode != CASE_LOWER) { /* Python's special casing: ß -> SS */
+			out[o++] = 'S';
+			out[o++] = 'S';
+			i += k;
+			continue;
+		}
 		if (m == c || (k == 1 && c >= 0xDC00)) {
 			memcpy(out + o, s.s + i, k);
 			o += k;
@@ -1857,45 +1864,11 @@ static struct jj_val apply_filter(struct jj_run *R, int id, const char *name, st
 		bind_args(R, name, a, names, 3, p, h);
 		return keep_markup(v, do_indent(R, v, h[0] ? p[0] : jj_int(4), h[1] && jj_truthy(p[1]), h[2] && jj_truthy(p[2])));
 	}
-	case JJ_FI_FORMAT: {
-		struct jj_val fmt = str_of(R, v);
+	case JJ_FI_FORMAT:
 		if (a->n && a->nkw)
 			jj_fail(&R->f, MF_JINJA_ERUNTIME, "FilterArgumentError",
 				"can't handle positional and keyword arguments at the same time");
-		struct ob_buf *b = tmpbuf(R, R->max_output);
-		uint32_t ai = 0;
-		for (size_t i = 0; i < fmt.len; i++) {
-			if (fmt.s[i] != '%') {
-				ob_buf_putc(b, fmt.s[i]);
-				continue;
-			}
-			char c = i + 1 < fmt.len ? fmt.s[++i] : 0;
-			if (c == '%') {
-				ob_buf_putc(b, '%');
-				continue;
-			}
-			if (c != 's' && c != 'd' && c != 'r' && c != 'i')
-				unsupported(R, "format conversion in", "format");
-			if (ai >= a->n)
-				jj_fail(&R->f, MF_JINJA_ETYPE, "TypeError", "not enough arguments for format string");
-			struct jj_val x = a->pos[ai++];
-			if (c == 'r')
-				write_repr(&R->f, b, x, 0);
-			else if (c == 's')
-				jj_write_str(&R->f, b, x);
-			else if (is_number(x))
-				jj_write_str(&R->f, b, jj_int(x.t == JJ_FLOAT ? (int64_t)x.f : int_of(x)));
-			else
-				jj_fail(&R->f, MF_JINJA_ETYPE, "TypeError", "%%%c format: a real number is required, not %s", c,
-					jj_type_name(x));
-		}
-		if (ai < a->n)
-			jj_fail(&R->f, MF_JINJA_ETYPE, "TypeError", "not all arguments converted during string formatting");
-		buf_check(&R->f, b);
-		struct jj_val s = jj_str(jj_strdup(&R->ar, &R->f, b->p ? b->p : "", b->len), b->len);
-		ob_buf_free(b);
-		return s;
-	}
+		return percent_format(R, str_of(R, v), a->pos, a->n);
 	default: unsupported(R, "filter", name);
 	}
 }

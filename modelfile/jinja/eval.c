@@ -550,6 +550,45 @@ static struct jj_val repeat(struct jj_run *R, struct jj_val seq, int64_t times)
 	return jj_list_val(l, seq.sub);
 }
 
+/* Python's printf-style str % args for %s, %r, %d, %i and %%: flags, widths and other conversions are refused. */
+static struct jj_val percent_format(struct jj_run *R, struct jj_val fmt, const struct jj_val *args, uint32_t n)
+{
+	struct ob_buf *b = tmpbuf(R, R->max_output);
+	uint32_t ai = 0;
+	for (size_t i = 0; i < fmt.len; i++) {
+		if (fmt.s[i] != '%') {
+			ob_buf_putc(b, fmt.s[i]);
+			continue;
+		}
+		char c = i + 1 < fmt.len ? fmt.s[++i] : 0;
+		if (c == '%') {
+			ob_buf_putc(b, '%');
+			continue;
+		}
+		if (c != 's' && c != 'd' && c != 'r' && c != 'i')
+			jj_fail(&R->f, MF_JINJA_ERUNTIME, "TemplateRuntimeError",
+				"printf-style conversion '%%%c' is not supported by orun's Jinja engine", c ? c : ' ');
+		if (ai >= n)
+			jj_fail(&R->f, MF_JINJA_ETYPE, "TypeError", "not enough arguments for format string");
+		struct jj_val x = args[ai++];
+		if (c == 'r')
+			write_repr(&R->f, b, x, 0);
+		else if (c == 's')
+			jj_write_str(&R->f, b, x);
+		else if (is_number(x))
+			jj_write_str(&R->f, b, jj_int(x.t == JJ_FLOAT ? (int64_t)x.f : int_of(x)));
+		else
+			jj_fail(&R->f, MF_JINJA_ETYPE, "TypeError", "%%%c format: a real number is required, not %s", c,
+				jj_type_name(x));
+	}
+	if (ai < n)
+		jj_fail(&R->f, MF_JINJA_ETYPE, "TypeError", "not all arguments converted during string formatting");
+	buf_check(&R->f, b);
+	struct jj_val s = jj_str(jj_strdup(&R->ar, &R->f, b->p ? b->p : "", b->len), b->len);
+	ob_buf_free(b);
+	return s;
+}
+
 static int64_t floordiv_i(int64_t a, int64_t b)
 {
 	int64_t q = a / b;
@@ -680,9 +719,11 @@ static struct jj_val binop(struct jj_run *R, int op, struct jj_val a, struct jj_
 			jj_fail(&R->f, MF_JINJA_ETYPE, "TypeError", "can't multiply sequence by non-int of type '%s'",
 				jj_type_name(sa ? b : a));
 	}
-	if (op == JJ_OP_MOD && a.t == JJ_STR)
-		jj_fail(&R->f, MF_JINJA_ERUNTIME, "TemplateRuntimeError",
-			"printf-style formatting with %% is not supported");
+	if (op == JJ_OP_MOD && a.t == JJ_STR) {
+		if (b.t == JJ_LIST && b.sub == JJ_SEQ_TUPLE)
+			return keep_markup(a, percent_format(R, a, b.l->v, (uint32_t)b.l->n));
+		return keep_markup(a, percent_format(R, a, &b, 1));
+	}
 	fail_binop(R, sym, a, b);
 }
 

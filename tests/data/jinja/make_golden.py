@@ -8,7 +8,9 @@ Usage (see tests/data/jinja/README.md):
     ~/.cache/orun/jinja-venv/bin/python tests/data/jinja/make_golden.py [CORPUS_DIR] [OUT_DIR]
 
 CORPUS_DIR defaults to ../shared/testdata/jinja-templates beside the source tree, OUT_DIR to
-tests/data/jinja/golden. For each pair it writes OUT_DIR/<template>/<conversation>.out (the rendering, bytes
+tests/data/jinja/golden. It also renders the engine cases of tests/data/jinja/cases.in.json (a template and
+its variables each) into tests/data/jinja/cases.json, adding jinja2's "output" or "error" ("Class: message")
+to each. For each pair it writes OUT_DIR/<template>/<conversation>.out (the rendering, bytes
 as jinja2 returns them, UTF-8) or, when jinja2 raises, OUT_DIR/<template>/<conversation>.err holding one line:
 "<ExceptionClass>: <message>". The configuration mirrors transformers' chat_template_utils: an
 ImmutableSandboxedEnvironment with trim_blocks, lstrip_blocks, the loopcontrols extension and a
@@ -99,6 +101,25 @@ def main():
                 f.write(data.encode("utf-8"))
             counts[kind] += 1
     print("jinja2 %s: %d renderings, %d errors in %s" % (jinja2.__version__, counts["out"], counts["err"], out))
+    make_cases(env, os.path.join(here, "cases.in.json"), os.path.join(here, "cases.json"))
+
+
+def make_cases(env, src, dst):
+    with open(src, encoding="utf-8") as f:
+        cases = json.load(f)
+    errors = 0
+    for case in cases:
+        case.pop("output", None)
+        case.pop("error", None)
+        try:
+            case["output"] = env.from_string(case["template"]).render(**case["vars"])
+        except Exception as e:
+            case["error"] = "%s: %s" % (type(e).__name__, e)
+            errors += 1
+    with open(dst, "w", encoding="utf-8") as f:
+        json.dump(cases, f, ensure_ascii=False, indent=1)
+        f.write("\n")
+    print("jinja2 %s: %d engine cases (%d errors) in %s" % (jinja2.__version__, len(cases), errors, dst))
 
 
 if __name__ == "__main__":
