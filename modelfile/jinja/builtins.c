@@ -221,7 +221,7 @@ static void list_push(struct jj_run *R, struct jj_list *l, size_t *cap, struct j
 		size_t nc = *cap ? *cap * 2 : 8;
 		struct jj_val *nv = jj_alloc(&R->ar, &R->f, nc * sizeof *nv);
 		if (l->n)
-			memcpy(nv, l->v, l->n * sizeof *nv);
+			jj_memcpy(nv, l->v, l->n * sizeof *nv);
 		l->v = nv;
 		*cap = nc;
 	}
@@ -306,7 +306,7 @@ static struct jj_val map_case(struct jj_run *R, struct jj_val s, int mode)
 			continue;
 		}
 		if (m == c || (k == 1 && c >= 0xDC00)) {
-			memcpy(out + o, s.s + i, k);
+			jj_memcpy(out + o, s.s + i, k);
 			o += k;
 		} else {
 			o += ob_utf8_encode(out + o, m);
@@ -338,7 +338,7 @@ static struct jj_val py_title(struct jj_run *R, struct jj_val s, bool capitalize
 		}
 		first = false;
 		if (m == c || (k == 1 && c >= 0xDC00)) {
-			memcpy(out + o, s.s + i, k);
+			jj_memcpy(out + o, s.s + i, k);
 			o += k;
 		} else {
 			o += ob_utf8_encode(out + o, m);
@@ -644,11 +644,11 @@ static struct jj_val pad_str(struct jj_run *R, struct jj_val s, int64_t width, s
 	char *out = jj_alloc(&R->ar, &R->f, s.len + pad * fill.len + 1);
 	size_t o = 0;
 	for (size_t k = 0; k < left; k++, o += fill.len)
-		memcpy(out + o, fill.s, fill.len);
-	memcpy(out + o, s.s, s.len);
+		jj_memcpy(out + o, fill.s, fill.len);
+	jj_memcpy(out + o, s.s, s.len);
 	o += s.len;
 	for (size_t k = 0; k < right; k++, o += fill.len)
-		memcpy(out + o, fill.s, fill.len);
+		jj_memcpy(out + o, fill.s, fill.len);
 	return jj_str(out, o);
 }
 
@@ -734,10 +734,10 @@ static struct jj_val str_join(struct jj_run *R, struct jj_val sep, const struct 
 	size_t o = 0;
 	for (size_t k = 0; k < items->n; k++) {
 		if (k) {
-			memcpy(out + o, sep.s, sep.len);
+			jj_memcpy(out + o, sep.s, sep.len);
 			o += sep.len;
 		}
-		memcpy(out + o, parts[k].s, parts[k].len);
+		jj_memcpy(out + o, parts[k].s, parts[k].len);
 		o += parts[k].len;
 	}
 	return jj_str(out, o);
@@ -873,7 +873,7 @@ static struct jj_val call_method(struct jj_run *R, struct jj_val recv, int meth,
 		}
 		case JJ_M_COPY: {
 			struct jj_list *l = jj_list_new(&R->ar, &R->f, recv.l->n);
-			memcpy(l->v, recv.l->v, recv.l->n * sizeof *l->v);
+			jj_memcpy(l->v, recv.l->v, recv.l->n * sizeof *l->v);
 			return jj_list_val(l, JJ_SEQ_LIST);
 		}
 		default: unsupported(R, "method", fname);
@@ -1145,7 +1145,7 @@ static struct jj_val call_func(struct jj_run *R, int id, const struct jj_args *a
 		if (fmt.len > 4096 || memchr(fmt.s, 0, fmt.len))
 			jj_fail(&R->f, MF_JINJA_EVALUE, "ValueError", "strftime format too long or holds a NUL");
 		char cfmt[4100];
-		memcpy(cfmt, fmt.s, fmt.len);
+		jj_memcpy(cfmt, fmt.s, fmt.len);
 		cfmt[fmt.len] = 0;
 		time_t t = (time_t)R->now;
 		struct tm tm;
@@ -1251,8 +1251,8 @@ static void sort_vals(struct jj_run *R, struct jj_val *v, struct jj_val *keys, s
 				tk[o++] = keys[j++];
 			}
 		}
-		memcpy(v, tv, n * sizeof *v);
-		memcpy(keys, tk, n * sizeof *keys);
+		jj_memcpy(v, tv, n * sizeof *v);
+		jj_memcpy(keys, tk, n * sizeof *keys);
 	}
 }
 
@@ -1260,7 +1260,7 @@ static struct jj_list *copy_items(struct jj_run *R, const struct jj_list *items)
 {
 	struct jj_list *l = jj_list_new(&R->ar, &R->f, items->n);
 	if (items->n)
-		memcpy(l->v, items->v, items->n * sizeof *l->v);
+		jj_memcpy(l->v, items->v, items->n * sizeof *l->v);
 	return l;
 }
 
@@ -1286,7 +1286,7 @@ static struct jj_val select_items(struct jj_run *R, struct jj_val v, const struc
 		if (test < 0)
 			jj_fail(&R->f, MF_JINJA_ERUNTIME, "TemplateRuntimeError", "No test named '%s'.", tname);
 	}
-	struct jj_args rest = {.n = a->n - argi, .pos = a->pos + argi, .nkw = a->nkw, .kwn = a->kwn, .kwl = a->kwl, .kw = a->kw};
+	struct jj_args rest = {.n = a->n - argi, .pos = a->pos ? a->pos + argi : NULL, .nkw = a->nkw, .kwn = a->kwn, .kwl = a->kwl, .kw = a->kw};
 	struct jj_list *out = jj_list_new(&R->ar, &R->f, items->n);
 	out->n = 0;
 	jj_charge(&R->f, items->n);
@@ -1517,13 +1517,13 @@ static struct jj_val apply_filter(struct jj_run *R, int id, const char *name, st
 				take = items->n - pos;
 			bool fill = h[1] && (id == JJ_FI_BATCH ? take < per : (items->n % groups && g >= items->n % groups));
 			struct jj_list *grp = jj_list_new(&R->ar, &R->f, take + fill);
-			memcpy(grp->v, items->v + pos, take * sizeof *grp->v);
+			jj_memcpy(grp->v, items->v + pos, take * sizeof *grp->v);
 			if (fill)
 				grp->v[take] = p[1];
 			if (id == JJ_FI_BATCH && h[1])
 				while (grp->n < per) { /* batch pads the last group to full size */
 					struct jj_list *g2 = jj_list_new(&R->ar, &R->f, per);
-					memcpy(g2->v, grp->v, grp->n * sizeof *g2->v);
+					jj_memcpy(g2->v, grp->v, grp->n * sizeof *g2->v);
 					for (size_t k = grp->n; k < per; k++)
 						g2->v[k] = p[1];
 					grp = g2;
@@ -1694,7 +1694,7 @@ static struct jj_val apply_filter(struct jj_run *R, int id, const char *name, st
 		const char *fn = jj_strdup(&R->ar, &R->f, fname.s, fname.len);
 		if (fid < 0)
 			jj_fail(&R->f, MF_JINJA_ERUNTIME, "TemplateRuntimeError", "No filter named '%s'.", fn);
-		struct jj_args rest = {.n = a->n - 1, .pos = a->pos + 1, .nkw = a->nkw, .kwn = a->kwn, .kwl = a->kwl, .kw = a->kw};
+		struct jj_args rest = {.n = a->n - 1, .pos = a->pos + 1 /* a->n >= 1 here */, .nkw = a->nkw, .kwn = a->kwn, .kwl = a->kwl, .kw = a->kw};
 		for (size_t k = 0; k < out->n; k++)
 			out->v[k] = apply_filter(R, fid, fn, out->v[k], &rest);
 		return jj_list_val(out, JJ_SEQ_GEN);

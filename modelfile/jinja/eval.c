@@ -76,7 +76,7 @@ static void undef_message(struct jj_run *R, struct jj_val u, char *buf, size_t s
 		break;
 	}
 	size_t n = b->len < size - 1 ? b->len : size - 1;
-	memcpy(buf, b->p ? b->p : "", n);
+	jj_memcpy(buf, b->p ? b->p : "", n);
 	buf[n] = 0;
 	ob_buf_free(b);
 }
@@ -160,8 +160,8 @@ static void scope_set(struct jj_run *R, struct jj_scope *s, int sym, struct jj_v
 		int *syms = jj_alloc(&R->ar, &R->f, cap * sizeof *syms);
 		struct jj_val *vals = jj_alloc(&R->ar, &R->f, cap * sizeof *vals);
 		if (s->n) {
-			memcpy(syms, s->syms, s->n * sizeof *syms);
-			memcpy(vals, s->vals, s->n * sizeof *vals);
+			jj_memcpy(syms, s->syms, s->n * sizeof *syms);
+			jj_memcpy(vals, s->vals, s->n * sizeof *vals);
 		}
 		s->syms = syms;
 		s->vals = vals;
@@ -329,7 +329,7 @@ static struct jj_val do_slice(struct jj_run *R, struct jj_val obj, const struct 
 		for (size_t k = 0; k < count; k++) {
 			int64_t i = start + (int64_t)k * step;
 			size_t b0 = ascii ? (size_t)i : off[i], b1 = ascii ? (size_t)i + 1 : off[i + 1];
-			memcpy(buf + o, obj.s + b0, b1 - b0);
+			jj_memcpy(buf + o, obj.s + b0, b1 - b0);
 			o += b1 - b0;
 		}
 		return jj_str(buf, o);
@@ -482,8 +482,8 @@ static struct jj_val concat_str(struct jj_run *R, const char *a, size_t na, cons
 		jj_fail(&R->f, MF_JINJA_ELIMIT, "LimitError", "string size limit exceeded: more than %zu bytes",
 			R->max_output);
 	char *p = jj_alloc(&R->ar, &R->f, na + nb + 1);
-	memcpy(p, a, na);
-	memcpy(p + na, b, nb);
+	jj_memcpy(p, a, na);
+	jj_memcpy(p + na, b, nb);
 	jj_charge(&R->f, (na + nb) / 256);
 	return jj_str(p, na + nb);
 }
@@ -517,7 +517,7 @@ static struct jj_val markup_escape(struct jj_run *R, struct jj_val s)
 			case '"': e = "&#34;"; break;
 			default: p[o++] = s.s[i]; continue;
 			}
-			memcpy(p + o, e, strlen(e));
+			jj_memcpy(p + o, e, strlen(e));
 			o += strlen(e);
 		}
 		r = jj_str(p, o);
@@ -539,14 +539,14 @@ static struct jj_val repeat(struct jj_run *R, struct jj_val seq, int64_t times)
 	if (seq.t == JJ_STR) {
 		char *p = jj_alloc(&R->ar, &R->f, total + 1);
 		for (int64_t k = 0; k < times; k++)
-			memcpy(p + (size_t)k * unit, seq.s, unit);
+			jj_memcpy(p + (size_t)k * unit, seq.s, unit);
 		struct jj_val r = jj_str(p, total);
 		r.sub = seq.sub;
 		return r;
 	}
 	struct jj_list *l = jj_list_new(&R->ar, &R->f, total);
 	for (int64_t k = 0; k < times; k++)
-		memcpy(l->v + (size_t)k * unit, seq.l->v, unit * sizeof *l->v);
+		jj_memcpy(l->v + (size_t)k * unit, seq.l->v, unit * sizeof *l->v);
 	return jj_list_val(l, seq.sub);
 }
 
@@ -702,8 +702,8 @@ static struct jj_val binop(struct jj_run *R, int op, struct jj_val a, struct jj_
 				jj_fail(&R->f, MF_JINJA_ETYPE, "TypeError", "can only concatenate %s (not \"%s\") to %s", tn,
 					jj_type_name(b), tn);
 			struct jj_list *l = jj_list_new(&R->ar, &R->f, a.l->n + b.l->n);
-			memcpy(l->v, a.l->v, a.l->n * sizeof *l->v);
-			memcpy(l->v + a.l->n, b.l->v, b.l->n * sizeof *l->v);
+			jj_memcpy(l->v, a.l->v, a.l->n * sizeof *l->v);
+			jj_memcpy(l->v + a.l->n, b.l->v, b.l->n * sizeof *l->v);
 			jj_charge(&R->f, l->n / 16);
 			return jj_list_val(l, a.sub);
 		}
@@ -1059,7 +1059,7 @@ static struct jj_val eval(struct jj_run *R, const struct jj_node *nd)
 			size_t o = 0;
 			for (uint32_t k = 0; k < nd->n; k++)
 				if (parts[k].t == JJ_STR) {
-					memcpy(p + o, parts[k].s, parts[k].len);
+					jj_memcpy(p + o, parts[k].s, parts[k].len);
 					o += parts[k].len;
 				}
 			return jj_str(p, o);

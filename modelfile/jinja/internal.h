@@ -13,6 +13,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 
 #include "base/buf.h"
 #include "modelfile/jinja/jinja.h"
@@ -53,6 +54,13 @@ static inline void jj_charge(struct jj_fail *f, uint64_t n)
 	if (f->steps > f->max_steps)
 		jj_fail(f, MF_JINJA_ELIMIT, "LimitError", "step limit exceeded: more than %llu steps",
 			(unsigned long long)f->max_steps);
+}
+
+/* memcpy that accepts (NULL, 0): empty lists and strings may have no storage. */
+static inline void jj_memcpy(void *dst, const void *src, size_t n)
+{
+	if (n)
+		memcpy(dst, src, n);
 }
 
 /* ------------------------------------------------------------------------------------------ values */

@@ -37,7 +37,7 @@ static struct jj_token *lex_push(struct jj_lex *L, int type, int line)
 				JJ_MAX_TOKENS);
 		struct jj_token *nt = jj_alloc(&L->t->arena, L->f, cap * sizeof *nt);
 		if (o->n)
-			memcpy(nt, o->toks, o->n * sizeof *nt);
+			jj_memcpy(nt, o->toks, o->n * sizeof *nt);
 		o->toks = nt;
 		o->cap = cap;
 	}

@@ -136,7 +136,7 @@ static void nvec_push(struct jj_parser *P, struct nvec *a, struct jj_node *nd)
 		uint32_t cap = a->cap ? a->cap * 2 : 4;
 		struct jj_node **v = jj_alloc(&P->t->arena, P->f, cap * sizeof *v);
 		if (a->n)
-			memcpy(v, a->v, a->n * sizeof *v);
+			jj_memcpy(v, a->v, a->n * sizeof *v);
 		a->v = v;
 		a->cap = cap;
 	}
@@ -177,7 +177,7 @@ static int jj_sym_intern(struct mf_jinja *t, struct jj_fail *f, const char *s, s
 		size_t cap = t->syms_cap ? t->syms_cap * 2 : 32;
 		struct jj_sym *v = jj_alloc(&t->arena, f, cap * sizeof *v);
 		if (t->nsyms)
-			memcpy(v, t->syms, t->nsyms * sizeof *v);
+			jj_memcpy(v, t->syms, t->nsyms * sizeof *v);
 		t->syms = v;
 		t->syms_cap = cap;
 	}
@@ -308,7 +308,7 @@ static struct jj_node *parse_compare(struct jj_parser *P)
 		}
 		if (operands.n == opcap) {
 			uint8_t *nv = jj_alloc(&P->t->arena, P->f, opcap * 2);
-			memcpy(nv, opv, opcap);
+			jj_memcpy(nv, opv, opcap);
 			opv = nv;
 			opcap *= 2;
 		}
@@ -322,7 +322,7 @@ static struct jj_node *parse_compare(struct jj_parser *P)
 	nd->list = operands.v;
 	nd->n = operands.n;
 	nd->ops = jj_alloc(&P->t->arena, P->f, operands.n);
-	memcpy(nd->ops, opv, operands.n);
+	jj_memcpy(nd->ops, opv, operands.n);
 	return nd;
 }
 
@@ -491,10 +491,10 @@ static struct jj_node *parse_primary(struct jj_parser *P)
 			for (; P->tk[j].type == JJ_T_STRING; j++)
 				total += P->tk[j].len;
 			char *buf = jj_alloc(&P->t->arena, P->f, total + 1);
-			memcpy(buf, tk->s, tk->len);
+			jj_memcpy(buf, tk->s, tk->len);
 			size_t o = tk->len;
 			for (; cur(P)->type == JJ_T_STRING; advance(P)) {
-				memcpy(buf + o, cur(P)->s, cur(P)->len);
+				jj_memcpy(buf + o, cur(P)->s, cur(P)->len);
 				o += cur(P)->len;
 			}
 			v.s = buf;
@@ -718,8 +718,8 @@ static void parse_call_args(struct jj_parser *P, struct jj_node *nd)
 			if (kwargs.n == namecap) {
 				const char **nn = jj_alloc(&P->t->arena, P->f, namecap * 2 * sizeof *nn);
 				size_t *nl = jj_alloc(&P->t->arena, P->f, namecap * 2 * sizeof *nl);
-				memcpy(nn, namev, namecap * sizeof *nn);
-				memcpy(nl, lenv, namecap * sizeof *nl);
+				jj_memcpy(nn, namev, namecap * sizeof *nn);
+				jj_memcpy(nl, lenv, namecap * sizeof *nl);
 				namev = nn;
 				lenv = nl;
 				namecap *= 2;
@@ -745,8 +745,8 @@ static void parse_call_args(struct jj_parser *P, struct jj_node *nd)
 	if (kwargs.n) {
 		nd->kwnames = jj_alloc(&P->t->arena, P->f, kwargs.n * sizeof *nd->kwnames);
 		nd->kwlens = jj_alloc(&P->t->arena, P->f, kwargs.n * sizeof *nd->kwlens);
-		memcpy(nd->kwnames, namev, kwargs.n * sizeof *namev);
-		memcpy(nd->kwlens, lenv, kwargs.n * sizeof *lenv);
+		jj_memcpy(nd->kwnames, namev, kwargs.n * sizeof *namev);
+		jj_memcpy(nd->kwlens, lenv, kwargs.n * sizeof *lenv);
 	}
 }
 

@@ -97,7 +97,7 @@ static char *jj_strdup(struct jj_arena *a, struct jj_fail *f, const char *s, siz
 		jj_fail(f, MF_JINJA_ELIMIT, "LimitError", "memory limit exceeded");
 	char *p = jj_alloc_raw(a, f, n + 1);
 	if (n)
-		memcpy(p, s, n);
+		jj_memcpy(p, s, n);
 	p[n] = 0;
 	return p;
 }

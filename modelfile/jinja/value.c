@@ -440,7 +440,7 @@ static void jj_dict_set(struct jj_arena *a, struct jj_fail *f, struct jj_dict *d
 		size_t cap = d->cap ? d->cap * 2 : 4;
 		struct jj_kv *kv = jj_alloc(a, f, cap * sizeof *kv);
 		if (d->n)
-			memcpy(kv, d->kv, d->n * sizeof *kv);
+			jj_memcpy(kv, d->kv, d->n * sizeof *kv);
 		d->kv = kv;
 		d->cap = cap;
 	}

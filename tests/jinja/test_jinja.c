@@ -294,6 +294,46 @@ static void test_limits(void)
 	mf_jinja_free(NULL);
 	mf_jinja_vars_free(NULL);
 	CHECK(strcmp(mf_jinja_strerror(MF_JINJA_ELIMIT), "template limit exceeded") == 0);
+
+	/* errors name their line */
+	src = "a\nb {{ 1 }}\n{% if true %}\n  {{ x + 1 }}\n{% endif %}";
+	CHECK(mf_jinja_parse(src, strlen(src), &t, &err) == 0);
+	CHECK(mf_jinja_render(t, NULL, &opts, &out, &len, &err) == MF_JINJA_EUNDEFINED);
+	CHECK_EQ_INT(err.line, 4);
+	CHECK_STREQ(err.message, "'x' is undefined");
+	mf_jinja_free(t);
+	src = "ok\n\n{% for x in y %}{{ x }}{% endfor %}{{ (1 + }}";
+	CHECK(mf_jinja_parse(src, strlen(src), &t, &err) == MF_JINJA_ESYNTAX && t == NULL);
+	CHECK_EQ_INT(err.line, 3);
+	CHECK_STREQ(err.type, "TemplateSyntaxError");
+
+	/* strftime_now's clock: SOURCE_DATE_EPOCH (UTC) when the caller gives none */
+	src = "{{ strftime_now('%d %b %Y %H:%M') }}";
+	CHECK(mf_jinja_parse(src, strlen(src), &t, &err) == 0);
+	setenv("SOURCE_DATE_EPOCH", "1768478400", 1);
+	CHECK(mf_jinja_render(t, NULL, NULL, &out, &len, &err) == 0);
+	CHECK_STREQ(out, "15 Jan 2026 12:00");
+	free(out);
+	unsetenv("SOURCE_DATE_EPOCH");
+	mf_jinja_free(t);
+
+	/* the chat builder: tools None is defined, extra overrides, bos/eos NULL are empty strings */
+	struct ob_json_error jerr;
+	const char *msgs = "[{\"role\":\"user\",\"content\":\"hi\"}]", *extra = "{\"enable_thinking\":false,\"bos_token\":\"B\"}";
+	struct ob_json_doc *dm = ob_json_parse(msgs, strlen(msgs), &jerr), *de = ob_json_parse(extra, strlen(extra), &jerr);
+	struct mf_jinja_chat chat = {.messages = ob_json_root(dm), .add_generation_prompt = true, .extra = ob_json_root(de)};
+	v = mf_jinja_vars_new();
+	CHECK(mf_jinja_vars_set_chat(v, &chat) == 0);
+	src = "{{ tools is defined }}/{{ tools }}/{{ documents }}/{{ bos_token }}/[{{ eos_token }}]/{{ enable_thinking }}/"
+	      "{{ add_generation_prompt }}/{{ messages[0].content }}";
+	CHECK(mf_jinja_parse(src, strlen(src), &t, &err) == 0);
+	CHECK(mf_jinja_render(t, v, &opts, &out, &len, &err) == 0);
+	CHECK_STREQ(out, "True/None/None/B/[]/False/True/hi");
+	free(out);
+	mf_jinja_free(t);
+	mf_jinja_vars_free(v);
+	ob_json_free(dm);
+	ob_json_free(de);
 }
 
 int main(void)
