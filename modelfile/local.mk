@@ -36,3 +36,4 @@ libmodelfile_a_SOURCES += modelfile/jinja/jinja.h modelfile/jinja/jinja.c modelf
 JINJA_PARTS = modelfile/jinja/util.c modelfile/jinja/lex.c modelfile/jinja/parse.c modelfile/jinja/value.c \
 	modelfile/jinja/eval.c modelfile/jinja/builtins.c modelfile/jinja/api.c
 EXTRA_DIST += $(JINJA_PARTS)
+EXTRA_DIST += modelfile/jinja/README.md

@@ -925,6 +925,8 @@ static struct jj_val eval(struct jj_run *R, const struct jj_node *nd)
 		return obj.t == JJ_STR && is_intlike(key) ? keep_markup(obj, v) : v;
 	}
 	case JJ_E_SLICE: {
+		if (!nd->a) /* a slice among several subscripts, x[1, :]: no such key anywhere */
+			return jj_undef(JJ_UNDEF_HINT, "slice", 5);
 		struct jj_val obj = eval(R, nd->a), b, c, d;
 		if (nd->b)
 			b = eval(R, nd->b);

@@ -24,3 +24,4 @@ endif
 # 5 tools through the Qwen3 template (issue 14: under 1 ms a render).
 noinst_PROGRAMS += tests/jinja/bench_jinja
 tests_jinja_bench_jinja_LDADD = libmodelfile.a libgguf.a libbase.a -lm
+EXTRA_DIST += tests/jinja/README.md
