@@ -288,6 +288,17 @@ static uint32_t cp_lower(uint32_t c)
 	return c;
 }
 
+/* Writes code point m where c (k bytes at src) stood: the original bytes when unchanged (so that an invalid
+ * byte passes through as it came). Returns the bytes written. */
+static size_t put_mapped(char *out, const char *src, size_t k, uint32_t c, uint32_t m)
+{
+	if (m == c || (k == 1 && c >= 0xDC00)) {
+		jj_memcpy(out, src, k);
+		return k;
+	}
+	return ob_utf8_encode(out, m);
+}
+
 /* Maps the case of s; first_upper_rest_lower makes str.capitalize. */
 static struct jj_val map_case(struct jj_run *R, struct jj_val s, int mode)
 {
@@ -305,12 +316,7 @@ static struct jj_val map_case(struct jj_run *R, struct jj_val s, int mode)
 			i += k;
 			continue;
 		}
-		if (m == c || (k == 1 && c >= 0xDC00)) {
-			jj_memcpy(out + o, s.s + i, k);
-			o += k;
-		} else {
-			o += ob_utf8_encode(out + o, m);
-		}
+		o += put_mapped(out + o, s.s + i, k, c, m);
 		i += k;
 	}
 	return jj_str(out, o);
@@ -337,12 +343,7 @@ static struct jj_val py_title(struct jj_run *R, struct jj_val s, bool capitalize
 			prev_cased = cp_is_cased(c);
 		}
 		first = false;
-		if (m == c || (k == 1 && c >= 0xDC00)) {
-			jj_memcpy(out + o, s.s + i, k);
-			o += k;
-		} else {
-			o += ob_utf8_encode(out + o, m);
-		}
+		o += put_mapped(out + o, s.s + i, k, c, m);
 		i += k;
 	}
 	return jj_str(out, o);

@@ -764,25 +764,35 @@ static void parse_dotted(struct jj_parser *P, char *buf, size_t size, int *line)
 	}
 }
 
+/* A filter or test node for the dotted name at the cursor, applied to node; an unknown name fails as
+ * jinja2's compiler fails (TemplateAssertionError). */
+static struct jj_node *named_node(struct jj_parser *P, int kind, struct jj_node *node)
+{
+	char name[128];
+	int line;
+	parse_dotted(P, name, sizeof name, &line);
+	size_t n = strlen(name);
+	int id = kind == JJ_E_FILTER ? jj_filter_lookup(name, n) : jj_test_lookup(name, n);
+	if (id < 0) {
+		P->f->line = line;
+		jj_fail(P->f, MF_JINJA_ESYNTAX, "TemplateAssertionError", "No %s named '%s'.",
+			kind == JJ_E_FILTER ? "filter" : "test", name);
+	}
+	struct jj_node *nd = node_new(P, kind, line);
+	nd->a = node;
+	nd->meth = (int16_t)id;
+	nd->s = jj_strdup(&P->t->arena, P->f, name, n);
+	nd->len = n;
+	return nd;
+}
+
 static struct jj_node *parse_filter(struct jj_parser *P, struct jj_node *node, bool start_inline)
 {
 	while (is_op(cur(P), JJ_OP_PIPE) || start_inline) {
 		if (!start_inline)
 			advance(P);
 		start_inline = false;
-		char name[128];
-		int line;
-		parse_dotted(P, name, sizeof name, &line);
-		int id = jj_filter_lookup(name, strlen(name));
-		if (id < 0) {
-			P->f->line = line;
-			jj_fail(P->f, MF_JINJA_ESYNTAX, "TemplateAssertionError", "No filter named '%s'.", name);
-		}
-		struct jj_node *nd = node_new(P, JJ_E_FILTER, line);
-		nd->a = node;
-		nd->meth = (int16_t)id;
-		nd->s = jj_strdup(&P->t->arena, P->f, name, strlen(name));
-		nd->len = strlen(name);
+		struct jj_node *nd = named_node(P, JJ_E_FILTER, node);
 		if (is_op(cur(P), JJ_OP_LPAREN))
 			parse_call_args(P, nd);
 		node = nd;
@@ -798,20 +808,8 @@ static struct jj_node *parse_test(struct jj_parser *P, struct jj_node *node)
 		advance(P);
 		neg = true;
 	}
-	char name[128];
-	int line;
-	parse_dotted(P, name, sizeof name, &line);
-	int id = jj_test_lookup(name, strlen(name));
-	if (id < 0) {
-		P->f->line = line;
-		jj_fail(P->f, MF_JINJA_ESYNTAX, "TemplateAssertionError", "No test named '%s'.", name);
-	}
-	struct jj_node *nd = node_new(P, JJ_E_TEST, line);
-	nd->a = node;
-	nd->meth = (int16_t)id;
+	struct jj_node *nd = named_node(P, JJ_E_TEST, node);
 	nd->neg = neg;
-	nd->s = jj_strdup(&P->t->arena, P->f, name, strlen(name));
-	nd->len = strlen(name);
 	const struct jj_token *tk = cur(P);
 	if (is_op(tk, JJ_OP_LPAREN)) {
 		parse_call_args(P, nd);
@@ -979,6 +977,16 @@ static void parse_signature(struct jj_parser *P, struct jj_node *nd)
 	nd->kwargs = defs.v;
 }
 
+/* The body of a macro or call block: a loop around the definition does not make break/continue valid in it. */
+static struct jj_node *parse_callable_body(struct jj_parser *P, const char *const *end)
+{
+	int loops = P->loops;
+	P->loops = 0;
+	struct jj_node *body = parse_statements(P, end, true);
+	P->loops = loops;
+	return body;
+}
+
 static struct jj_node *parse_statement(struct jj_parser *P)
 {
 	const struct jj_token *tk = cur(P);
@@ -1017,10 +1025,7 @@ static struct jj_node *parse_statement(struct jj_parser *P)
 		nd->s = P->t->syms[nd->sym].name;
 		nd->len = name->len;
 		parse_signature(P, nd);
-		int loops = P->loops;
-		P->loops = 0;
-		nd->b = parse_statements(P, end_macro, true);
-		P->loops = loops;
+		nd->b = parse_callable_body(P, end_macro);
 		P->t->nmacros++;
 	} else if (is_name(tk, "call")) {
 		advance(P);
@@ -1035,10 +1040,7 @@ static struct jj_node *parse_statement(struct jj_parser *P)
 			P->f->line = line;
 			jj_fail(P->f, MF_JINJA_ESYNTAX, "TemplateSyntaxError", "expected call");
 		}
-		int loops = P->loops;
-		P->loops = 0;
-		nd->b = parse_statements(P, end_call, true);
-		P->loops = loops;
+		nd->b = parse_callable_body(P, end_call);
 	} else if (is_name(tk, "filter")) {
 		advance(P);
 		nd = node_new(P, JJ_N_FILTER_BLOCK, line);
