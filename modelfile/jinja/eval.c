@@ -545,7 +545,7 @@ static struct jj_val repeat(struct jj_run *R, struct jj_val seq, int64_t times)
 		return r;
 	}
 	struct jj_list *l = jj_list_new(&R->ar, &R->f, total);
-	for (int64_t k = 0; k < times; k++)
+	for (int64_t k = 0; total && k < times; k++)
 		jj_memcpy(l->v + (size_t)k * unit, seq.l->v, unit * sizeof *l->v);
 	return jj_list_val(l, seq.sub);
 }
