@@ -261,6 +261,7 @@ static int render_into(struct jj_run *R, const struct mf_jinja_vars *vars)
 {
 	if (setjmp(R->f.jb))
 		return R->f.err->status;
+	R->stack_base = __builtin_frame_address(0);
 	const struct mf_jinja *t = R->t;
 	R->globals = jj_alloc(&R->ar, &R->f, (t->nsyms + 1) * sizeof *R->globals);
 	for (size_t k = 0; k < t->nsyms; k++)

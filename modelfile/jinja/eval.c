@@ -17,6 +17,17 @@ enum { JJ_FLOW_NEXT = 0, JJ_FLOW_BREAK, JJ_FLOW_CONTINUE };
 static struct jj_val eval(struct jj_run *R, const struct jj_node *nd);
 static int exec_body(struct jj_run *R, const struct jj_node *body);
 
+/* Fails before the recursion of nested blocks and macro calls runs out of C stack (MF_JINJA_MAX_STACK). */
+static void stack_check(struct jj_run *R)
+{
+	const char *sp = __builtin_frame_address(0);
+	size_t used = R->stack_base > sp ? (size_t)(R->stack_base - sp) : (size_t)(sp - R->stack_base);
+	if (used > MF_JINJA_MAX_STACK)
+		jj_fail(&R->f, MF_JINJA_ELIMIT, "LimitError",
+			"nesting limit exceeded: blocks nested in macro calls go deeper than %u KiB of stack",
+			MF_JINJA_MAX_STACK >> 10);
+}
+
 /* A scratch buffer freed by the render's end whatever happens (errors unwind past its user). Release it
  * early with ob_buf_free. */
 static struct ob_buf *tmpbuf(struct jj_run *R, size_t max)
@@ -910,6 +921,7 @@ static struct jj_val eval_filter_chain(struct jj_run *R, const struct jj_node *n
 static struct jj_val eval(struct jj_run *R, const struct jj_node *nd)
 {
 	jj_charge(&R->f, 1);
+	stack_check(R);
 	switch (nd->kind) {
 	case JJ_E_CONST: return nd->v;
 	case JJ_E_NAME: return lookup(R, nd->sym);
@@ -1148,6 +1160,7 @@ static void write_out(struct jj_run *R, struct jj_val v)
 
 static int exec_body(struct jj_run *R, const struct jj_node *body)
 {
+	stack_check(R);
 	for (uint32_t k = 0; k < body->n; k++) {
 		const struct jj_node *nd = body->list[k];
 		jj_charge(&R->f, 1);

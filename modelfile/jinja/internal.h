@@ -369,6 +369,7 @@ struct jj_run {
 	struct jj_scope *scope; /* innermost loop or macro scope, NULL at the top level */
 	size_t max_output;
 	int depth; /* nested macro calls */
+	const char *stack_base; /* the entry point's frame: how deep the evaluator's recursion has gone */
 	int64_t now;    /* strftime_now's clock, seconds since the epoch */
 	bool now_local; /* format it as local time (else UTC) */
 	struct jj_tmpbuf *tmps; /* scratch buffers, freed at the end of the render whatever happens */

@@ -33,6 +33,8 @@ struct ob_json;
 #define MF_JINJA_MAX_MEMORY (256u << 20)        /* bytes of values made while rendering */
 #define MF_JINJA_MAX_STEPS (20u * 1000 * 1000)  /* statements, expressions and loop iterations per render */
 #define MF_JINJA_MAX_CALL_DEPTH 100             /* nested macro calls */
+#define MF_JINJA_MAX_STACK (1u << 20)           /* bytes of C stack a render may use (blocks nested in recursive
+						   macros): renders are safe on any thread with 2 MiB of stack */
 #define MF_JINJA_MAX_RANGE 100000               /* items of range(): jinja2's sandbox MAX_RANGE */
 
 enum mf_jinja_status {

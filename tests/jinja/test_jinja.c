@@ -254,6 +254,15 @@ static void test_limits(void)
 		     "limit");
 	expect_error("{% macro f(n) %}{{ f(n + 1) }}{% endmacro %}{{ f(0) }}", MF_JINJA_ELIMIT, "recursion limit");
 	expect_error("{{ 'x' * 100000000 }}", MF_JINJA_ELIMIT, "limit");
+	/* blocks nested in recursive macros: an error, not a stack overflow (run with ulimit -s 2048 to see) */
+	char nested[4096] = "{% macro f(d) %}";
+	for (int k = 0; k < 60; k++)
+		strcat(nested, "{% if true %}");
+	strcat(nested, "{% if d < 99 %}{{ f(d + 1) }}{% endif %}");
+	for (int k = 0; k < 60; k++)
+		strcat(nested, "{% endif %}");
+	strcat(nested, "{% endmacro %}{{ f(0) }}");
+	expect_error(nested, MF_JINJA_ELIMIT, "nesting limit");
 	expect_error("{{ range(1000000) }}", MF_JINJA_ERUNTIME, "MAX_RANGE");
 	char deep[2000] = "{{ ";
 	size_t o = 3;
