@@ -197,7 +197,8 @@ static void assign_sym(struct jj_run *R, int sym, struct jj_val v)
  * a dict, characters of a string, nothing for undefined; TypeError for the rest. */
 static const struct jj_list *iter_items(struct jj_run *R, struct jj_val v)
 {
-	static const struct jj_list empty;
+	static struct jj_val no_items[1];
+	static const struct jj_list empty = {.v = no_items};
 	switch (v.t) {
 	case JJ_LIST:
 		if (v.sub == JJ_SEQ_GEN) {

@@ -60,11 +60,9 @@ static struct jj_val jj_list_val(struct jj_list *l, int kind)
 static struct jj_list *jj_list_new(struct jj_arena *a, struct jj_fail *f, size_t n)
 {
 	struct jj_list *l = jj_alloc(a, f, sizeof *l);
-	if (n) {
-		if (n > SIZE_MAX / sizeof(struct jj_val) / 2)
-			jj_fail(f, MF_JINJA_ELIMIT, "LimitError", "memory limit exceeded");
-		l->v = jj_alloc(a, f, n * sizeof *l->v);
-	}
+	if (n > SIZE_MAX / sizeof(struct jj_val) / 2)
+		jj_fail(f, MF_JINJA_ELIMIT, "LimitError", "memory limit exceeded");
+	l->v = jj_alloc(a, f, (n ? n : 1) * sizeof *l->v); /* never NULL: slices and copies may offset it */
 	l->n = n;
 	return l;
 }
