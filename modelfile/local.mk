@@ -30,3 +30,10 @@ modelfile/template_corpus.c: $(TEMPLATE_CORPUS_FILES:%=$(srcdir)/%) $(srcdir)/mo
 	$(AM_V_GEN)$(MKDIR_P) modelfile && \
 	$(SHELL) $(srcdir)/modelfile/templates/embed.sh $(srcdir)/modelfile/templates $(TEMPLATE_CORPUS_NAMES) > $@-t && \
 	mv $@-t $@
+# Jinja chat templates as Hugging Face transformers renders them (issue 14). jinja.c includes the engine's
+# files: one translation unit, so that its internals (internal.h, all static) stay out of the global symbols.
+libmodelfile_a_SOURCES += modelfile/jinja/jinja.h modelfile/jinja/jinja.c modelfile/jinja/internal.h
+JINJA_PARTS = modelfile/jinja/util.c modelfile/jinja/lex.c modelfile/jinja/parse.c modelfile/jinja/value.c \
+	modelfile/jinja/eval.c modelfile/jinja/builtins.c modelfile/jinja/api.c
+EXTRA_DIST += $(JINJA_PARTS)
+EXTRA_DIST += modelfile/jinja/README.md

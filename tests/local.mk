@@ -34,6 +34,7 @@ include tests/base/local.mk
 include tests/gguf/local.mk
 include tests/modelfile/local.mk
 include tests/template/local.mk
+include tests/jinja/local.mk
 include tests/runner/local.mk
 include tests/tokenizer/local.mk
 include tests/cpu/local.mk
