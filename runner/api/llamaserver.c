@@ -283,28 +283,6 @@ int rn_ls_tokenize(const struct rn_tok *tok, const struct ob_json *root, struct 
 	return 0;
 }
 
-static void h_tokenize(struct rn_http_req *r)
-{
-	if (!ready(r))
-		return;
-	struct ls_server *s = srv_of(r);
-	const struct ob_json *root;
-	struct ob_json_doc *doc = parse_body(r, &root);
-	if (!doc)
-		return;
-	struct ob_jw w;
-	ob_jw_init(&w, 0, OB_JW_NO_HTML_ESCAPE);
-	char err[512];
-	int st = rn_ls_tokenize(rn_runner_tok(s->runner), root, &w, err, sizeof err);
-	ob_json_free(doc);
-	if (st) {
-		ob_jw_free(&w);
-		ls_error(r, st, err);
-		return;
-	}
-	ls_send(r, &w);
-}
-
 int rn_ls_detokenize(const struct rn_tok *tok, const struct ob_json *root, struct ob_jw *w, char *err, size_t n)
 {
 	const struct ob_json *toks = ob_json_get(root, "tokens");
@@ -340,7 +318,9 @@ int rn_ls_detokenize(const struct rn_tok *tok, const struct ob_json *root, struc
 	return 0;
 }
 
-static void h_detokenize(struct rn_http_req *r)
+/* /tokenize and /detokenize: the body, one step over the model's tokenizer, its answer. */
+static void tok_answer(struct rn_http_req *r,
+		       int (*step)(const struct rn_tok *, const struct ob_json *, struct ob_jw *, char *, size_t))
 {
 	if (!ready(r))
 		return;
@@ -352,7 +332,7 @@ static void h_detokenize(struct rn_http_req *r)
 	struct ob_jw w;
 	ob_jw_init(&w, 0, OB_JW_NO_HTML_ESCAPE);
 	char err[512];
-	int st = rn_ls_detokenize(rn_runner_tok(s->runner), root, &w, err, sizeof err);
+	int st = step(rn_runner_tok(s->runner), root, &w, err, sizeof err);
 	ob_json_free(doc);
 	if (st) {
 		ob_jw_free(&w);
@@ -360,6 +340,16 @@ static void h_detokenize(struct rn_http_req *r)
 		return;
 	}
 	ls_send(r, &w);
+}
+
+static void h_tokenize(struct rn_http_req *r)
+{
+	tok_answer(r, rn_ls_tokenize);
+}
+
+static void h_detokenize(struct rn_http_req *r)
+{
+	tok_answer(r, rn_ls_detokenize);
 }
 
 static void h_models(struct rn_http_req *r)
