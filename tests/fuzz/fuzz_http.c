@@ -201,7 +201,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	struct rn_srv_config cfg, *oc = &defaults;
 	const char *origins = fz_setting(&q, "origins");
 	if (origins) {
-		setenv("OLLAMA_ORIGINS", origins, 1);
+		/* putenv of one static buffer: setenv would keep every value it ever had (glibc never frees them) */
+		static char env[32 + MAX_INPUT];
+		snprintf(env, sizeof env, "OLLAMA_ORIGINS=%s", origins);
+		putenv(env);
 		int rc = rn_srv_config_from_env(&cfg);
 		unsetenv("OLLAMA_ORIGINS");
 		if (rc != 0)
