@@ -822,10 +822,11 @@ void mf_manifest_free(struct mf_manifest *m)
 
 int64_t mf_manifest_total_size(const struct mf_manifest *m)
 {
-	int64_t n = m->config.size;
+	/* the sizes are the file's: summed as Go sums int64s (wrapping), never as a signed overflow */
+	uint64_t n = (uint64_t)m->config.size;
 	for (size_t i = 0; i < m->n_layers; i++)
-		n += m->layers[i].size;
-	return n;
+		n += (uint64_t)m->layers[i].size;
+	return (int64_t)n;
 }
 
 /* A string member (Go: missing or null → ""); a non-string fails. */

@@ -6,3 +6,8 @@ librunner_a_SOURCES = runner/error.c runner/error.h runner/model.c runner/model.
 	runner/load.c runner/load.h runner/kvcache.c runner/kvcache.h runner/sampler.c runner/sampler.h \
 	runner/engine.c runner/engine.h
 EXTRA_DIST += runner/README.md
+# libFuzzer coverage for the fuzz targets (only with --enable-fuzzing).
+librunner_a_CFLAGS = $(AM_CFLAGS)
+if ENABLE_FUZZING
+librunner_a_CFLAGS += -fsanitize=fuzzer-no-link
+endif

@@ -11,6 +11,7 @@
 #include "config.h"
 
 #include <ctype.h>
+#include <limits.h>
 #include <math.h>
 #include <pthread.h>
 #include <signal.h>
@@ -174,20 +175,27 @@ static bool ready(struct rn_http_req *r)
 	return false;
 }
 
+struct ob_json_doc *rn_ls_parse_body(const char *body, size_t len, const struct ob_json **root, char *err, size_t n)
+{
+	struct ob_json_error je;
+	struct ob_json_doc *doc = ob_json_parse(body, len, &je);
+	if (!doc || ob_json_root(doc)->type != OB_JSON_OBJECT) {
+		snprintf(err, n, "invalid JSON body: %s", doc ? "not an object" : je.message);
+		ob_json_free(doc);
+		return NULL;
+	}
+	*root = ob_json_root(doc);
+	return doc;
+}
+
 static struct ob_json_doc *parse_body(struct rn_http_req *r, const struct ob_json **root)
 {
 	size_t len;
 	const char *body = rn_http_req_body(r, &len);
-	struct ob_json_error je;
-	struct ob_json_doc *doc = ob_json_parse(body, len, &je);
-	if (!doc || ob_json_root(doc)->type != OB_JSON_OBJECT) {
-		char m[300];
-		snprintf(m, sizeof m, "invalid JSON body: %s", doc ? "not an object" : je.message);
-		ob_json_free(doc);
+	char m[300];
+	struct ob_json_doc *doc = rn_ls_parse_body(body, len, root, m, sizeof m);
+	if (!doc)
 		ls_error(r, 400, m);
-		return NULL;
-	}
-	*root = ob_json_root(doc);
 	return doc;
 }
 
@@ -216,6 +224,14 @@ static double num_or(const struct ob_json *o, const char *k, double d)
 	return v && v->type == OB_JSON_NUMBER ? v->number : d;
 }
 
+/* A number field cast to an int: a value outside int (1e300 in a body) saturates instead of overflowing the
+ * cast. */
+static int int_or(const struct ob_json *o, const char *k, int d)
+{
+	double v = num_or(o, k, d);
+	return v <= INT_MIN ? INT_MIN : v >= INT_MAX ? INT_MAX : (int)v;
+}
+
 static bool bool_or(const struct ob_json *o, const char *k, bool d)
 {
 	const struct ob_json *v = ob_json_get(o, k);
@@ -236,35 +252,25 @@ static void h_health(struct rn_http_req *r)
 	ls_error(r, 503, state == 0 ? (s->runner || s->o.model ? "Loading model" : "no model loaded") : s->error);
 }
 
-static void h_tokenize(struct rn_http_req *r)
+int rn_ls_tokenize(const struct rn_tok *tok, const struct ob_json *root, struct ob_jw *w, char *err, size_t n)
 {
-	struct ls_server *s = srv_of(r);
-	const struct ob_json *root;
-	struct ob_json_doc *doc = open_request(r, &root);
-	if (!doc)
-		return;
 	const struct ob_json *content = ob_json_get(root, "content");
 	bool add_special = bool_or(root, "add_special", false);
 	bool parse_special = bool_or(root, "parse_special", true);
 	bool with_pieces = bool_or(root, "with_pieces", false);
-	const struct rn_tok *tok = rn_runner_tok(s->runner);
 	int32_t *ids = NULL;
-	size_t n = 0;
-	struct ob_jw w;
-	ob_jw_init(&w, 0, OB_JW_NO_HTML_ESCAPE);
-	ob_jw_obj(&w);
-	ob_jw_key(&w, "tokens");
-	ob_jw_arr(&w);
+	size_t n_ids = 0;
+	ob_jw_obj(w);
+	ob_jw_key(w, "tokens");
+	ob_jw_arr(w);
 	if (content && content->type == OB_JSON_STRING) {
 		struct rn_tok_error te;
-		if (rn_tok_encode_alloc(tok, content->str, content->len, add_special, parse_special, &ids, &n, &te) !=
+		if (rn_tok_encode_alloc(tok, content->str, content->len, add_special, parse_special, &ids, &n_ids, &te) !=
 		    RN_TOK_OK) {
-			ob_jw_free(&w);
-			ob_json_free(doc);
-			ls_error(r, 500, te.msg);
-			return;
+			snprintf(err, n, "%s", te.msg);
+			return 500;
 		}
-		for (size_t i = 0; i < n; i++) {
+		for (size_t i = 0; i < n_ids; i++) {
 			if (with_pieces) {
 				const char *p;
 				size_t pl;
@@ -272,14 +278,14 @@ static void h_tokenize(struct rn_http_req *r)
 					p = "";
 					pl = 0;
 				}
-				ob_jw_obj(&w);
-				ob_jw_key(&w, "id");
-				ob_jw_int(&w, ids[i]);
-				ob_jw_key(&w, "piece");
-				ob_jw_stringn(&w, p, pl);
-				ob_jw_obj_end(&w);
+				ob_jw_obj(w);
+				ob_jw_key(w, "id");
+				ob_jw_int(w, ids[i]);
+				ob_jw_key(w, "piece");
+				ob_jw_stringn(w, p, pl);
+				ob_jw_obj_end(w);
 			} else {
-				ob_jw_int(&w, ids[i]);
+				ob_jw_int(w, ids[i]);
 			}
 		}
 	} else if (content && content->type == OB_JSON_ARRAY) {
@@ -287,39 +293,31 @@ static void h_tokenize(struct rn_http_req *r)
 		{
 			int64_t x;
 			if (ob_json_int(e, &x))
-				ob_jw_int(&w, x);
+				ob_jw_int(w, x);
 		}
 	}
-	ob_jw_arr_end(&w);
-	ob_jw_obj_end(&w);
+	ob_jw_arr_end(w);
+	ob_jw_obj_end(w);
 	free(ids);
-	ob_json_free(doc);
-	ls_send(r, &w);
+	return 0;
 }
 
-static void h_detokenize(struct rn_http_req *r)
+int rn_ls_detokenize(const struct rn_tok *tok, const struct ob_json *root, struct ob_jw *w, char *err, size_t n)
 {
-	struct ls_server *s = srv_of(r);
-	const struct ob_json *root;
-	struct ob_json_doc *doc = open_request(r, &root);
-	if (!doc)
-		return;
 	const struct ob_json *toks = ob_json_get(root, "tokens");
-	size_t n = toks && toks->type == OB_JSON_ARRAY ? toks->count : 0, k = 0;
-	int32_t *ids = malloc((n ? n : 1) * sizeof *ids);
+	size_t n_toks = toks && toks->type == OB_JSON_ARRAY ? toks->count : 0, k = 0;
+	int32_t *ids = malloc((n_toks ? n_toks : 1) * sizeof *ids);
 	if (!ids) {
-		ob_json_free(doc);
-		ls_error(r, 500, "out of memory");
-		return;
+		snprintf(err, n, "out of memory");
+		return 500;
 	}
-	if (n)
+	if (n_toks)
 		OB_JSON_FOREACH(e, toks)
 		{
 			int64_t x;
 			if (ob_json_int(e, &x))
 				ids[k++] = (int32_t)x;
 		}
-	const struct rn_tok *tok = rn_runner_tok(s->runner);
 	size_t need = 0;
 	/* upstream's tokens_to_str renders special tokens (common_token_to_piece, special = true) */
 	int rc = rn_tok_detokenize(tok, ids, k, false, true, NULL, 0, &need);
@@ -327,14 +325,48 @@ static void h_detokenize(struct rn_http_req *r)
 	if (!txt || (need && rn_tok_detokenize(tok, ids, k, false, true, txt, need, &need) != RN_TOK_OK)) {
 		free(txt);
 		free(ids);
-		ob_json_free(doc);
-		ls_error(r, rc == RN_TOK_ERR_RANGE ? 400 : 500, rc == RN_TOK_ERR_RANGE ? "token id out of range" : "detokenize failed");
-		return;
+		snprintf(err, n, "%s", rc == RN_TOK_ERR_RANGE ? "token id out of range" : "detokenize failed");
+		return rc == RN_TOK_ERR_RANGE ? 400 : 500;
 	}
-	ls_send_string(r, "content", txt, need);
+	ob_jw_obj(w);
+	ob_jw_key(w, "content");
+	ob_jw_stringn(w, txt, need);
+	ob_jw_obj_end(w);
 	free(txt);
 	free(ids);
+	return 0;
+}
+
+/* /tokenize and /detokenize: the body, one step over the model's tokenizer, its answer. */
+static void tok_answer(struct rn_http_req *r,
+		       int (*step)(const struct rn_tok *, const struct ob_json *, struct ob_jw *, char *, size_t))
+{
+	struct ls_server *s = srv_of(r);
+	const struct ob_json *root;
+	struct ob_json_doc *doc = open_request(r, &root);
+	if (!doc)
+		return;
+	struct ob_jw w;
+	ob_jw_init(&w, 0, OB_JW_NO_HTML_ESCAPE);
+	char err[512];
+	int st = step(rn_runner_tok(s->runner), root, &w, err, sizeof err);
 	ob_json_free(doc);
+	if (st) {
+		ob_jw_free(&w);
+		ls_error(r, st, err);
+		return;
+	}
+	ls_send(r, &w);
+}
+
+static void h_tokenize(struct rn_http_req *r)
+{
+	tok_answer(r, rn_ls_tokenize);
+}
+
+static void h_detokenize(struct rn_http_req *r)
+{
+	tok_answer(r, rn_ls_detokenize);
 }
 
 static void h_models(struct rn_http_req *r)
@@ -617,15 +649,7 @@ static const struct rn_infer_face chat_face = {
 	.error = ls_error,
 };
 
-/* A /completion or chat request before it goes to the pipeline: what read_params and the prompt allocate. */
-struct ls_req {
-	int32_t *tokens;
-	size_t n_tokens;
-	char **stops;
-	size_t n_stops;
-};
-
-static void ls_req_clear(struct ls_req *q)
+void rn_ls_req_clear(struct rn_ls_req *q)
 {
 	free(q->tokens);
 	for (size_t i = 0; i < q->n_stops; i++)
@@ -634,28 +658,26 @@ static void ls_req_clear(struct ls_req *q)
 	memset(q, 0, sizeof *q);
 }
 
-/* Reads the sampling fields of a /completion or chat body into rq (stop strings owned by q). Returns 0, or an
- * HTTP status with err. */
-static int read_params(const struct ls_server *s, struct ls_req *q, const struct ob_json *root, struct rn_request *rq,
-		       char *err, size_t n)
+int rn_ls_read_params(const struct rn_ls_opts *o, struct rn_ls_req *q, const struct ob_json *root,
+		      struct rn_request *rq, char *err, size_t n)
 {
 	rn_request_default(rq);
 	rq->sampling.temperature = (float)num_or(root, "temperature", 0.8);
-	rq->sampling.top_k = (int)num_or(root, "top_k", 40);
+	rq->sampling.top_k = int_or(root, "top_k", 40);
 	rq->sampling.top_p = (float)num_or(root, "top_p", 0.95);
 	rq->sampling.min_p = (float)num_or(root, "min_p", 0.05);
 	rq->sampling.typical_p = (float)num_or(root, "typical_p", 1.0);
-	rq->sampling.repeat_last_n = (int)num_or(root, "repeat_last_n", 64);
+	rq->sampling.repeat_last_n = int_or(root, "repeat_last_n", 64);
 	rq->sampling.repeat_penalty = (float)num_or(root, "repeat_penalty", 1.0);
 	rq->sampling.presence_penalty = (float)num_or(root, "presence_penalty", 0);
 	rq->sampling.frequency_penalty = (float)num_or(root, "frequency_penalty", 0);
 	double seed = num_or(root, "seed", -1);
-	rq->sampling.seed = seed < 0 ? -1 : (int64_t)seed;
+	rq->sampling.seed = seed < 0 ? -1 : seed >= 0x1p63 ? INT64_MAX : (int64_t)seed;
 	double np = num_or(root, "n_predict", num_or(root, "max_tokens", -1));
 	rq->num_predict = np < 0 ? -1 : (np > 1e9 ? 1000000000 : (int)np);
-	rq->num_keep = (int)num_or(root, "n_keep", s->o.keep ? s->o.keep : 4);
+	rq->num_keep = int_or(root, "n_keep", o->keep ? o->keep : 4);
 	rq->cache_prompt = bool_or(root, "cache_prompt", true);
-	rq->shift = !s->o.no_context_shift;
+	rq->shift = !o->no_context_shift;
 	const struct ob_json *g = ob_json_get(root, "grammar");
 	const struct ob_json *js = ob_json_get(root, "json_schema");
 	const struct ob_json *rf = ob_json_get(root, "response_format");
@@ -696,11 +718,11 @@ static int read_params(const struct ls_server *s, struct ls_req *q, const struct
 
 /* Answers the error `status` (err) when it is set; else hands the tokenized request to the pipeline's submit
  * and stream steps, on the one runner, with face. q is cleared either way. */
-static void generate(struct rn_http_req *r, struct ls_req *q, struct rn_request *rq, int status, const char *err,
+static void generate(struct rn_http_req *r, struct rn_ls_req *q, struct rn_request *rq, int status, const char *err,
 		     bool stream, const struct rn_infer_face *face, const struct ls_state *st)
 {
 	if (status) {
-		ls_req_clear(q);
+		rn_ls_req_clear(q);
 		ls_error(r, status, err);
 		return;
 	}
@@ -709,7 +731,7 @@ static void generate(struct rn_http_req *r, struct ls_req *q, struct rn_request 
 	q->tokens = NULL; /* the pipeline's now */
 	rn_infer_tokens(r, &s->api, s->runner, rq, tokens, q->n_tokens, stream,
 			s->o.alias ? s->o.alias : (s->o.model ? s->o.model : ""), face, st);
-	ls_req_clear(q); /* the scheduler copied the stop strings */
+	rn_ls_req_clear(q); /* the scheduler copied the stop strings */
 }
 
 static void h_completion(struct rn_http_req *r)
@@ -719,55 +741,60 @@ static void h_completion(struct rn_http_req *r)
 	struct ob_json_doc *doc = open_request(r, &root);
 	if (!doc)
 		return;
-	struct ls_req q = {0};
+	struct rn_ls_req q = {0};
 	bool stream = bool_or(root, "stream", false);
 	struct rn_request rq;
 	char err[512];
-	int st = read_params(s, &q, root, &rq, err, sizeof err);
-	const struct ob_json *prompt = ob_json_get(root, "prompt");
-	if (!st && prompt && prompt->type == OB_JSON_OBJECT) {
-		const struct ob_json *md = ob_json_get(prompt, "multimodal_data");
-		if (md && md->type == OB_JSON_ARRAY && md->count) {
-			st = 501;
-			snprintf(err, sizeof err, "multimodal prompts (images, audio) are not supported by orun yet");
-		}
-		prompt = ob_json_get(prompt, "prompt_string");
-	}
-	if (!st && prompt && prompt->type == OB_JSON_STRING) {
-		struct rn_tok_error te;
-		if (rn_tok_encode_alloc(rn_runner_tok(s->runner), prompt->str, prompt->len, true, true, &q.tokens,
-					&q.n_tokens, &te) != RN_TOK_OK) {
-			st = 500;
-			snprintf(err, sizeof err, "%s", te.msg);
-		}
-	} else if (!st && prompt && prompt->type == OB_JSON_ARRAY) {
-		q.tokens = malloc((prompt->count ? prompt->count : 1) * sizeof *q.tokens);
-		if (q.tokens)
-			OB_JSON_FOREACH(e, prompt)
-			{
-				int64_t x;
-				if (!ob_json_int(e, &x) || x < 0 || x > INT32_MAX) {
-					st = 400;
-					snprintf(err, sizeof err, "the prompt must be a string or an array of token ids");
-					break;
-				}
-				q.tokens[q.n_tokens++] = (int32_t)x;
-			}
-	}
-	if (!st && !q.n_tokens) {
-		st = 400;
-		snprintf(err, sizeof err, "the prompt is empty");
-	}
+	int st = rn_ls_read_params(&s->o, &q, root, &rq, err, sizeof err);
+	if (!st)
+		st = rn_ls_read_prompt(rn_runner_tok(s->runner), root, &q, err, sizeof err);
 	ob_json_free(doc);
 	struct ls_state state = {0};
 	generate(r, &q, &rq, st, err, stream, &completion_face, &state);
 }
 
-/* Renders an OpenAI-style chat body with the Go template equivalent of the model's chat template. */
-static int render_chat(struct ls_server *s, const struct ob_json *root, char **out, size_t *out_len, char *err,
-		       size_t n)
+int rn_ls_read_prompt(const struct rn_tok *tok, const struct ob_json *root, struct rn_ls_req *q, char *err, size_t n)
 {
-	if (!s->tpl) {
+	const struct ob_json *prompt = ob_json_get(root, "prompt");
+	if (prompt && prompt->type == OB_JSON_OBJECT) {
+		const struct ob_json *md = ob_json_get(prompt, "multimodal_data");
+		if (md && md->type == OB_JSON_ARRAY && md->count) {
+			snprintf(err, n, "multimodal prompts (images, audio) are not supported by orun yet");
+			return 501;
+		}
+		prompt = ob_json_get(prompt, "prompt_string");
+	}
+	if (prompt && prompt->type == OB_JSON_STRING) {
+		struct rn_tok_error te;
+		if (rn_tok_encode_alloc(tok, prompt->str, prompt->len, true, true, &q->tokens, &q->n_tokens, &te) !=
+		    RN_TOK_OK) {
+			snprintf(err, n, "%s", te.msg);
+			return 500;
+		}
+	} else if (prompt && prompt->type == OB_JSON_ARRAY) {
+		q->tokens = malloc((prompt->count ? prompt->count : 1) * sizeof *q->tokens);
+		if (q->tokens)
+			OB_JSON_FOREACH(e, prompt)
+			{
+				int64_t x;
+				if (!ob_json_int(e, &x) || x < 0 || x > INT32_MAX) {
+					snprintf(err, n, "the prompt must be a string or an array of token ids");
+					return 400;
+				}
+				q->tokens[q->n_tokens++] = (int32_t)x;
+			}
+	}
+	if (!q->n_tokens) {
+		snprintf(err, n, "the prompt is empty");
+		return 400;
+	}
+	return 0;
+}
+
+int rn_ls_render_chat(const struct mf_tpl *tpl, const struct ob_json *root, char **out, size_t *out_len, char *err,
+		      size_t n)
+{
+	if (!tpl) {
 		snprintf(err, n, "orun cannot render this model's chat template (no matching Go template); "
 				 "render the prompt yourself and use /completion");
 		return 500;
@@ -875,7 +902,7 @@ static int render_chat(struct ls_server *s, const struct ob_json *root, char **o
 		v.think_level.p = et->boolean ? (re && re->type == OB_JSON_STRING ? re->str : "medium") : "";
 		v.think_level.n = strlen(v.think_level.p);
 	}
-	int rc = mf_tpl_execute(s->tpl, &v, out, out_len, &te);
+	int rc = mf_tpl_execute(tpl, &v, out, out_len, &te);
 	mf_tpl_messages_free(tm);
 	ob_json_free(md);
 	if (rc != MF_TPL_OK) {
@@ -893,7 +920,7 @@ static void h_apply_template(struct rn_http_req *r)
 		return;
 	char *p = NULL, err[512];
 	size_t pl = 0;
-	int st = render_chat(srv_of(r), root, &p, &pl, err, sizeof err);
+	int st = rn_ls_render_chat(srv_of(r)->tpl, root, &p, &pl, err, sizeof err);
 	ob_json_free(doc);
 	if (st) {
 		ls_error(r, st, err);
@@ -913,14 +940,14 @@ static void h_chat(struct rn_http_req *r)
 	struct ls_state state = {0};
 	snprintf(state.id, sizeof state.id, "chatcmpl-orun%lx", (unsigned long)rn_http_wall_ns());
 	bool stream = bool_or(root, "stream", false);
-	struct ls_req q = {0};
+	struct rn_ls_req q = {0};
 	struct rn_request rq;
 	char err[512];
-	int st = read_params(s, &q, root, &rq, err, sizeof err);
+	int st = rn_ls_read_params(&s->o, &q, root, &rq, err, sizeof err);
 	char *p = NULL;
 	size_t pl = 0;
 	if (!st)
-		st = render_chat(s, root, &p, &pl, err, sizeof err);
+		st = rn_ls_render_chat(s->tpl, root, &p, &pl, err, sizeof err);
 	ob_json_free(doc);
 	struct rn_tok_error te;
 	if (!st && rn_tok_encode_alloc(rn_runner_tok(s->runner), p, pl, true, true, &q.tokens, &q.n_tokens, &te) !=

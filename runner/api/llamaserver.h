@@ -10,6 +10,10 @@
 #define ORUN_RUNNER_API_LLAMASERVER_H
 
 #include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "base/json.h"
 
 /* The runner's start options (strings borrowed; they must outlive the run). */
 struct rn_ls_opts {
@@ -37,5 +41,47 @@ void rn_ls_opts_default(struct rn_ls_opts *o);
 /* Runs the runner mode until SIGINT/SIGTERM (or, with list_devices, prints the devices and returns). Returns
  * the exit status. */
 int rn_llama_server_run(const struct rn_ls_opts *o);
+
+/* ---------------------------------------------------------------------------------------------------- */
+/* What the handlers make of a request body, without the transport or a loaded model: the steps the handlers
+ * run, exposed for tests/fuzz/fuzz_llamaserver.c. root is the body's object (rn_ls_parse_body); each returns 0
+ * or the HTTP status to answer, with the message in err (n bytes). */
+
+struct mf_tpl;
+struct rn_request;
+struct rn_tok;
+
+/* What a /completion or chat request allocates before it goes to the pipeline. */
+struct rn_ls_req {
+	int32_t *tokens; /* the prompt's ids (malloc'd) */
+	size_t n_tokens;
+	char **stops;    /* the stop strings (malloc'd, each malloc'd) */
+	size_t n_stops;
+};
+
+/* Frees what q holds and zeroes it. */
+void rn_ls_req_clear(struct rn_ls_req *q);
+
+/* The body parsed; NULL (status 400) with "invalid JSON body: ..." in err when it is not a JSON object. */
+struct ob_json_doc *rn_ls_parse_body(const char *body, size_t len, const struct ob_json **root, char *err, size_t n);
+
+/* /completion and chat: the sampling fields into rq (rn_request_default first), the stop strings into q
+ * (rq->stop points at them). 501 for what orun does not do (grammars, JSON schemas, token probabilities). */
+int rn_ls_read_params(const struct rn_ls_opts *o, struct rn_ls_req *q, const struct ob_json *root,
+		      struct rn_request *rq, char *err, size_t n);
+
+/* /completion's prompt into q->tokens: a string (tokenized with the special tokens parsed, BOS added), an array
+ * of ids, or {"prompt_string", "multimodal_data"} (501 when multimodal data is given); 400 when empty. */
+int rn_ls_read_prompt(const struct rn_tok *tok, const struct ob_json *root, struct rn_ls_req *q, char *err, size_t n);
+
+/* The chat's messages (OpenAI shape: text content parts joined, tool-call arguments as JSON text, "name" as
+ * tool_name) rendered with tpl, the Go template equivalent of the model's chat template (NULL: none, 500),
+ * chat_template_kwargs.enable_thinking as think. *out is malloc'd. */
+int rn_ls_render_chat(const struct mf_tpl *tpl, const struct ob_json *root, char **out, size_t *out_len, char *err,
+		      size_t n);
+
+/* The answers of /tokenize ({"tokens": [...]}, with pieces on request) and /detokenize ({"content"}) into w. */
+int rn_ls_tokenize(const struct rn_tok *tok, const struct ob_json *root, struct ob_jw *w, char *err, size_t n);
+int rn_ls_detokenize(const struct rn_tok *tok, const struct ob_json *root, struct ob_jw *w, char *err, size_t n);
 
 #endif

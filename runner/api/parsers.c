@@ -116,8 +116,9 @@ void rn_think_free(struct rn_think *t)
 
 static void acc_set(struct ob_buf *b, const char *s, size_t n)
 {
-	/* s may point into b: move first */
-	memmove(b->p, s, n);
+	/* s may point into b: move first (b->p is NULL until b first grows: nothing to move then) */
+	if (n)
+		memmove(b->p, s, n);
 	b->len = n;
 	if (b->p)
 		b->p[n] = 0;

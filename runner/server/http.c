@@ -86,6 +86,8 @@ struct rn_http_header {
 	char *name, *value;
 };
 
+struct stream_state;
+
 struct rn_http_req {
 	struct rn_http_server *srv;
 	struct MHD_Connection *conn;
@@ -112,6 +114,12 @@ struct rn_http_req {
 	struct rn_http_header headers[RN_HTTP_MAX_HEADERS];
 	int n_headers;
 	char remote[64];
+	/* an in-memory request (rn_http_serve_memory; conn is NULL) */
+	const struct rn_http_mem_request *mem;
+	char mem_length[24];              /* its Content-Length: the body's length */
+	char *mem_body;                   /* the answer's body (a complete one) */
+	size_t mem_body_len;
+	struct stream_state *mem_stream;  /* a streamed answer, drained after the handler */
 };
 
 /* ---------------------------------------------------------------------------------------------------- */
@@ -307,12 +315,28 @@ const char *rn_http_req_param(const struct rn_http_req *r)
 {
 	return r->param;
 }
+/* An in-memory request's header: its framing is its body's, whatever the caller passed. */
+static const char *mem_header(const struct rn_http_req *r, const char *name)
+{
+	if (strcasecmp(name, "Content-Length") == 0)
+		return r->mem_length;
+	if (strcasecmp(name, "Transfer-Encoding") == 0)
+		return NULL;
+	for (size_t i = 0; i < r->mem->n_headers; i++)
+		if (strcasecmp(r->mem->headers[i].name, name) == 0)
+			return r->mem->headers[i].value;
+	return NULL;
+}
 const char *rn_http_req_header(const struct rn_http_req *r, const char *name)
 {
+	if (!r->conn)
+		return mem_header(r, name);
 	return MHD_lookup_connection_value(r->conn, MHD_HEADER_KIND, name);
 }
 const char *rn_http_req_query(const struct rn_http_req *r, const char *key)
 {
+	if (!r->conn)
+		return NULL;
 	return MHD_lookup_connection_value(r->conn, MHD_GET_ARGUMENT_KIND, key);
 }
 const char *rn_http_req_body(const struct rn_http_req *r, size_t *len)
@@ -402,6 +426,12 @@ static void set_response(struct rn_http_req *r, struct MHD_Response *resp, int s
 		MHD_add_response_header(resp, MHD_HTTP_HEADER_CONTENT_TYPE, content_type);
 	for (int i = 0; i < r->n_headers; i++)
 		MHD_add_response_header(resp, r->headers[i].name, r->headers[i].value);
+	if (!r->conn) { /* the previous answer's body goes with it */
+		free(r->mem_body);
+		r->mem_body = NULL;
+		r->mem_body_len = 0;
+		r->mem_stream = NULL;
+	}
 	if (r->response)
 		MHD_destroy_response(r->response);
 	r->response = resp;
@@ -425,6 +455,10 @@ int rn_http_respond(struct rn_http_req *r, int status, const char *content_type,
 	if (!resp)
 		return respond_oom(r);
 	set_response(r, resp, status, content_type);
+	if (!r->conn && (r->mem_body = malloc(len ? len : 1))) {
+		memcpy(r->mem_body, body, len);
+		r->mem_body_len = len;
+	}
 	return 0;
 }
 
@@ -532,6 +566,8 @@ int rn_http_respond_stream(struct rn_http_req *r, int status, const char *conten
 		return respond_oom(r);
 	}
 	set_response(r, resp, status, content_type);
+	if (!r->conn)
+		r->mem_stream = s;
 	return 0;
 }
 
@@ -955,16 +991,10 @@ static rn_mhd_result on_access(void *cls, struct MHD_Connection *conn, const cha
 	return queue(r);
 }
 
-static void on_completed(void *cls, struct MHD_Connection *conn, void **con_cls, enum MHD_RequestTerminationCode toe)
+/* A finished request (also an aborted one): the completion callback, the route's cleanup, then free. */
+static void req_end(struct rn_http_req *r)
 {
-	(void)toe;
-	struct rn_http_server *s = cls;
-	struct rn_http_req *r = *con_cls;
-	if (!r)
-		return;
-	*con_cls = NULL;
-	if (r->timeout_off) /* the connection waits for its next request: idle time counts again, from now */
-		MHD_set_connection_option(conn, MHD_CONNECTION_OPTION_TIMEOUT, s->idle_timeout_s);
+	const struct rn_http_server *s = r->srv;
 	if (s->o.on_complete) {
 		double secs = (double)(rn_http_now_ns() - r->start_ns) / 1e9;
 		const char *label = r->route ? (r->route->label ? r->route->label : r->route->path) : "";
@@ -979,9 +1009,23 @@ static void on_completed(void *cls, struct MHD_Connection *conn, void **con_cls,
 		free(r->headers[i].name);
 		free(r->headers[i].value);
 	}
+	free(r->mem_body);
 	free(r->body);
 	free(r->path);
 	free(r);
+}
+
+static void on_completed(void *cls, struct MHD_Connection *conn, void **con_cls, enum MHD_RequestTerminationCode toe)
+{
+	(void)toe;
+	struct rn_http_server *s = cls;
+	struct rn_http_req *r = *con_cls;
+	if (!r)
+		return;
+	*con_cls = NULL;
+	if (r->timeout_off) /* the connection waits for its next request: idle time counts again, from now */
+		MHD_set_connection_option(conn, MHD_CONNECTION_OPTION_TIMEOUT, s->idle_timeout_s);
+	req_end(r);
 }
 
 /* ---------------------------------------------------------------------------------------------------- */
@@ -1282,15 +1326,70 @@ static void admission_free(struct rn_http_server *s)
 		pthread_mutex_destroy(&s->adm.mu);
 }
 
+/* The allowed CORS origins of s->o, checked (one '*' at most, a known scheme otherwise) and copied. Returns 0,
+ * or -1 with the reason in err. */
+static int set_origins(struct rn_http_server *s, char *err, size_t err_size)
+{
+	const struct rn_http_options *o = &s->o;
+	if (o->no_cors)
+		return 0;
+	s->origins = calloc(o->n_origins + 1, sizeof *s->origins);
+	if (!s->origins)
+		goto nomem;
+	for (size_t i = 0; i < o->n_origins; i++) {
+		const char *og = o->origins[i];
+		if (strcmp(og, "*") == 0)
+			s->allow_all = true;
+		size_t stars = 0;
+		for (const char *p = og; *p; p++)
+			stars += *p == '*';
+		if (stars > 1) {
+			snprintf(err, err_size, "OLLAMA_ORIGINS: only one * is allowed (in \"%s\")", og);
+			return -1;
+		}
+		if (!stars && strncmp(og, "http://", 7) && strncmp(og, "https://", 8) &&
+		    strncmp(og, "chrome-extension://", 19) && strncmp(og, "safari-extension://", 19) &&
+		    strncmp(og, "moz-extension://", 16) && strncmp(og, "ms-browser-extension://", 23)) {
+			snprintf(err, err_size,
+				 "OLLAMA_ORIGINS: bad origin \"%s\": origins must contain '*' or include "
+				 "http://,https://,chrome-extension://,safari-extension://,moz-extension://,"
+				 "ms-browser-extension://",
+				 og);
+			return -1;
+		}
+		if (!(s->origins[s->n_origins++] = strdup(og)))
+			goto nomem;
+	}
+	return 0;
+nomem:
+	snprintf(err, err_size, "out of memory");
+	return -1;
+}
+
+static void set_body_caps(struct rn_http_server *s)
+{
+	if (!s->o.max_body)
+		s->o.max_body = RN_HTTP_MAX_BODY_DEFAULT;
+	if (!s->o.max_prompt_body)
+		s->o.max_prompt_body = RN_HTTP_MAX_BODY_DEFAULT;
+}
+
+static void free_origins(struct rn_http_server *s)
+{
+	for (size_t i = 0; i < s->n_origins; i++)
+		free(s->origins[i]);
+	free(s->origins);
+	s->origins = NULL;
+	s->n_origins = 0;
+}
+
 /* Everything of a server but the daemon (stopped first, when there is one): the listening socket, the
  * origins, the admission table, the struct. */
 static void server_release(struct rn_http_server *s)
 {
 	if (s->listen_fd >= 0)
 		close(s->listen_fd);
-	for (size_t i = 0; i < s->n_origins; i++)
-		free(s->origins[i]);
-	free(s->origins);
+	free_origins(s);
 	admission_free(s);
 	free(s);
 }
@@ -1304,10 +1403,7 @@ struct rn_http_server *rn_http_start(const struct rn_http_options *o, char *err,
 	}
 	s->o = *o;
 	s->listen_fd = -1;
-	if (!s->o.max_body)
-		s->o.max_body = RN_HTTP_MAX_BODY_DEFAULT;
-	if (!s->o.max_prompt_body)
-		s->o.max_prompt_body = RN_HTTP_MAX_BODY_DEFAULT;
+	set_body_caps(s);
 	s->idle_timeout_s = o->idle_timeout_s < 0   ? 0
 			    : o->idle_timeout_s ? (unsigned)o->idle_timeout_s
 						: RN_HTTP_IDLE_TIMEOUT_S;
@@ -1315,35 +1411,8 @@ struct rn_http_server *rn_http_start(const struct rn_http_options *o, char *err,
 	s->max_connections = fit_fd_limit(s, o->max_connections ? o->max_connections : RN_HTTP_MAX_CONNECTIONS);
 	if (admission_init(s) != 0)
 		goto nomem;
-	if (!o->no_cors) {
-		s->origins = calloc(o->n_origins + 1, sizeof *s->origins);
-		if (!s->origins)
-			goto nomem;
-		for (size_t i = 0; i < o->n_origins; i++) {
-			const char *og = o->origins[i];
-			if (strcmp(og, "*") == 0)
-				s->allow_all = true;
-			size_t stars = 0;
-			for (const char *p = og; *p; p++)
-				stars += *p == '*';
-			if (stars > 1) {
-				snprintf(err, err_size, "OLLAMA_ORIGINS: only one * is allowed (in \"%s\")", og);
-				goto fail;
-			}
-			if (!stars && strncmp(og, "http://", 7) && strncmp(og, "https://", 8) &&
-			    strncmp(og, "chrome-extension://", 19) && strncmp(og, "safari-extension://", 19) &&
-			    strncmp(og, "moz-extension://", 16) && strncmp(og, "ms-browser-extension://", 23)) {
-				snprintf(err, err_size,
-					 "OLLAMA_ORIGINS: bad origin \"%s\": origins must contain '*' or include "
-					 "http://,https://,chrome-extension://,safari-extension://,moz-extension://,"
-					 "ms-browser-extension://",
-					 og);
-				goto fail;
-			}
-			if (!(s->origins[s->n_origins++] = strdup(og)))
-				goto nomem;
-		}
-	}
+	if (set_origins(s, err, err_size) != 0)
+		goto fail;
 	/* a diagnostic knob: a small fixed send buffer makes a slow client's back-pressure show at once (the tests
 	 * use it to exercise the hand-over of a short streamed write); unset, the kernel sizes the buffer */
 	const char *sb = getenv("ORUN_HTTP_SNDBUF");
@@ -1405,4 +1474,80 @@ void rn_http_stop(struct rn_http_server *s)
 	if (s->daemon)
 		MHD_stop_daemon(s->daemon);
 	server_release(s);
+}
+
+/* ---------------------------------------------------------------------------------------------------- */
+/* In-memory requests */
+
+/* The streamed answer, read to its end as libmicrohttpd would read it. Returns 0, or -1 when the source cut
+ * the stream. */
+static int drain_stream(struct stream_state *st, struct ob_buf *out)
+{
+	char buf[4096];
+	for (;;) {
+		ssize_t k = stream_reader(st, 0, buf, sizeof buf);
+		if (k == MHD_CONTENT_READER_END_OF_STREAM)
+			return 0;
+		if (k < 0)
+			return -1;
+		if (out)
+			ob_buf_append(out, buf, (size_t)k);
+	}
+}
+
+int rn_http_serve_memory(const struct rn_http_options *o, const struct rn_http_mem_request *in, struct ob_buf *out,
+			 char *err, size_t err_size)
+{
+	struct rn_http_server s;
+	memset(&s, 0, sizeof s);
+	s.o = *o;
+	s.listen_fd = -1;
+	s.loopback = in->loopback;
+	set_body_caps(&s);
+	struct rn_http_req *r = NULL;
+	int status = -1;
+	if (set_origins(&s, err, err_size) != 0)
+		goto done;
+	if (!(r = calloc(1, sizeof *r)) || !(r->path = strdup(in->path))) {
+		snprintf(err, err_size, "out of memory");
+		goto done;
+	}
+	r->srv = &s;
+	r->mem = in;
+	r->start_ns = rn_http_now_ns();
+	r->fd = -1;
+	snprintf(r->method, sizeof r->method, "%s", in->method);
+	snprintf(r->mem_length, sizeof r->mem_length, "%zu", in->body_len);
+	/* as on_access: route, begin, the body (one piece), the handler */
+	route_request(r);
+	if (!r->response && r->route->begin)
+		r->route->begin(r);
+	if (!r->response && in->body_len) {
+		if (r->route->upload) {
+			if (r->route->upload(r, in->body, in->body_len) < 0 && !r->response)
+				rn_http_respond_error(r, 500, "upload failed");
+		} else if (body_append(r, in->body, in->body_len) < 0) {
+			if (r->body_too_large)
+				respond_too_large(r);
+			else
+				respond_oom(r);
+		}
+	}
+	if (!r->response)
+		r->route->handler(r);
+	if (!r->response)
+		rn_http_respond_error(r, 500, "internal error: the handler sent no response");
+	status = r->status;
+	r->queued = true;
+	if (r->mem_stream) {
+		if (drain_stream(r->mem_stream, out) < 0)
+			status = 0; /* the connection would have been cut */
+	} else if (out && r->mem_body_len) {
+		ob_buf_append(out, r->mem_body, r->mem_body_len);
+	}
+done:
+	if (r)
+		req_end(r);
+	free_origins(&s);
+	return status;
 }

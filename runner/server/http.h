@@ -193,6 +193,35 @@ char *rn_http_rfc3339_now(char *buf, size_t size);
 char *rn_http_rfc3339(int64_t unix_ns, bool local, char *buf, size_t size);
 int64_t rn_http_wall_ns(void);
 
+/* ---------------------------------------------------------------------------------------------------- */
+/* In-memory requests, for tests and fuzz targets (tests/fuzz/fuzz_http.c, fuzz_api.c): no socket. */
+
+struct rn_http_mem_header {
+	const char *name, *value;
+};
+
+struct rn_http_mem_request {
+	const char *method;
+	const char *path;                        /* as libmicrohttpd hands it over: no query */
+	const struct rn_http_mem_header *headers; /* Content-Length and Transfer-Encoding are ignored */
+	size_t n_headers;
+	const char *body;
+	size_t body_len;
+	bool loopback; /* as if the listener were on a loopback address (the Host check applies) */
+};
+
+struct ob_buf;
+
+/* Runs one request through what a connection runs once libmicrohttpd has its headers and framing: CORS, the
+ * Host check, routing (404, 405, gin's trailing-slash redirects), the route's body cap, begin and upload or
+ * the collected body, the handler, cleanup and o->on_complete, with o's routes, origins, limits and app
+ * (o->listen is not used). The client never leaves and the request has no socket (rn_http_req_fd is -1); a
+ * streamed answer is read to its end on this thread after the handler returns. Returns the status (0 when a
+ * streamed answer was cut) and appends the body to out (which may be NULL); -1 with the reason in err when
+ * o's origins are refused or memory ran out. Thread-safe as the handlers are. */
+int rn_http_serve_memory(const struct rn_http_options *o, const struct rn_http_mem_request *in, struct ob_buf *out,
+			 char *err, size_t err_size);
+
 /* Pure helpers, exposed for tests. */
 /* gin-contrib/cors origin match against the configured list (wildcards with one '*'). */
 bool rn_http_origin_allowed(const char *const *origins, size_t n, const char *origin);

@@ -63,6 +63,11 @@ static const struct rn_http_route routes[] = {
 	{0, NULL, NULL, NULL, NULL, NULL, NULL},
 };
 
+const struct rn_http_route *rn_server_routes(void)
+{
+	return routes;
+}
+
 /* ---------------------------------------------------------------------------------------------------- */
 /* start / run */
 

@@ -34,4 +34,8 @@ struct rn_server *rn_server_start(const struct rn_srv_config *cfg, bool quiet);
 int rn_server_port(const struct rn_server *s);
 void rn_server_stop(struct rn_server *s);
 
+/* The route table `orun serve` answers with (static, terminated by a NULL path): for tests and fuzz targets,
+ * which run it without a socket through rn_http_serve_memory. */
+const struct rn_http_route *rn_server_routes(void);
+
 #endif
