@@ -200,18 +200,21 @@ static int parse_func(struct rn_chatfmt *p, struct cf_out *out, const char *s, s
 	return add_named(p, out, s, nl, s + a, n - a);
 }
 
-/* One XML-like parameter value: valid JSON keeps its type, anything else is a string. */
-static void xml_value(struct ob_jw *w, const char *v, size_t n)
+/* One XML-like parameter value: valid JSON (white space around it allowed) keeps its type, anything else is a
+ * string, trimmed when the format says so. */
+static void xml_value(struct ob_jw *w, const char *v, size_t n, bool trim)
 {
-	size_t i = cf_skip_space(v, n, 0);
-	while (n > i && cf_is_space(v[n - 1]))
-		n--;
+	size_t i = cf_skip_space(v, n, 0), e = n;
+	while (e > i && cf_is_space(v[e - 1]))
+		e--;
 	struct ob_json_error je;
-	struct ob_json_doc *d = n > i ? ob_json_parse(v + i, n - i, &je) : NULL;
+	struct ob_json_doc *d = e > i ? ob_json_parse(v + i, e - i, &je) : NULL;
 	if (d)
 		ob_jw_value(w, ob_json_root(d), false);
+	else if (trim)
+		ob_jw_stringn(w, v + i, e - i);
 	else
-		ob_jw_stringn(w, v + i, n - i);
+		ob_jw_stringn(w, v, n);
 	ob_json_free(d);
 }
 
@@ -253,7 +256,7 @@ static bool xml_params(const char *s, size_t n, size_t *i, const struct cf_xml *
 		if (!ve)
 			return false;
 		ob_jw_keyn(w, key, klen);
-		xml_value(w, s + j, (size_t)(ve - (s + j)));
+		xml_value(w, s + j, (size_t)(ve - (s + j)), x->trim);
 		*i = (size_t)(ve - s) + strlen(x->val_end);
 	}
 }
@@ -291,6 +294,11 @@ static int parse_xml(struct rn_chatfmt *p, struct cf_out *out, const char *s, si
 		const char *name = s + i;
 		size_t nl = (size_t)(ne - name);
 		i += nl + strlen(x->tool_sep);
+		size_t nb = cf_skip_space(name, nl, 0);
+		name += nb;
+		nl -= nb;
+		while (nl && cf_is_space(name[nl - 1]))
+			nl--;
 		ob_jw_reset(&w);
 		ob_jw_obj(&w);
 		if (!xml_params(s, n, &i, x, &w))
@@ -308,18 +316,16 @@ static int parse_xml(struct rn_chatfmt *p, struct cf_out *out, const char *s, si
 	return r;
 }
 
-/* "functions.get_weather:0" -> "get_weather" */
+/* "functions.get_weather:0" -> "get_weather" (only when both the prefix and the :N suffix are there) */
 static void kimi_name(const char **name, size_t *nl)
 {
-	if (*nl > 10 && memcmp(*name, "functions.", 10) == 0) {
-		*name += 10;
-		*nl -= 10;
-	}
 	size_t k = *nl;
 	while (k > 0 && (*name)[k - 1] >= '0' && (*name)[k - 1] <= '9')
 		k--;
-	if (k > 0 && k < *nl && (*name)[k - 1] == ':')
-		*nl = k - 1;
+	if (*nl > 10 && memcmp(*name, "functions.", 10) == 0 && k > 10 && k < *nl && (*name)[k - 1] == ':') {
+		*name += 10;
+		*nl = k - 1 - 10;
+	}
 }
 
 static int parse_sep(struct rn_chatfmt *p, struct cf_out *out, const char *s, size_t n, const struct cf_sep *f)
@@ -377,10 +383,15 @@ static enum cf_step ended_body(struct rn_chatfmt *p, const char *b, size_t n, si
 			       struct cf_out *out)
 {
 	const struct cf_marker *m = p->cur;
-	if (m->body == CF_JSON_TAGGED) {
-		size_t i = cf_skip_space(b, n, mlen);
-		if (i < n && b[i] != '{')
-			return CF_FAIL; /* llama.cpp wants {"name" right after the tag */
+	/* what must come first (after white space): llama.cpp gives up on the marker at once otherwise */
+	const char *expect = m->body == CF_JSON_TAGGED			    ? "{"
+			     : m->body == CF_XML			    ? m->xml->tool_start
+			     : m->body == CF_SEP_JSON && m->sep->begin_required ? m->sep->call_begin
+									    : NULL;
+	if (expect) {
+		size_t i = cf_skip_space(b, n, mlen), k = strlen(expect);
+		if (i < n && memcmp(b + i, expect, n - i < k ? n - i : k) != 0)
+			return CF_FAIL;
 	}
 	size_t el = strlen(m->end), from = p->end_scan > mlen ? p->end_scan : mlen;
 	const char *e = cf_find(b + from, n - from, m->end);
@@ -598,14 +609,14 @@ static enum cf_step generic(struct rn_chatfmt *p, const char *b, size_t n, size_
 	} else if ((v = ob_json_get(root, "response"))) {
 		ok = 1;
 		if (v->type == OB_JSON_STRING) {
-			cf_emit(out->content, v->str, v->len);
+			cf_content(p, out, v->str, v->len);
 		} else {
 			struct ob_jw w;
 			ob_jw_init(&w, 0, OB_JW_NO_HTML_ESCAPE);
 			ob_jw_value(&w, v, false);
 			const char *t = ob_jw_str(&w);
 			if (t)
-				cf_emit(out->content, t, w.len);
+				cf_content(p, out, t, w.len);
 			ob_jw_free(&w);
 		}
 	}

@@ -116,8 +116,10 @@ static bool step(struct rn_chatfmt *p, bool final, struct cf_out *out)
 				p->st = CF_FINISHED;
 			return false;
 		}
-		const char *m = cf_find(b, n, H_MESSAGE);
-		if (!header_like(b, n) || (!m && (final || n > H_MAX_HEADER))) {
+		/* a header ends within H_MAX_HEADER bytes, or the text is not harmony */
+		size_t lim = H_MAX_HEADER + strlen(H_MESSAGE);
+		const char *m = cf_find(b, n < lim ? n : lim, H_MESSAGE);
+		if (!header_like(b, n) || (!m && (final || n >= lim))) {
 			p->st = CF_CONTENT; /* not harmony: llama.cpp falls back to plain content */
 			return true;
 		}

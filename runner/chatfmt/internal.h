@@ -43,6 +43,7 @@ struct cf_keys {
  * [tool_end]; without tool_start, the body is one call whose name runs to the first key_start (GLM). */
 struct cf_xml {
 	const char *tool_start, *tool_sep, *key_start, *key_val_sep, *key_val_sep2, *val_end, *tool_end;
+	bool trim; /* a string value loses its surrounding white space (Qwen3-Coder) */
 };
 
 /* Calls with a separator before JSON arguments: ([call_begin] [name_prefix] NAME name_end [json_open] {...}
@@ -69,6 +70,8 @@ struct cf_format {
 	const char *think_open, *think_close; /* NULL: no thinking */
 	enum cf_body start;                   /* CF_DROP: nothing special at the start */
 	bool harmony;                         /* GPT-OSS: its own reader (harmony.c) */
+	bool trim_content; /* llama.cpp's XML-call engine: content blocks lose surrounding white space and are
+			      joined by a blank line around calls */
 	struct cf_marker markers[CF_MAX_MARKERS];
 };
 
@@ -123,6 +126,9 @@ struct rn_chatfmt {
 	struct cf_jscan js;      /* CF_BODY / CF_H_CALL: the JSON being scanned */
 	size_t js_from;          /* where that JSON starts in buf */
 	char h_name[CF_MAX_NAME]; /* CF_H_CALL: the function */
+	struct ob_buf ws;        /* trim_content: white space held after the content sent so far */
+	bool content_sent;       /* trim_content: some content went out */
+	bool need_sep;           /* trim_content: a call came after content: "\n\n" before more content */
 	int n_calls;
 	bool failed;
 };
@@ -153,6 +159,8 @@ bool cf_starts(const char *s, size_t n, const char *lit);
 size_t cf_partial(const char *s, size_t n, const char *lit);
 const char *cf_find(const char *s, size_t n, const char *lit);
 bool cf_emit(struct ob_buf *b, const char *s, size_t n);
+/* Sends content s[0..n) (with the trim_content rules of the format). */
+void cf_content(struct rn_chatfmt *p, struct cf_out *out, const char *s, size_t n);
 /* Drops the first n bytes of p->buf. */
 void cf_consume(struct rn_chatfmt *p, size_t n);
 

@@ -48,6 +48,33 @@ bool cf_emit(struct ob_buf *b, const char *s, size_t n)
 	return n == 0 || ob_buf_append(b, s, n);
 }
 
+void cf_content(struct rn_chatfmt *p, struct cf_out *out, const char *s, size_t n)
+{
+	if (!p->f->trim_content) {
+		cf_emit(out->content, s, n);
+		return;
+	}
+	size_t last = n;
+	while (last && cf_is_space(s[last - 1]))
+		last--;
+	if (last) {
+		if (p->need_sep && p->content_sent)
+			cf_emit(out->content, "\n\n", 2);
+		else
+			cf_emit(out->content, p->ws.p, p->ws.len);
+		p->ws.len = 0;
+		p->need_sep = false;
+		cf_emit(out->content, s, last);
+		p->content_sent = true;
+	}
+	if (!cf_emit(&p->ws, s + last, n - last))
+		p->failed = true;
+	if (p->ws.len > RN_PARSE_MAX_BUFFER) { /* white space without end: it goes out after all */
+		cf_emit(out->content, p->ws.p, p->ws.len);
+		p->ws.len = 0;
+	}
+}
+
 void cf_consume(struct rn_chatfmt *p, size_t n)
 {
 	memmove(p->buf.p, p->buf.p + n, p->buf.len - n);
@@ -71,6 +98,7 @@ struct rn_chatfmt *rn_chatfmt_new(enum rn_chatfmt_kind k, const struct rn_chatfm
 	else
 		p->o.reasoning = RN_CHATFMT_REASONING_AUTO;
 	ob_buf_init(&p->buf, 2 * (size_t)RN_PARSE_MAX_BUFFER); /* past the limit a body is given up */
+	ob_buf_init(&p->ws, 0);
 	if (f->harmony)
 		p->st = CF_H_HEADER;
 	else if (!f->think_open || p->o.reasoning == RN_CHATFMT_REASONING_NONE)
@@ -87,6 +115,7 @@ void rn_chatfmt_free(struct rn_chatfmt *p)
 	if (!p)
 		return;
 	ob_buf_free(&p->buf);
+	ob_buf_free(&p->ws);
 	free(p);
 }
 
@@ -113,7 +142,8 @@ static bool step_think(struct rn_chatfmt *p, bool final, struct cf_out *out)
 	case CF_THINK_LOOK: {
 		size_t w = cf_skip_space(b, n, 0);
 		if (cf_starts(b + w, n - w, open)) {
-			cf_emit(out->content, b, w); /* white space before the tag stays content */
+			if (!p->f->trim_content)
+				cf_emit(out->content, b, w); /* white space before the tag stays content */
 			cf_consume(p, w + strlen(open));
 			p->st = CF_THINKING;
 			p->reasoning_started = false;
@@ -224,19 +254,19 @@ static bool step_content(struct rn_chatfmt *p, bool final, struct cf_out *out)
 			enter_body(p, &p->start_marker);
 			return true;
 		}
-		p->st = CF_CONTENT;
+		p->st = p->f->trim_content ? CF_EAT_SPACE : CF_CONTENT;
 		return true;
 	case CF_CONTENT: {
 		size_t at, partial;
 		const struct cf_marker *m = find_marker(p, b, n, &at, &partial);
 		if (m) {
-			cf_emit(out->content, b, at);
+			cf_content(p, out, b, at);
 			cf_consume(p, at);
 			enter_body(p, m);
 			return true;
 		}
 		size_t send = final ? n : n - partial;
-		cf_emit(out->content, b, send);
+		cf_content(p, out, b, send);
 		cf_consume(p, send);
 		if (final)
 			p->st = CF_FINISHED;
@@ -264,13 +294,19 @@ static bool step_content(struct rn_chatfmt *p, bool final, struct cf_out *out)
 			cf_consume(p, used);
 			if (m == &p->start_marker)
 				p->start_done = true;
-			p->st = *out->n_calls > before ? CF_EAT_SPACE : CF_CONTENT;
+			if (*out->n_calls > before) {
+				p->st = CF_EAT_SPACE;
+				p->ws.len = 0; /* content before a call loses its trailing white space */
+				p->need_sep = p->content_sent;
+			} else {
+				p->st = CF_CONTENT;
+			}
 			return true;
 		}
 		/* not a call after all: the marker is text, and the search goes on after it */
 		if (m == &p->start_marker)
 			p->start_done = true;
-		cf_emit(out->content, b, mlen);
+		cf_content(p, out, b, mlen);
 		cf_consume(p, mlen);
 		p->st = CF_CONTENT;
 		return true;
