@@ -198,7 +198,7 @@ static bool step_think(struct rn_chatfmt *p, bool final, struct cf_out *out)
 			p->reasoning_started = false;
 			return true;
 		}
-		if (!final && (n == 0 || memcmp(b, open, n) == 0))
+		if (!final && (n == 0 || (n < strlen(open) && memcmp(b, open, n) == 0)))
 			return false;
 		p->st = CF_START;
 		return true;
