@@ -122,6 +122,13 @@ int cf_add_call(struct rn_chatfmt *p, struct cf_out *out, const char *name, size
 	return 1;
 }
 
+/* Is s[0..n) (all of it) a proper prefix of lit, i.e. could lit still follow? */
+static bool prefix_of(const char *s, size_t n, const char *lit)
+{
+	size_t k = strlen(lit);
+	return n < k && memcmp(s, lit, n) == 0;
+}
+
 /* Takes back the calls added since `before` (a body that failed half-way). */
 static void rollback(struct rn_chatfmt *p, struct cf_out *out, size_t before)
 {
@@ -390,7 +397,9 @@ static enum cf_step ended_body(struct rn_chatfmt *p, const char *b, size_t n, si
 									    : NULL;
 	if (expect) {
 		size_t i = cf_skip_space(b, n, mlen), k = strlen(expect);
-		if (i < n && memcmp(b + i, expect, n - i < k ? n - i : k) != 0)
+		bool xml = m->body == CF_JSON_TAGGED && m->xml && (cf_starts(b + i, n - i, m->xml->tool_start) ||
+								   prefix_of(b + i, n - i, m->xml->tool_start));
+		if (i < n && !xml && memcmp(b + i, expect, n - i < k ? n - i : k) != 0)
 			return CF_FAIL;
 	}
 	size_t el = strlen(m->end), from = p->end_scan > mlen ? p->end_scan : mlen;
@@ -405,7 +414,12 @@ static enum cf_step ended_body(struct rn_chatfmt *p, const char *b, size_t n, si
 	size_t sn = (size_t)(e - s);
 	int r;
 	switch (m->body) {
-	case CF_JSON_TAGGED: r = add_json(p, out, s, sn, m->keys); break;
+	case CF_JSON_TAGGED:
+		if (m->xml && cf_starts(s + cf_skip_space(s, sn, 0), sn - cf_skip_space(s, sn, 0), m->xml->tool_start))
+			r = parse_xml(p, out, s, sn, m->xml); /* Qwen3.5 writes Qwen3-Coder calls in a Hermes template */
+		else
+			r = add_json(p, out, s, sn, m->keys);
+		break;
 	case CF_FUNC_EQ: r = parse_func(p, out, s, sn, ">"); break;
 	case CF_FUNC_ATTR: r = parse_func(p, out, s, sn, "\">"); break;
 	case CF_XML: r = parse_xml(p, out, s, sn, m->xml); break;
@@ -471,28 +485,51 @@ static bool mistral_name_char(char c)
 	return word_char(c) || c == '-' || c == '.';
 }
 
+/* [TOOL_CALLS] then a JSON array, or NAME[ARGS]{...}, or NAME[CALL_ID]ID[ARGS]{...} (Mistral Small 3.2). */
 static enum cf_step mistral(struct rn_chatfmt *p, const char *b, size_t n, size_t mlen, size_t *used,
 			    struct cf_out *out)
 {
-	size_t i = cf_skip_space(b, n, mlen), e;
+	size_t i = cf_skip_space(b, n, mlen), j = i, e;
 	if (i == n)
 		return CF_MORE;
 	if (b[i] == '[')
 		return json_array(p, b, n, mlen, used, out);
-	const char *a = cf_find(b + i, n - i, "[ARGS]");
-	size_t stop = a ? (size_t)(a - b) : n - cf_partial(b + i, n - i, "[ARGS]");
-	for (size_t k = i; k < stop; k++)
-		if (!mistral_name_char(b[k]))
-			return CF_FAIL;
-	if (stop - i > CF_MAX_NAME || (a && stop == i))
+	while (j < n && mistral_name_char(b[j]) && j - i <= CF_MAX_NAME)
+		j++;
+	if (j - i > CF_MAX_NAME)
 		return CF_FAIL;
-	if (!a)
+	if (j == n)
 		return CF_MORE;
-	size_t from = (size_t)(a - b) + 6;
+	size_t from, id = 0, idl = 0;
+	if (cf_starts(b + j, n - j, "[ARGS]")) {
+		from = j + 6;
+	} else if (cf_starts(b + j, n - j, "[CALL_ID]")) {
+		size_t k = id = j + 9;
+		while (k < n && word_char(b[k]) && k - id <= 64)
+			k++;
+		if (k - id > 64)
+			return CF_FAIL;
+		if (k == n || prefix_of(b + k, n - k, "[ARGS]"))
+			return CF_MORE;
+		if (!cf_starts(b + k, n - k, "[ARGS]"))
+			return CF_FAIL;
+		idl = k - id;
+		from = k + 6;
+	} else {
+		return prefix_of(b + j, n - j, "[ARGS]") || prefix_of(b + j, n - j, "[CALL_ID]") ? CF_MORE : CF_FAIL;
+	}
+	if (j == i)
+		return CF_FAIL;
 	enum cf_step r = json_end(p, b, n, from, &e);
 	if (r != CF_DONE)
 		return r;
-	if (add_named(p, out, b + i, stop - i, b + from, e - from) != 1)
+	struct ob_json_error je;
+	struct ob_json_doc *d = ob_json_parse(b + from, e - from, &je);
+	int ok = d && ob_json_root(d)->type == OB_JSON_OBJECT
+			 ? cf_add_call(p, out, b + i, j - i, ob_json_root(d), idl ? b + id : NULL, idl)
+			 : 0;
+	ob_json_free(d);
+	if (ok != 1)
 		return CF_FAIL;
 	*used = e;
 	return CF_DONE;

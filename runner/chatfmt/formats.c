@@ -138,7 +138,7 @@ static const struct cf_format formats[RN_CHATFMT_COUNT] = {
 	[RN_CHATFMT_FUNCTIONARY_V3_2] = {"Functionary v3.2", NULL, NULL, CF_FUNCTIONARY, false, false,
 					 {TOOL(">>>", CF_FUNCTIONARY, NULL)}},
 	[RN_CHATFMT_HERMES] = {"Hermes 2 Pro", "<think>", "</think>", CF_DROP, false, false,
-			       {TOOL("<tool_call>", CF_JSON_TAGGED, "</tool_call>"),
+			       {{"<tool_call>", CF_JSON_TAGGED, "</tool_call>", &k_openai, &x_qwen, NULL, true},
 				TOOL("<function_call>", CF_JSON_TAGGED, "</function_call>"),
 				TOOL("<tool>", CF_JSON_TAGGED, "</tool>"), TOOL("<tools>", CF_JSON_TAGGED, "</tools>"),
 				TOOL("<response>", CF_JSON_TAGGED, "</response>"),
