@@ -159,6 +159,8 @@ static bool step(struct rn_chatfmt *p, bool final, struct cf_out *out)
 		size_t upto = e ? (size_t)(e - b) : n - cf_partial(b, n, H_END), last = upto;
 		while (last && cf_is_space(b[last - 1]))
 			last--;
+		if (!e && upto - last > RN_PARSE_MAX_BUFFER)
+			last = upto;
 		cf_emit(out->reasoning, b, last);
 		if (e || final) {
 			cf_consume(p, e ? upto + strlen(H_END) : n);

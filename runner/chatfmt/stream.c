@@ -149,7 +149,8 @@ static bool step_think(struct rn_chatfmt *p, bool final, struct cf_out *out)
 			p->reasoning_started = false;
 			return true;
 		}
-		if (!final && (w == n || (n - w < strlen(open) && memcmp(b + w, open, n - w) == 0)))
+		if (!final && w <= RN_PARSE_MAX_BUFFER &&
+		    (w == n || (n - w < strlen(open) && memcmp(b + w, open, n - w) == 0)))
 			return false;
 		p->st = CF_START;
 		return true;
@@ -183,6 +184,8 @@ static bool step_think(struct rn_chatfmt *p, bool final, struct cf_out *out)
 		size_t last = upto; /* hold trailing white space: it is dropped if the block closes next */
 		while (last && cf_is_space(b[last - 1]))
 			last--;
+		if (upto - last > RN_PARSE_MAX_BUFFER) /* white space without end goes out after all */
+			last = upto;
 		cf_emit(out->reasoning, b, last);
 		cf_consume(p, last);
 		return false;
