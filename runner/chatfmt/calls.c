@@ -620,16 +620,24 @@ static int code_call(struct rn_chatfmt *p, struct cf_out *out, const char *code,
 	return r;
 }
 
-static enum cf_step generic(struct rn_chatfmt *p, const char *b, size_t n, size_t *used, struct cf_out *out)
+/* The JSON container at the start of the output: CF_DONE with the parsed *doc (free it) ending at *end. */
+static enum cf_step start_doc(struct rn_chatfmt *p, const char *b, size_t n, size_t *end, struct ob_json_doc **doc)
 {
-	size_t e;
-	enum cf_step r = json_end(p, b, n, 0, &e);
+	enum cf_step r = json_end(p, b, n, 0, end);
 	if (r != CF_DONE)
 		return r;
 	struct ob_json_error je;
-	struct ob_json_doc *d = ob_json_parse(b, e, &je);
-	if (!d)
-		return CF_FAIL;
+	*doc = ob_json_parse(b, *end, &je);
+	return *doc ? CF_DONE : CF_FAIL;
+}
+
+static enum cf_step generic(struct rn_chatfmt *p, const char *b, size_t n, size_t *used, struct cf_out *out)
+{
+	size_t e;
+	struct ob_json_doc *d;
+	enum cf_step r = start_doc(p, b, n, &e, &d);
+	if (r != CF_DONE)
+		return r;
 	const struct ob_json *root = ob_json_root(d), *v;
 	int ok = 0;
 	if (root->type != OB_JSON_OBJECT) {
@@ -667,13 +675,10 @@ static enum cf_step generic(struct rn_chatfmt *p, const char *b, size_t n, size_
 static enum cf_step llama_start(struct rn_chatfmt *p, const char *b, size_t n, size_t *used, struct cf_out *out)
 {
 	size_t e;
-	enum cf_step r = json_end(p, b, n, 0, &e);
+	struct ob_json_doc *d;
+	enum cf_step r = start_doc(p, b, n, &e, &d);
 	if (r != CF_DONE)
 		return r;
-	struct ob_json_error je;
-	struct ob_json_doc *d = ob_json_parse(b, e, &je);
-	if (!d)
-		return CF_FAIL;
 	const struct ob_json *o = ob_json_root(d);
 	const struct ob_json *type = ob_json_get(o, "type"), *name = ob_json_get(o, "name"),
 			     *params = ob_json_get(o, "parameters");

@@ -138,10 +138,11 @@ static bool step(struct rn_chatfmt *p, bool final, struct cf_out *out)
 		if (k == H_ANALYSIS && p->o.reasoning == RN_CHATFMT_REASONING_NONE) {
 			cf_emit(out->content, b, hl + strlen(H_MESSAGE));
 			k = H_TEXT;
-			p->reasoning_started = true; /* the content keeps its <|end|> */
+			p->h_keep_end = true;
 		} else {
-			p->reasoning_started = false;
+			p->h_keep_end = false;
 		}
+		p->reasoning_started = false;
 		cf_consume(p, hl + strlen(H_MESSAGE));
 		p->st = k == H_CALL ? CF_H_CALL : k == H_ANALYSIS ? CF_H_REASON : k == H_TEXT ? CF_H_CONTENT : CF_H_SEEK;
 		return true;
@@ -173,10 +174,10 @@ static bool step(struct rn_chatfmt *p, bool final, struct cf_out *out)
 	case CF_H_CONTENT: {
 		const char *e = cf_find(b, n, H_END);
 		if (e) {
-			size_t k = (size_t)(e - b) + (p->reasoning_started ? strlen(H_END) : 0);
+			size_t k = (size_t)(e - b) + (p->h_keep_end ? strlen(H_END) : 0);
 			cf_emit(out->content, b, k);
 			cf_consume(p, (size_t)(e - b) + strlen(H_END));
-			p->reasoning_started = false;
+			p->h_keep_end = false;
 			p->st = CF_H_SEEK;
 			return true;
 		}
@@ -207,6 +208,7 @@ static bool step(struct rn_chatfmt *p, bool final, struct cf_out *out)
 			p->st = CF_H_SEEK;
 		} else {
 			p->st = CF_H_CONTENT; /* not a call: the message is content */
+			p->h_keep_end = false;
 		}
 		return true;
 	}

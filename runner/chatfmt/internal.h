@@ -126,6 +126,7 @@ struct rn_chatfmt {
 	struct cf_jscan js;      /* CF_BODY / CF_H_CALL: the JSON being scanned */
 	size_t js_from;          /* where that JSON starts in buf */
 	char h_name[CF_MAX_NAME]; /* CF_H_CALL: the function */
+	bool h_keep_end;          /* CF_H_CONTENT: the message's <|end|> is content too (reasoning NONE) */
 	struct ob_buf ws;        /* trim_content: white space held after the content sent so far */
 	bool content_sent;       /* trim_content: some content went out */
 	bool need_sep;           /* trim_content: a call came after content: "\n\n" before more content */
