@@ -77,6 +77,8 @@ void cf_content(struct rn_chatfmt *p, struct cf_out *out, const char *s, size_t 
 
 void cf_consume(struct rn_chatfmt *p, size_t n)
 {
+	if (n == 0)
+		return;
 	memmove(p->buf.p, p->buf.p + n, p->buf.len - n);
 	p->buf.len -= n;
 	if (p->buf.p)
