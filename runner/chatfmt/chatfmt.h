@@ -72,6 +72,11 @@ const char *rn_chatfmt_name(enum rn_chatfmt_kind k);
  * ends inside an opened thinking block (then set thinking_forced_open). */
 bool rn_chatfmt_think_tags(enum rn_chatfmt_kind k, const char **open, const char **close);
 
+/* Whether the rendered prompt[0..len) ends inside an opened thinking block of format k: it ends with the
+ * format's opening tag, white space after it allowed (Qwen3 / DeepSeek R1 "<think>\n"), as llama.cpp's
+ * thinking_forced_open. */
+bool rn_chatfmt_prompt_opens_thinking(enum rn_chatfmt_kind k, const char *prompt, size_t len);
+
 /* Whether the format can carry tool calls / thinking. */
 bool rn_chatfmt_supports_tools(enum rn_chatfmt_kind k);
 bool rn_chatfmt_supports_thinking(enum rn_chatfmt_kind k);

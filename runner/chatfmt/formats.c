@@ -200,6 +200,17 @@ bool rn_chatfmt_think_tags(enum rn_chatfmt_kind k, const char **open, const char
 	return true;
 }
 
+bool rn_chatfmt_prompt_opens_thinking(enum rn_chatfmt_kind k, const char *prompt, size_t len)
+{
+	const char *open;
+	if (!prompt || !rn_chatfmt_think_tags(k, &open, NULL))
+		return false;
+	while (len && cf_is_space(prompt[len - 1]))
+		len--;
+	size_t ol = strlen(open);
+	return len >= ol && memcmp(prompt + len - ol, open, ol) == 0;
+}
+
 bool rn_chatfmt_supports_tools(enum rn_chatfmt_kind k)
 {
 	const struct cf_format *f = cf_format_get(k);

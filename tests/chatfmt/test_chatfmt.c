@@ -456,6 +456,12 @@ static void test_api(void)
 	CHECK_STREQ(open, "<|START_THINKING|>");
 	CHECK(!rn_chatfmt_think_tags(RN_CHATFMT_GPT_OSS, &open, &close));
 	CHECK(!rn_chatfmt_think_tags(RN_CHATFMT_MISTRAL_NEMO, &open, &close));
+	static const char q3[] = "<|im_start|>assistant\n<think>\n";
+	CHECK(rn_chatfmt_prompt_opens_thinking(RN_CHATFMT_HERMES, q3, strlen(q3)));
+	CHECK(!rn_chatfmt_prompt_opens_thinking(RN_CHATFMT_HERMES, "<think>\n\n</think>\n\n", 19));
+	CHECK(!rn_chatfmt_prompt_opens_thinking(RN_CHATFMT_MISTRAL_NEMO, q3, strlen(q3)));
+	CHECK(rn_chatfmt_prompt_opens_thinking(RN_CHATFMT_SEED_OSS, "x<seed:think>", 13));
+	CHECK(!rn_chatfmt_prompt_opens_thinking(RN_CHATFMT_HERMES, "think>", 6));
 	CHECK(rn_chatfmt_supports_thinking(RN_CHATFMT_GPT_OSS));
 	CHECK(!rn_chatfmt_supports_thinking(RN_CHATFMT_FUNCTIONARY_V3_2));
 	CHECK(rn_chatfmt_supports_tools(RN_CHATFMT_LLAMA3));
