@@ -2,7 +2,7 @@
  * output through a random format, fed in random pieces and in one piece.
  *
  * Input: one byte choosing the format, one byte of flags (request has tools, reasoning none, thinking forced
- * open), one seed byte for the piece sizes, then the model's output. Checks: pieces and one piece give the
+ * open, pieces of one byte), one seed byte for the piece sizes, then the model's output. Checks: pieces and one piece give the
  * same content, reasoning and calls; every call has a name, JSON-object arguments, an id, and indexes count
  * up from 0; the parser never holds more than it was given; without tools, reasoning or a format that changes
  * text (Content-only, reasoning none) the content is the output unchanged.
@@ -22,7 +22,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
 #define MAX_INPUT 8192
 
-enum { F_TOOLS = 1, F_NO_REASONING = 2, F_FORCED = 4 };
+enum { F_TOOLS = 1, F_NO_REASONING = 2, F_FORCED = 4, F_BYTES = 8 };
 
 static void die(const char *what)
 {
@@ -36,9 +36,11 @@ struct run {
 	size_t n_calls;
 };
 
-/* 1..16 bytes mostly, now and then a long piece; any byte boundary. */
+/* 1..16 bytes mostly, now and then a long piece; any byte boundary. A zero state: one byte at a time. */
 static size_t piece(uint32_t *st, size_t left)
 {
+	if (*st == 0)
+		return 1;
 	*st ^= *st << 13;
 	*st ^= *st >> 17;
 	*st ^= *st << 5;
@@ -111,7 +113,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		.reasoning = (data[1] & F_NO_REASONING) ? RN_CHATFMT_REASONING_NONE : RN_CHATFMT_REASONING_AUTO,
 		.thinking_forced_open = data[1] & F_FORCED,
 	};
-	uint32_t seed = 0x9e3779b9u ^ (uint32_t)data[2] * 0x01000193u;
+	uint32_t seed = (data[1] & F_BYTES) ? 0 : 0x9e3779b9u ^ (uint32_t)data[2] * 0x01000193u;
 	const char *text = (const char *)data + 3;
 	size_t len = size - 3;
 

@@ -36,6 +36,7 @@ for path in sorted(glob.glob(os.path.join(data, "*.json"))):
         (4 if exp["thinking_forced_open"] else 0)
     k = KINDS.index(exp["format"])
     write(base, k, flags, 7, text)
+    write(base + "-bytes", k, flags | 8, 0, text)
     write(base + "-as-hermes", KINDS.index("Hermes 2 Pro"), 1, 3, text)
 
 hostile = {
