@@ -39,4 +39,5 @@ include tests/runner/local.mk
 include tests/tokenizer/local.mk
 include tests/cpu/local.mk
 include tests/server/local.mk
+include tests/chatfmt/local.mk
 include tests/cuda/local.mk
