@@ -1229,8 +1229,6 @@ static void jinja_output_parsers(const struct rn_srv_model *sm, const char **thi
 	rn_jchat_default_tags(sm->jinja, sm->jinja_src, sm->jinja_len, think_open, think_close, tool_tag);
 }
 
-/* The thinking parser with tags open/close, started inside the thinking state when the prompt ends with the
- * opening tag (the template prefilled it). */
 /* Whether the prompt, trailing whitespace aside, ends with tag. */
 static bool prompt_ends_with(const struct rn_infer *I, const char *tag)
 {
@@ -1242,6 +1240,8 @@ static bool prompt_ends_with(const struct rn_infer *I, const char *tag)
 	return pl >= tl && memcmp(I->prompt + pl - tl, tag, tl) == 0;
 }
 
+/* The thinking parser with tags open/close, started inside the thinking state when the prompt ends with the
+ * opening tag (the template prefilled it). */
 static int start_think(struct rn_infer *I, const char *open, const char *close)
 {
 	if (rn_think_init(&I->think, open, close) < 0)
