@@ -18,6 +18,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "base/buf.h"
 #include "gguf/gguf.h"
 #include "gguf/writer.h"
 #include "runner/cpu/pool.h"
@@ -279,31 +280,12 @@ static int add_tensor(struct gguf_writer *w, struct mk_tensor *list, size_t *n, 
 
 #define MK_MAX_TEMPLATE (1u << 20) /* bytes of a --chat-template file */
 
-/* The whole of a small text file into *out (malloc'd). 0, or -1 (unreadable or over MK_MAX_TEMPLATE). */
-static int read_small_file(const char *path, char **out, size_t *len)
-{
-	FILE *f = fopen(path, "rb");
-	if (!f)
-		return -1;
-	char *buf = malloc(MK_MAX_TEMPLATE + 1);
-	size_t n = buf ? fread(buf, 1, MK_MAX_TEMPLATE + 1, f) : 0;
-	bool bad = !buf || ferror(f) || n > MK_MAX_TEMPLATE;
-	fclose(f);
-	if (bad) {
-		free(buf);
-		return -1;
-	}
-	*out = buf;
-	*len = n;
-	return 0;
-}
-
 int cmd_mkmodel(int argc, char **argv)
 {
 	struct mk_shape sh = {.arch = "qwen3", .layers = 2, .dim = 256, .heads = 4, .kv_heads = 2, .ff = 512, .ctx = 4096};
 	const char *out = NULL, *tokfile = NULL, *type_name = "F16", *chat_template_file = NULL;
-	char *chat_template = NULL;
-	size_t chat_template_len = 0;
+	struct ob_buf chat_template;
+	ob_buf_init(&chat_template, MK_MAX_TEMPLATE);
 	int seed = 1, threads = 0;
 	float rope_base = 0;
 	enum { O_TOKENIZER = 256, O_ARCH, O_PRESET, O_LAYERS, O_DIM, O_HEADS, O_KV_HEADS, O_HEAD_DIM, O_FF, O_CTX, O_TYPE,
@@ -516,11 +498,12 @@ int cmd_mkmodel(int argc, char **argv)
 			e = gguf_w_copy_kv(w, tf, kv);
 	}
 	if (chat_template_file && e == GGUF_OK) {
-		if (read_small_file(chat_template_file, &chat_template, &chat_template_len) != 0) {
-			fprintf(stderr, "orun mkmodel: cannot read --chat-template %s\n", chat_template_file);
+		if (!ob_buf_read_file(&chat_template, chat_template_file)) {
+			fprintf(stderr, "orun mkmodel: cannot read --chat-template %s%s\n", chat_template_file,
+				chat_template.over ? " (over 1 MiB)" : "");
 			goto out;
 		}
-		e = gguf_w_strn(w, "tokenizer.chat_template", chat_template, chat_template_len);
+		e = gguf_w_strn(w, "tokenizer.chat_template", chat_template.p ? chat_template.p : "", chat_template.len);
 	}
 #undef KEY
 	if (e != GGUF_OK) {
@@ -589,7 +572,7 @@ int cmd_mkmodel(int argc, char **argv)
 		out, A, type_name, sh.layers, sh.dim, sh.heads, sh.kv_heads, sh.head_dim, sh.ff, (long long)n_vocab, secs);
 	rc = 0;
 out:
-	free(chat_template);
+	ob_buf_free(&chat_template);
 	rn_pool_free(F.pool);
 	free(F.scratch);
 	free(list);

@@ -599,35 +599,6 @@ static void chat_choice(const struct ls_state *q, const struct rn_infer_emit *e,
 	ob_jw_key(w, part);
 }
 
-/* Tool calls as upstream returns them: [{"type":"function","function":{"name","arguments":"<JSON text>"},"id"}],
- * with "index" in a streamed delta. */
-static void write_calls(const struct rn_infer_emit *e, bool with_index, struct ob_jw *w)
-{
-	ob_jw_key(w, "tool_calls");
-	ob_jw_arr(w);
-	for (size_t i = 0; i < e->n_calls; i++) {
-		const struct rn_tool_call *c = &e->calls[i];
-		ob_jw_obj(w);
-		if (with_index) {
-			ob_jw_key(w, "index");
-			ob_jw_int(w, c->index);
-		}
-		ob_jw_key(w, "type");
-		ob_jw_string(w, "function");
-		ob_jw_key(w, "function");
-		ob_jw_obj(w);
-		ob_jw_key(w, "name");
-		ob_jw_string(w, c->name ? c->name : "");
-		ob_jw_key(w, "arguments");
-		ob_jw_string(w, c->arguments ? c->arguments : "{}");
-		ob_jw_obj_end(w);
-		ob_jw_key(w, "id");
-		ob_jw_string(w, c->id);
-		ob_jw_obj_end(w);
-	}
-	ob_jw_arr_end(w);
-}
-
 static void chat_chunk(void *state, const struct rn_infer_emit *e, struct ob_jw *w, struct ob_buf *out)
 {
 	struct ls_state *q = state;
@@ -645,7 +616,8 @@ static void chat_chunk(void *state, const struct rn_infer_emit *e, struct ob_jw 
 		}
 		if (e->n_calls) {
 			q->calls = true;
-			write_calls(e, true, w);
+			ob_jw_key(w, "tool_calls");
+			rn_infer_write_tool_calls(w, e, true); /* upstream's deltas carry the index */
 		}
 		ob_jw_obj_end(w);
 		ob_jw_obj_end(w);
@@ -683,8 +655,10 @@ static void chat_whole(void *state, const struct rn_infer_emit *e, struct ob_jw 
 		ob_jw_key(w, "reasoning_content");
 		ob_jw_stringn(w, e->thinking, e->thinking_len);
 	}
-	if (e->n_calls)
-		write_calls(e, false, w);
+	if (e->n_calls) {
+		ob_jw_key(w, "tool_calls");
+		rn_infer_write_tool_calls(w, e, false);
+	}
 	ob_jw_obj_end(w);
 	ob_jw_obj_end(w);
 	ob_jw_arr_end(w);
@@ -1398,42 +1372,24 @@ static void template_names(char *buf, size_t n)
 	}
 }
 
-/* The whole file at path (at most max bytes) into *out (malloc'd, NUL-terminated). Returns 0 or -1. */
-static int read_text(const char *path, size_t max, char **out, size_t *len)
-{
-	FILE *f = fopen(path, "rb");
-	if (!f)
-		return -1;
-	char *buf = malloc(max + 1);
-	size_t n = buf ? fread(buf, 1, max + 1, f) : 0;
-	bool bad = !buf || ferror(f) || n > max;
-	fclose(f);
-	if (bad) {
-		free(buf);
-		return -1;
-	}
-	buf[n] = 0;
-	*out = buf;
-	*len = n;
-	return 0;
-}
-
 /* The Jinja chat template (--jinja): --chat-template-file, else --chat-template, else the GGUF's
  * tokenizer.chat_template, else chatml (as upstream). Returns 0, or -1 with the message in err. */
 static int pick_jinja(struct ls_server *s, const struct gguf_file *f, char *err, size_t n)
 {
 	const char *src = NULL;
 	size_t len = 0;
-	char *file_text = NULL;
+	struct ob_buf file;
+	ob_buf_init(&file, MF_JINJA_MAX_SOURCE);
 	const char *origin = "the model's tokenizer.chat_template";
 	if (s->o.chat_template_file) {
-		size_t size = 0;
-		if (read_text(s->o.chat_template_file, MF_JINJA_MAX_SOURCE, &file_text, &size) != 0) {
-			snprintf(err, n, "cannot read --chat-template-file %s", s->o.chat_template_file);
+		if (!ob_buf_read_file(&file, s->o.chat_template_file)) {
+			snprintf(err, n, "cannot read --chat-template-file %s%s", s->o.chat_template_file,
+				 file.over ? " (over 1 MiB)" : "");
+			ob_buf_free(&file);
 			return -1;
 		}
-		src = file_text;
-		len = size;
+		src = file.p ? file.p : "";
+		len = file.len;
 		origin = s->o.chat_template_file;
 	} else if (s->o.chat_template) {
 		if (!(src = named_jinja(s->o.chat_template, &len))) {
@@ -1468,7 +1424,7 @@ static int pick_jinja(struct ls_server *s, const struct gguf_file *f, char *err,
 		s->jinja_len = len;
 		logf_("main: chat template (jinja): %s", origin);
 	}
-	free(file_text);
+	ob_buf_free(&file);
 	return rc;
 }
 

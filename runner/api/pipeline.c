@@ -210,6 +210,32 @@ void rn_infer_put_line(struct ob_buf *out, const struct ob_jw *jw)
 	put_framed(out, jw, "", "\n");
 }
 
+void rn_infer_write_tool_calls(struct ob_jw *w, const struct rn_infer_emit *e, bool with_index)
+{
+	ob_jw_arr(w);
+	for (size_t i = 0; i < e->n_calls; i++) {
+		const struct rn_tool_call *c = &e->calls[i];
+		ob_jw_obj(w);
+		ob_jw_key(w, "id");
+		ob_jw_string(w, c->id);
+		if (with_index) {
+			ob_jw_key(w, "index");
+			ob_jw_int(w, c->index);
+		}
+		ob_jw_key(w, "type");
+		ob_jw_string(w, "function");
+		ob_jw_key(w, "function");
+		ob_jw_obj(w);
+		ob_jw_key(w, "name");
+		ob_jw_string(w, c->name ? c->name : "");
+		ob_jw_key(w, "arguments");
+		ob_jw_string(w, c->arguments ? c->arguments : "{}");
+		ob_jw_obj_end(w);
+		ob_jw_obj_end(w);
+	}
+	ob_jw_arr_end(w);
+}
+
 void rn_infer_write_debug_info(struct ob_jw *jw, const char *prompt, size_t len)
 {
 	ob_jw_key(jw, "_debug_info");

@@ -79,6 +79,9 @@ struct rn_infer_face {
  * ("<json>\n"); out is marked failed when jw failed. */
 void rn_infer_put_sse(struct ob_buf *out, const struct ob_jw *jw);
 void rn_infer_put_line(struct ob_buf *out, const struct ob_jw *jw);
+/* For formatters: e's tool calls as OpenAI writes them, [{"id", "index" (with_index), "type":"function",
+ * "function":{"name", "arguments": the JSON text as a string}}]. */
+void rn_infer_write_tool_calls(struct ob_jw *jw, const struct rn_infer_emit *e, bool with_index);
 /* For `rendered` formatters: the member "_debug_info":{"rendered_template":prompt} of Ollama's debug render
  * answer (the Ollama and OpenAI faces both send it). */
 void rn_infer_write_debug_info(struct ob_jw *jw, const char *prompt, size_t len);
