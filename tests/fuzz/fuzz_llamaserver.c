@@ -2,8 +2,8 @@
  * (runner/api/llamaserver.c): /completion (sampling fields, stop strings, the prompt as text, ids or an
  * object), /v1/chat/completions and /apply-template (messages rendered with a Go template, then tokenized;
  * /apply-template also through a Jinja template with tools, tool calls and keyword arguments:
- * rn_ls_render_jinja), /tokenize and /detokenize, without a model: a SentencePiece tokenizer from tests/data and three bundled
- * templates stand in for the loaded model's.
+ * rn_ls_render_jinja), /tokenize and /detokenize, without a model: a SentencePiece tokenizer from tests/data
+ * and three bundled templates stand in for the loaded model's.
  *
  * Input: one byte (its low six bits b: endpoint = b % 5, template = b / 5 % 4: chatml, llama3-instruct,
  * command-r or none; bit 7 clears --keep, bit 6 sets --no-context-shift), then the body. Checks: a step that accepts the body

@@ -98,7 +98,8 @@ def test_qwen_tools_and_tool_calls(orun_bin, runners):
     assert ch["finish_reason"] == "tool_calls"
     call = ch["message"]["tool_calls"][0]
     assert call["type"] == "function" and call["function"]["name"] == "get_weather"
-    assert isinstance(call["function"]["arguments"], str) and json.loads(call["function"]["arguments"]) == {"city": "Paris"}
+    args = call["function"]["arguments"]
+    assert isinstance(args, str) and json.loads(args) == {"city": "Paris"}
     s = r.chat({"messages": ask, "tools": TOOLS, "stream": True})
     deltas = [json.loads(l[6:])["choices"][0] for l in s.iter_lines() if l.startswith(b"data: {")]
     calls = [tc for d in deltas for tc in d["delta"].get("tool_calls", [])]

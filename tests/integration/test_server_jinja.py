@@ -26,7 +26,9 @@ TOOLS = [{"type": "function", "function": {"name": "get_weather", "description":
 OPTS = {"temperature": 0, "num_predict": 30, "seed": 1}
 
 THINK_TEMPLATE = """{%- for m in messages -%}
-{%- if m.role == 'system' and not loop.first -%}{{ raise_exception('System message must be at the beginning.') }}{%- endif -%}
+{%- if m.role == 'system' and not loop.first -%}
+{{ raise_exception('System message must be at the beginning.') }}
+{%- endif -%}
 <|im_start|>{{ m.role }}
 {{ m.content }}<|im_end|>
 {% endfor -%}
@@ -211,8 +213,8 @@ def test_qwen_tool_round_trip(jserved, orun_bin):
     assert r2.done and (r2.message.content or r2.message.tool_calls)
     # OpenAI client: tool_calls with arguments as a JSON string
     oc = openai.OpenAI(base_url=jserved.base + "/v1", api_key="x")
-    o = oc.chat.completions.create(model="qwen-gguf", messages=msgs + [{"role": "assistant", "content": "<tool_call>\n"}],
-                                   tools=TOOLS, temperature=0, max_tokens=30, seed=1)
+    o = oc.chat.completions.create(model="qwen-gguf", tools=TOOLS, temperature=0, max_tokens=30, seed=1,
+                                   messages=msgs + [{"role": "assistant", "content": "<tool_call>\n"}])
     tc = o.choices[0].message.tool_calls
     assert tc and tc[0].function.name == "get_weather" and json.loads(tc[0].function.arguments) == {"city": "Paris"}
     assert o.choices[0].finish_reason == "tool_calls"
@@ -255,7 +257,8 @@ def test_copy_keeps_jinja_and_template_overrides(jserved, orun_bin, tmp_path):
     assert r.returncode == 0, r.stderr
     show = requests.post(jserved.base + "/api/show", json={"model": "qwen-plain"}).json()
     assert show["template"] == "{{ .Prompt }}" and show["capabilities"] == ["completion"]
-    assert rendered(jserved, "/api/chat", {"model": "qwen-plain", "messages": [{"role": "user", "content": "hi"}]}) == "hi"
+    hi = [{"role": "user", "content": "hi"}]
+    assert rendered(jserved, "/api/chat", {"model": "qwen-plain", "messages": hi}) == "hi"
     r = requests.post(jserved.base + "/api/chat", json={"model": "qwen-plain", "tools": TOOLS,
                                                         "messages": [{"role": "user", "content": "hi"}]})
     assert r.status_code == 400 and "does not support tools" in r.json()["error"]

@@ -51,7 +51,8 @@ static void test_messages(void)
 	const char *want =
 		"[{\"role\":\"user\",\"content\":\"hi <b>\"},"
 		"{\"role\":\"assistant\",\"content\":\"\",\"reasoning_content\":\"let me see\",\"tool_calls\":["
-		"{\"id\":\"call_1\",\"type\":\"function\",\"function\":{\"name\":\"get_weather\",\"arguments\":{\"city\":\"Paris\",\"days\":2}}},"
+		"{\"id\":\"call_1\",\"type\":\"function\",\"function\":{\"name\":\"get_weather\","
+		"\"arguments\":{\"city\":\"Paris\",\"days\":2}}},"
 		"{\"type\":\"function\",\"function\":{\"name\":\"noop\",\"arguments\":{}}}]},"
 		"{\"role\":\"tool\",\"content\":\"22 C\",\"tool_call_id\":\"call_1\",\"name\":\"get_weather\"},"
 		"{\"role\":\"assistant\",\"content\":\"It is 22 C.\"}]";
