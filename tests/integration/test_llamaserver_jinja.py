@@ -22,11 +22,12 @@ TOOLS = [{"type": "function", "function": {"name": "get_weather", "description":
 
 
 class Runner:
-    def __init__(self, orun_bin, model, *flags):
+    def __init__(self, orun_bin, model, log_dir, *flags):
         self.port = free_port()
         self.base = f"http://127.0.0.1:{self.port}"
+        self.log = open(log_dir / f"llama-server-{self.port}.log", "wb")
         self.proc = subprocess.Popen([orun_bin, "llama-server", "--model", str(model), "--port", str(self.port),
-                                      "-c", "4096", *flags], stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+                                      "-c", "4096", *flags], stdout=self.log, stderr=subprocess.STDOUT)
         wait_health(self.port, self.proc)
 
     def apply(self, body):
@@ -40,18 +41,19 @@ class Runner:
     def stop(self):
         self.proc.terminate()
         self.proc.wait(timeout=20)
+        self.log.close()
 
 
 @pytest.fixture
-def runners():
-    started = []
+def runners(tmp_path):
+    started = [tmp_path]  # the log folder, then the runners
     yield started
-    for r in started:
+    for r in started[1:]:
         r.stop()
 
 
 def start(runners, orun_bin, model, *flags):
-    r = Runner(orun_bin, model, *flags)
+    r = Runner(orun_bin, model, runners[0], *flags)
     runners.append(r)
     return r
 
