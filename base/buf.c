@@ -153,3 +153,21 @@ char *ob_buf_take(struct ob_buf *b)
 	b->len = b->cap = 0;
 	return p;
 }
+
+bool ob_buf_read_file(struct ob_buf *b, const char *path)
+{
+	FILE *f = fopen(path, "rb");
+	if (!f) {
+		b->failed = true;
+		return false;
+	}
+	char chunk[65536];
+	size_t n;
+	while ((n = fread(chunk, 1, sizeof chunk, f)) > 0)
+		if (!ob_buf_append(b, chunk, n))
+			break;
+	if (ferror(f))
+		b->failed = true;
+	fclose(f);
+	return !b->failed;
+}

@@ -61,4 +61,8 @@ bool ob_buf_put_rune(struct ob_buf *b, uint32_t r);
 /* Hands the NUL-terminated contents to the caller (free() it; never NULL unless failed); b is emptied. */
 char *ob_buf_take(struct ob_buf *b);
 
+/* Appends the whole file at path (a small text file: a template, a prompt). False when it cannot be opened
+ * or read (b then failed, over false), or when it passes b's ceiling (over true). */
+bool ob_buf_read_file(struct ob_buf *b, const char *path);
+
 #endif

@@ -546,7 +546,7 @@ char *mf_model_show_modelfile(const struct mf_model *m)
 		ok = mf_modelfile_add(mf, "draft", m->draft_path) == MF_OK;
 	for (size_t i = 0; ok && i < m->n_projectors; i++)
 		ok = mf_modelfile_add(mf, "model", m->projector_paths[i]) == MF_OK;
-	if (ok)
+	if (ok && m->template_text)
 		ok = mf_modelfile_add(mf, "template", m->template_text) == MF_OK;
 	if (ok && m->system && *m->system)
 		ok = mf_modelfile_add(mf, "system", m->system) == MF_OK;

@@ -88,7 +88,8 @@ void mf_model_free(struct mf_model *m);
 
 /* The `modelfile` field of /api/show: Ollama's three header comments, a blank line and the Modelfile of the
  * model (FROM <blob path>, ADAPTER, DRAFT, projector FROMs, TEMPLATE, SYSTEM, RENDERER, PARSER, one PARAMETER
- * line per value, LICENSE, MESSAGE) with Ollama's quoting. Parameters come in key order. New string or NULL. */
+ * line per value, LICENSE, MESSAGE) with Ollama's quoting. Parameters come in key order; no TEMPLATE line when
+ * template_text is NULL (the server's choice for a model on its GGUF's Jinja template). New string or NULL. */
 char *mf_model_show_modelfile(const struct mf_model *m) MF_WUR;
 
 /* The `parameters` field of /api/show: one `%-30s %#v` line per value (list values one line each), joined

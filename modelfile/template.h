@@ -196,6 +196,10 @@ const struct mf_tpl_named *mf_tpl_named_match(const char *jinja, size_t len);
  * trailing newline. malloc'd (free() it); NULL when out of memory or when !has_params. */
 char *mf_tpl_named_params_json(const struct mf_tpl_named *n, size_t *len);
 
+/* The first Jinja template of index.json that names t (the reference the GGUF templates are matched against),
+ * with its length in *len; NULL when index.json names none. Borrowed, static. */
+const char *mf_tpl_named_jinja(const struct mf_tpl_named *t, size_t *len);
+
 /* All bundled templates (for listing and tests). */
 size_t mf_tpl_named_count(void);
 const struct mf_tpl_named *mf_tpl_named_at(size_t i);

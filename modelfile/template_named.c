@@ -23,6 +23,8 @@
 struct index_entry {
 	uint32_t *runes; /* the Jinja template as runes */
 	size_t n;
+	char *jinja;     /* the Jinja template as text (NUL-terminated) */
+	size_t jinja_len;
 	size_t named;    /* index into named[] */
 };
 
@@ -127,7 +129,12 @@ static void corpus_load(void)
 			continue; /* Ollama would fail to load; the embedded data never does this */
 		struct index_entry *ie = &corpus.index[corpus.nindex];
 		ie->runes = to_runes(tmpl->str, tmpl->len, &ie->n);
-		if (!ie->runes) {
+		ie->jinja = malloc(tmpl->len + 1);
+		if (ie->jinja) {
+			memcpy(ie->jinja, tmpl->str, tmpl->len + 1);
+			ie->jinja_len = tmpl->len;
+		}
+		if (!ie->runes || !ie->jinja) {
 			ob_json_free(doc);
 			return;
 		}
@@ -244,4 +251,15 @@ const struct mf_tpl_named *mf_tpl_named_at(size_t i)
 {
 	pthread_once(&corpus_once, corpus_load);
 	return corpus.ok && i < corpus.nnamed ? &corpus.named[i] : NULL;
+}
+
+const char *mf_tpl_named_jinja(const struct mf_tpl_named *t, size_t *len)
+{
+	pthread_once(&corpus_once, corpus_load);
+	for (size_t i = 0; t && corpus.ok && i < corpus.nindex; i++)
+		if (&corpus.named[corpus.index[i].named] == t) {
+			*len = corpus.index[i].jinja_len;
+			return corpus.index[i].jinja;
+		}
+	return NULL;
 }

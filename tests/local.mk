@@ -24,6 +24,8 @@ EXTRA_DIST += tests/integration/conftest.py tests/integration/test_cli_store.py 
 	tests/integration/test_server_embed.py tests/integration/test_server_llamaserver.py \
 	tests/integration/test_server_load.py tests/integration/test_server_wire.py
 EXTRA_DIST += tests/integration/test_server_hardening_http.py tests/integration/test_server_hardening_store.py
+EXTRA_DIST += tests/integration/jinja_golden.py tests/integration/test_server_jinja.py \
+	tests/integration/test_llamaserver_jinja.py
 
 check_PROGRAMS += tests/test_backend
 tests_test_backend_LDADD = $(TEST_LDADD)

@@ -18,6 +18,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "base/buf.h"
 #include "gguf/gguf.h"
 #include "gguf/writer.h"
 #include "runner/cpu/pool.h"
@@ -253,6 +254,7 @@ static void usage(FILE *f)
 		"      --yarn F          YaRN scaling factor (rope.scaling.type yarn)\n"
 		"      --yarn-orig N     YaRN original context (default ctx / factor)\n"
 		"      --threads N       generator threads (default: physical cores)\n"
+		"      --chat-template F tokenizer.chat_template from file F instead of the tokenizer's\n"
 		"  -h, --help            show this help\n");
 }
 
@@ -276,14 +278,18 @@ static int add_tensor(struct gguf_writer *w, struct mk_tensor *list, size_t *n, 
 	return rc;
 }
 
+#define MK_MAX_TEMPLATE (1u << 20) /* bytes of a --chat-template file */
+
 int cmd_mkmodel(int argc, char **argv)
 {
 	struct mk_shape sh = {.arch = "qwen3", .layers = 2, .dim = 256, .heads = 4, .kv_heads = 2, .ff = 512, .ctx = 4096};
-	const char *out = NULL, *tokfile = NULL, *type_name = "F16";
+	const char *out = NULL, *tokfile = NULL, *type_name = "F16", *chat_template_file = NULL;
+	struct ob_buf chat_template;
+	ob_buf_init(&chat_template, MK_MAX_TEMPLATE);
 	int seed = 1, threads = 0;
 	float rope_base = 0;
 	enum { O_TOKENIZER = 256, O_ARCH, O_PRESET, O_LAYERS, O_DIM, O_HEADS, O_KV_HEADS, O_HEAD_DIM, O_FF, O_CTX, O_TYPE,
-	       O_SEED, O_THREADS, O_TIED, O_ROPE_BASE, O_YARN, O_YARN_ORIG };
+	       O_SEED, O_THREADS, O_TIED, O_ROPE_BASE, O_YARN, O_YARN_ORIG, O_CHAT_TEMPLATE };
 	static const struct option longopts[] = {
 		{"help", no_argument, NULL, 'h'},
 		{"output", required_argument, NULL, 'o'},
@@ -304,6 +310,7 @@ int cmd_mkmodel(int argc, char **argv)
 		{"rope-base", required_argument, NULL, O_ROPE_BASE},
 		{"yarn", required_argument, NULL, O_YARN},
 		{"yarn-orig", required_argument, NULL, O_YARN_ORIG},
+		{"chat-template", required_argument, NULL, O_CHAT_TEMPLATE},
 		{NULL, 0, NULL, 0},
 	};
 	const char *cmd = "orun mkmodel";
@@ -321,6 +328,9 @@ int cmd_mkmodel(int argc, char **argv)
 			break;
 		case O_TOKENIZER:
 			tokfile = v;
+			break;
+		case O_CHAT_TEMPLATE:
+			chat_template_file = v;
 			break;
 		case O_ARCH:
 			if (strcmp(v, "llama") && strcmp(v, "qwen2") && strcmp(v, "qwen3")) {
@@ -483,8 +493,17 @@ int cmd_mkmodel(int argc, char **argv)
 	}
 	for (uint64_t i = 0; e == GGUF_OK && i < gguf_kv_count(tf); i++) {
 		const struct gguf_kv *kv = gguf_kv_at(tf, i);
-		if (strncmp(kv->key, "tokenizer.", 10) == 0)
+		if (strncmp(kv->key, "tokenizer.", 10) == 0 &&
+		    !(chat_template_file && strcmp(kv->key, "tokenizer.chat_template") == 0))
 			e = gguf_w_copy_kv(w, tf, kv);
+	}
+	if (chat_template_file && e == GGUF_OK) {
+		if (!ob_buf_read_file(&chat_template, chat_template_file)) {
+			fprintf(stderr, "orun mkmodel: cannot read --chat-template %s%s\n", chat_template_file,
+				chat_template.over ? " (over 1 MiB)" : "");
+			goto out;
+		}
+		e = gguf_w_strn(w, "tokenizer.chat_template", chat_template.p ? chat_template.p : "", chat_template.len);
 	}
 #undef KEY
 	if (e != GGUF_OK) {
@@ -553,6 +572,7 @@ int cmd_mkmodel(int argc, char **argv)
 		out, A, type_name, sh.layers, sh.dim, sh.heads, sh.kv_heads, sh.head_dim, sh.ff, (long long)n_vocab, secs);
 	rc = 0;
 out:
+	ob_buf_free(&chat_template);
 	rn_pool_free(F.pool);
 	free(F.scratch);
 	free(list);

@@ -3,7 +3,8 @@
  * while -c, -b, -t … stay short ones.
  *
  * Every flag Ollama passes (reference/ollama-wire.md §1.2.2) and the older ollama_llama_server ones are
- * accepted; the ones orun has no use for are read and ignored. Two take their value in their own way: a bare
+ * accepted, and the chat template ones (--jinja, the default, / --no-jinja, --chat-template[-file|-kwargs],
+ * --reasoning-format); the ones orun has no use for are read and ignored. Two take their value in their own way: a bare
  * --flash-attn (era A) or --flash-attn VALUE, and --lora-scaled FNAME SCALE.
  */
 #include "config.h"
@@ -14,6 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/json.h"
 #include "tools/llama_server_flags.h"
 
 enum {
@@ -21,7 +23,8 @@ enum {
 	F_IGNORED_PLAIN, /* a flag without a value orun does not use */
 	F_MODEL, F_PORT, F_HOST, F_CTX, F_PARALLEL, F_BATCH, F_NGL, F_THREADS, F_KEEP, F_ALIAS, F_CHAT_TEMPLATE,
 	F_CACHE_TYPE_K, F_MMPROJ, F_LOAD_MODE, F_LORA, F_LORA_SCALED, F_FLASH_ATTN, F_EMBEDDING, F_CONTEXT_SHIFT,
-	F_NO_CONTEXT_SHIFT, F_VERBOSE, F_LIST_DEVICES, F_NO_MMAP, F_HELP,
+	F_NO_CONTEXT_SHIFT, F_VERBOSE, F_LIST_DEVICES, F_NO_MMAP, F_HELP, F_JINJA, F_NO_JINJA, F_CHAT_TEMPLATE_FILE,
+	F_CHAT_TEMPLATE_KWARGS, F_REASONING_FORMAT,
 };
 
 #define V required_argument
@@ -41,6 +44,11 @@ static const struct option options[] = {
 	{"keep", V, NULL, F_KEEP},
 	{"alias", V, NULL, F_ALIAS},
 	{"chat-template", V, NULL, F_CHAT_TEMPLATE},
+	{"chat-template-file", V, NULL, F_CHAT_TEMPLATE_FILE},
+	{"chat-template-kwargs", V, NULL, F_CHAT_TEMPLATE_KWARGS},
+	{"reasoning-format", V, NULL, F_REASONING_FORMAT},
+	{"jinja", N, NULL, F_JINJA},
+	{"no-jinja", N, NULL, F_NO_JINJA},
 	{"ctk", V, NULL, F_CACHE_TYPE_K},
 	{"cache-type-k", V, NULL, F_CACHE_TYPE_K},
 	{"mmproj", V, NULL, F_MMPROJ},
@@ -60,7 +68,6 @@ static const struct option options[] = {
 	/* read and ignored, with a value */
 	{"lv", V, NULL, F_IGNORED},
 	{"log-verbosity", V, NULL, F_IGNORED},
-	{"chat-template-file", V, NULL, F_IGNORED},
 	{"spec-type", V, NULL, F_IGNORED},
 	{"spec-draft-n-max", V, NULL, F_IGNORED},
 	{"spec-draft-model", V, NULL, F_IGNORED},
@@ -86,7 +93,6 @@ static const struct option options[] = {
 	{"n-predict", V, NULL, F_IGNORED},
 	{"api-key", V, NULL, F_IGNORED},
 	{"slot-save-path", V, NULL, F_IGNORED},
-	{"reasoning-format", V, NULL, F_IGNORED},
 	{"pooling", V, NULL, F_IGNORED},
 	{"override-kv", V, NULL, F_IGNORED},
 	{"numa", V, NULL, F_IGNORED},
@@ -102,8 +108,6 @@ static const struct option options[] = {
 	{"offline", N, NULL, F_IGNORED_PLAIN},
 	{"no-log-prefix", N, NULL, F_IGNORED_PLAIN},
 	{"no-log-timestamps", N, NULL, F_IGNORED_PLAIN},
-	{"no-jinja", N, NULL, F_IGNORED_PLAIN},
-	{"jinja", N, NULL, F_IGNORED_PLAIN},
 	{"no-mmproj-offload", N, NULL, F_IGNORED_PLAIN},
 	{"spec-draft-backend-sampling", N, NULL, F_IGNORED_PLAIN},
 	{"mlock", N, NULL, F_IGNORED_PLAIN},
@@ -158,6 +162,39 @@ static int parse_int(char **argv, int *out)
 	return 0;
 }
 
+static int bad_value(char **argv, const char *why)
+{
+	char flag[64];
+	typed_flag(argv, flag, sizeof flag);
+	fprintf(stderr, "error: invalid value for %s: '%s'%s\n", flag, optarg, why);
+	return -1;
+}
+
+/* --chat-template-kwargs: a JSON object (kept as text; the runner parses it again). */
+static int parse_kwargs(char **argv, struct rn_ls_opts *o)
+{
+	struct ob_json_error je;
+	struct ob_json_doc *d = ob_json_parse(optarg, strlen(optarg), &je);
+	bool ok = d && ob_json_root(d)->type == OB_JSON_OBJECT;
+	ob_json_free(d);
+	if (!ok)
+		return bad_value(argv, " (a JSON object is expected)");
+	o->chat_template_kwargs = optarg;
+	return 0;
+}
+
+/* --reasoning-format: upstream's values. */
+static int parse_reasoning_format(char **argv, struct rn_ls_opts *o)
+{
+	static const char *const known[] = {"none", "deepseek", "deepseek-legacy", "auto"};
+	for (size_t i = 0; i < sizeof known / sizeof *known; i++)
+		if (strcmp(optarg, known[i]) == 0) {
+			o->reasoning_format = known[i];
+			return 0;
+		}
+	return bad_value(argv, " (none, deepseek, deepseek-legacy or auto)");
+}
+
 int ls_flags_parse(int argc, char **argv, struct rn_ls_opts *o)
 {
 	rn_ls_opts_default(o);
@@ -207,6 +244,21 @@ int ls_flags_parse(int argc, char **argv, struct rn_ls_opts *o)
 			break;
 		case F_CHAT_TEMPLATE:
 			o->chat_template = optarg;
+			break;
+		case F_CHAT_TEMPLATE_FILE:
+			o->chat_template_file = optarg;
+			break;
+		case F_CHAT_TEMPLATE_KWARGS:
+			rc = parse_kwargs(argv, o);
+			break;
+		case F_REASONING_FORMAT:
+			rc = parse_reasoning_format(argv, o);
+			break;
+		case F_JINJA:
+			o->jinja = true;
+			break;
+		case F_NO_JINJA:
+			o->jinja = false;
 			break;
 		case F_CACHE_TYPE_K:
 			o->cache_type_k = optarg;
@@ -276,7 +328,9 @@ int ls_flags_parse(int argc, char **argv, struct rn_ls_opts *o)
 void ls_flags_usage(FILE *f)
 {
 	fprintf(f, "Usage: orun llama-server --model FILE [--port N] [--host H] [-c N] [-np N] [-b N] [-t N]\n"
-		   "                         [--embedding] [--context-shift] [--keep N] [--cache-type-k T] ...\n"
+		   "                         [--embedding] [--context-shift] [--keep N] [--cache-type-k T]\n"
+		   "                         [--jinja|--no-jinja] [--chat-template NAME] [--chat-template-file F]\n"
+		   "                         [--chat-template-kwargs JSON] [--reasoning-format none|deepseek|auto] ...\n"
 		   "       orun llama-server --list-devices\n\n"
 		   "orun as llama.cpp's llama-server, the runner Ollama >= 0.30 starts from lib/ollama/llama-server.\n"
 		   "Installed there (or invoked under the name llama-server) it accepts the flags Ollama passes and\n"

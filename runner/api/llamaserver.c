@@ -27,6 +27,7 @@
 #include "base/buf.h"
 #include "base/jsonutil.h"
 #include "modelfile/template.h"
+#include "runner/api/jinja_chat.h"
 #include "runner/api/llamaserver.h"
 #include "runner/api/pipeline.h"
 #include "runner/backend.h"
@@ -42,8 +43,12 @@ struct ls_server {
 	struct rn_ls_opts o;
 	struct rn_sched *sched;
 	struct rn_runner *runner;
-	struct mf_tpl *tpl;       /* chat template (Go) for /apply-template and /v1/chat/completions */
+	struct mf_tpl *tpl;       /* chat template (Go) for /apply-template and /v1/chat/completions (--no-jinja) */
 	char tpl_name[64];
+	struct mf_jinja *jinja;   /* chat template (Jinja) for the same (--jinja, the default), or NULL */
+	char *jinja_src;          /* its text */
+	size_t jinja_len;
+	struct ob_json_doc *kwargs; /* --chat-template-kwargs, or NULL */
 	atomic_int state;         /* 0 loading, 1 ready, 2 failed (error is written before 2 is stored) */
 	char error[600];
 	int n_ctx_slot;
@@ -72,6 +77,8 @@ void rn_ls_opts_default(struct rn_ls_opts *o)
 	o->port = 8080;
 	o->ngl = -1;
 	o->parallel = 1;
+	o->jinja = true;
+	o->reasoning_format = "auto";
 }
 
 /* ---------------------------------------------------------------------------------------------------- */
@@ -411,7 +418,10 @@ static void h_props(struct rn_http_req *r)
 	ob_jw_key(&w, "model_path");
 	ob_jw_string(&w, s->o.model ? s->o.model : "");
 	ob_jw_key(&w, "chat_template");
-	ob_jw_string(&w, s->tpl ? mf_tpl_source(s->tpl, NULL) : "");
+	if (s->jinja)
+		ob_jw_stringn(&w, s->jinja_src, s->jinja_len);
+	else
+		ob_jw_string(&w, s->tpl ? mf_tpl_source(s->tpl, NULL) : "");
 	ob_jw_key(&w, "build_info");
 	ob_jw_string(&w, "orun " PACKAGE_VERSION);
 	ob_jw_obj_end(&w);
@@ -426,6 +436,7 @@ struct ls_state {
 	char id[48];       /* chat: "chatcmpl-orun<hex>" */
 	int64_t n_decoded; /* streamed events with text so far */
 	bool new_line;     /* the text so far has a '\n' */
+	bool calls;        /* chat: tool calls were returned (finish_reason "tool_calls") */
 };
 
 static void write_timings(struct ob_jw *w, const struct rn_engine_stats *st)
@@ -580,7 +591,7 @@ static void chat_choice(const struct ls_state *q, const struct rn_infer_emit *e,
 	ob_jw_obj(w);
 	ob_jw_key(w, "finish_reason");
 	if (done)
-		ob_jw_string(w, e->reason == RN_DONE_LENGTH ? "length" : "stop");
+		ob_jw_string(w, e->reason == RN_DONE_LENGTH ? "length" : q->calls ? "tool_calls" : "stop");
 	else
 		ob_jw_null(w);
 	ob_jw_key(w, "index");
@@ -591,12 +602,23 @@ static void chat_choice(const struct ls_state *q, const struct rn_infer_emit *e,
 static void chat_chunk(void *state, const struct rn_infer_emit *e, struct ob_jw *w, struct ob_buf *out)
 {
 	struct ls_state *q = state;
-	if (e->content_len) {
+	if (e->content_len || e->thinking_len || e->n_calls) {
 		saw_text(q, e->content, e->content_len);
 		chat_choice(q, e, "chat.completion.chunk", false, "delta", w);
 		ob_jw_obj(w);
-		ob_jw_key(w, "content");
-		ob_jw_stringn(w, e->content, e->content_len);
+		if (e->content_len) {
+			ob_jw_key(w, "content");
+			ob_jw_stringn(w, e->content, e->content_len);
+		}
+		if (e->thinking_len) {
+			ob_jw_key(w, "reasoning_content");
+			ob_jw_stringn(w, e->thinking, e->thinking_len);
+		}
+		if (e->n_calls) {
+			q->calls = true;
+			ob_jw_key(w, "tool_calls");
+			rn_infer_write_tool_calls(w, e, true); /* upstream's deltas carry the index */
+		}
 		ob_jw_obj_end(w);
 		ob_jw_obj_end(w);
 		ob_jw_arr_end(w);
@@ -618,12 +640,25 @@ static void chat_chunk(void *state, const struct rn_infer_emit *e, struct ob_jw 
 
 static void chat_whole(void *state, const struct rn_infer_emit *e, struct ob_jw *w)
 {
-	chat_choice(state, e, "chat.completion", true, "message", w);
+	struct ls_state *q = state;
+	q->calls = e->n_calls > 0;
+	chat_choice(q, e, "chat.completion", true, "message", w);
 	ob_jw_obj(w);
 	ob_jw_key(w, "role");
 	ob_jw_string(w, "assistant");
 	ob_jw_key(w, "content");
-	ob_jw_stringn(w, e->content, e->content_len);
+	if (e->n_calls && !e->content_len)
+		ob_jw_null(w);
+	else
+		ob_jw_stringn(w, e->content, e->content_len);
+	if (e->thinking_len) {
+		ob_jw_key(w, "reasoning_content");
+		ob_jw_stringn(w, e->thinking, e->thinking_len);
+	}
+	if (e->n_calls) {
+		ob_jw_key(w, "tool_calls");
+		rn_infer_write_tool_calls(w, e, false);
+	}
 	ob_jw_obj_end(w);
 	ob_jw_obj_end(w);
 	ob_jw_arr_end(w);
@@ -719,7 +754,8 @@ int rn_ls_read_params(const struct rn_ls_opts *o, struct rn_ls_req *q, const str
 /* Answers the error `status` (err) when it is set; else hands the tokenized request to the pipeline's submit
  * and stream steps, on the one runner, with face. q is cleared either way. */
 static void generate(struct rn_http_req *r, struct rn_ls_req *q, struct rn_request *rq, int status, const char *err,
-		     bool stream, const struct rn_infer_face *face, const struct ls_state *st)
+		     bool stream, const struct rn_infer_face *face, const struct ls_state *st,
+		     const struct rn_infer_parsers *parsers)
 {
 	if (status) {
 		rn_ls_req_clear(q);
@@ -730,7 +766,7 @@ static void generate(struct rn_http_req *r, struct rn_ls_req *q, struct rn_reque
 	int32_t *tokens = q->tokens;
 	q->tokens = NULL; /* the pipeline's now */
 	rn_infer_tokens(r, &s->api, s->runner, rq, tokens, q->n_tokens, stream,
-			s->o.alias ? s->o.alias : (s->o.model ? s->o.model : ""), face, st);
+			s->o.alias ? s->o.alias : (s->o.model ? s->o.model : ""), face, st, parsers);
 	rn_ls_req_clear(q); /* the scheduler copied the stop strings */
 }
 
@@ -750,7 +786,7 @@ static void h_completion(struct rn_http_req *r)
 		st = rn_ls_read_prompt(rn_runner_tok(s->runner), root, &q, err, sizeof err);
 	ob_json_free(doc);
 	struct ls_state state = {0};
-	generate(r, &q, &rq, st, err, stream, &completion_face, &state);
+	generate(r, &q, &rq, st, err, stream, &completion_face, &state, NULL);
 }
 
 int rn_ls_read_prompt(const struct rn_tok *tok, const struct ob_json *root, struct rn_ls_req *q, char *err, size_t n)
@@ -791,26 +827,24 @@ int rn_ls_read_prompt(const struct rn_tok *tok, const struct ob_json *root, stru
 	return 0;
 }
 
-int rn_ls_render_chat(const struct mf_tpl *tpl, const struct ob_json *root, char **out, size_t *out_len, char *err,
-		      size_t n)
+/* The request's OpenAI messages in the shape a template takes: text content parts joined (others refused),
+ * tool-call arguments as objects (OpenAI sends a JSON string). For the Go template (go_shape) the message's
+ * `name` becomes tool_name and a call keeps only its function; for a Jinja template the message is kept as
+ * sent (id, type, name, tool_call_id, reasoning_content...). Returns 0 or the HTTP status with err. */
+static int convert_messages(const struct ob_json *msgs, size_t count, bool go_shape, struct ob_jw *w, char *err,
+			    size_t n)
 {
-	if (!tpl) {
-		snprintf(err, n, "orun cannot render this model's chat template (no matching Go template); "
-				 "render the prompt yourself and use /completion");
-		return 500;
-	}
-	const struct ob_json *msgs = ob_json_get(root, "messages");
-	if (!msgs || msgs->type != OB_JSON_ARRAY) {
-		snprintf(err, n, "'messages' is required");
-		return 400;
-	}
-	/* content parts: only text parts are supported (joined) */
-	struct ob_jw w;
-	ob_jw_init(&w, 0, 0);
-	ob_jw_arr(&w);
+	ob_jw_arr(w);
+	size_t seen = 0;
 	OB_JSON_FOREACH(m, msgs)
 	{
-		ob_jw_obj(&w);
+		if (seen++ == count)
+			break;
+		if (!go_shape && m->type != OB_JSON_OBJECT) {
+			snprintf(err, n, "each message must be an object");
+			return 400;
+		}
+		ob_jw_obj(w);
 		OB_JSON_FOREACH_MEMBER(k, v, m)
 		{
 			if (strcmp(k->str, "content") == 0 && v->type == OB_JSON_ARRAY) {
@@ -822,64 +856,138 @@ int rn_ls_render_chat(const struct mf_tpl *tpl, const struct ob_json *root, char
 					const struct ob_json *t = ob_json_get(part, "text");
 					if (!type || !ob_json_str_eq(type, "text") || !t || t->type != OB_JSON_STRING) {
 						ob_buf_free(&text);
-						ob_jw_free(&w);
 						snprintf(err, n, "only text content parts are supported by orun");
 						return 400;
 					}
 					ob_buf_append(&text, t->str, t->len);
 				}
-				ob_jw_key(&w, "content");
-				ob_jw_stringn(&w, text.p ? text.p : "", text.len);
+				ob_jw_key(w, "content");
+				ob_jw_stringn(w, text.p ? text.p : "", text.len);
 				ob_buf_free(&text);
 			} else if (strcmp(k->str, "tool_calls") == 0 && v->type == OB_JSON_ARRAY) {
 				/* OpenAI arguments are a JSON string: the template wants the object */
-				ob_jw_key(&w, "tool_calls");
-				ob_jw_arr(&w);
+				ob_jw_key(w, "tool_calls");
+				ob_jw_arr(w);
 				OB_JSON_FOREACH(tc, v)
 				{
 					const struct ob_json *fn = ob_json_get(tc, "function");
 					const struct ob_json *name = fn ? ob_json_get(fn, "name") : NULL;
 					const struct ob_json *args = fn ? ob_json_get(fn, "arguments") : NULL;
-					ob_jw_obj(&w);
-					ob_jw_key(&w, "function");
-					ob_jw_obj(&w);
-					ob_jw_key(&w, "name");
-					ob_jw_string(&w, name && name->type == OB_JSON_STRING ? name->str : "");
-					ob_jw_key(&w, "arguments");
+					const struct ob_json *id = ob_json_get(tc, "id");
+					ob_jw_obj(w);
+					if (!go_shape && id && id->type == OB_JSON_STRING) {
+						ob_jw_key(w, "id");
+						ob_jw_stringn(w, id->str, id->len);
+					}
+					if (!go_shape) {
+						ob_jw_key(w, "type");
+						ob_jw_string(w, "function");
+					}
+					ob_jw_key(w, "function");
+					ob_jw_obj(w);
+					ob_jw_key(w, "name");
+					ob_jw_string(w, name && name->type == OB_JSON_STRING ? name->str : "");
+					ob_jw_key(w, "arguments");
 					struct ob_json_error je;
 					struct ob_json_doc *ad = args && args->type == OB_JSON_STRING
 									 ? ob_json_parse(args->str, args->len, &je)
 									 : NULL;
 					if (ad)
-						ob_jw_value(&w, ob_json_root(ad), false);
+						ob_jw_value(w, ob_json_root(ad), false);
 					else if (args && args->type == OB_JSON_OBJECT)
-						ob_jw_value(&w, args, false);
+						ob_jw_value(w, args, false);
 					else
-						ob_jw_raw(&w, "{}", 2);
+						ob_jw_raw(w, "{}", 2);
 					ob_json_free(ad);
-					ob_jw_obj_end(&w);
-					ob_jw_obj_end(&w);
+					ob_jw_obj_end(w);
+					ob_jw_obj_end(w);
 				}
-				ob_jw_arr_end(&w);
-			} else if (strcmp(k->str, "name") == 0) {
-				ob_jw_key(&w, "tool_name");
-				ob_jw_value(&w, v, false);
+				ob_jw_arr_end(w);
+			} else if (go_shape && strcmp(k->str, "name") == 0) {
+				ob_jw_key(w, "tool_name");
+				ob_jw_value(w, v, false);
 			} else {
-				ob_jw_keyn(&w, k->str, k->len);
-				ob_jw_value(&w, v, false);
+				ob_jw_keyn(w, k->str, k->len);
+				ob_jw_value(w, v, false);
 			}
 		}
-		ob_jw_obj_end(&w);
+		ob_jw_obj_end(w);
 	}
-	ob_jw_arr_end(&w);
-	const char *mj = ob_jw_str(&w);
+	ob_jw_arr_end(w);
+	return 0;
+}
+
+/* A message's content as text: a string, or its text parts joined (NULL: not text). *out malloc'd. */
+static char *content_text(const struct ob_json *m, size_t *len)
+{
+	const struct ob_json *c = ob_json_get(m, "content");
+	struct ob_buf b;
+	ob_buf_init(&b, 0);
+	if (c && c->type == OB_JSON_STRING)
+		ob_buf_append(&b, c->str, c->len);
+	else if (c && c->type == OB_JSON_ARRAY)
+		OB_JSON_FOREACH(part, c)
+		{
+			const struct ob_json *t = ob_json_get(part, "text");
+			if (t && t->type == OB_JSON_STRING)
+				ob_buf_append(&b, t->str, t->len);
+		}
+	*len = b.len;
+	bool failed = b.failed;
+	char *s = failed ? NULL : ob_buf_take(&b);
+	ob_buf_free(&b);
+	if (!s && !failed)
+		s = strdup("");
+	return s;
+}
+
+/* The last message when it is an assistant's (upstream's prefill), else NULL. */
+static const struct ob_json *prefill_message(const struct ob_json *msgs)
+{
+	const struct ob_json *last = NULL;
+	OB_JSON_FOREACH(m, msgs)
+	last = m;
+	const struct ob_json *role = last && last->type == OB_JSON_OBJECT ? ob_json_get(last, "role") : NULL;
+	return role && ob_json_str_eq(role, "assistant") ? last : NULL;
+}
+
+/* The request's messages converted (convert_messages; the first `count`, SIZE_MAX: all) and parsed back: the
+ * document, or NULL with the status in *status and the message in err. */
+static struct ob_json_doc *messages_doc(const struct ob_json *root, size_t count, bool go_shape, int *status,
+					char *err, size_t n)
+{
+	const struct ob_json *msgs = ob_json_get(root, "messages");
+	if (!msgs || msgs->type != OB_JSON_ARRAY) {
+		snprintf(err, n, "'messages' is required");
+		*status = 400;
+		return NULL;
+	}
+	struct ob_jw w;
+	ob_jw_init(&w, 0, 0);
+	*status = convert_messages(msgs, count, go_shape, &w, err, n);
+	const char *mj = *status ? NULL : ob_jw_str(&w);
 	struct ob_json_error je;
 	struct ob_json_doc *md = mj ? ob_json_parse(mj, w.len, &je) : NULL;
 	ob_jw_free(&w);
-	if (!md) {
+	if (!md && !*status) {
 		snprintf(err, n, "out of memory");
+		*status = 500;
+	}
+	return md;
+}
+
+int rn_ls_render_chat(const struct mf_tpl *tpl, const struct ob_json *root, char **out, size_t *out_len, char *err,
+		      size_t n)
+{
+	if (!tpl) {
+		snprintf(err, n, "orun cannot render this model's chat template (no matching Go template); "
+				 "render the prompt yourself and use /completion");
 		return 500;
 	}
+	int status;
+	struct ob_json_doc *md = messages_doc(root, SIZE_MAX, true, &status, err, n);
+	if (!md)
+		return status;
 	struct mf_tpl_messages *tm = NULL;
 	struct mf_tpl_error te = {0};
 	if (mf_tpl_messages_from_json(ob_json_root(md), &tm, &te) != MF_TPL_OK) {
@@ -912,6 +1020,90 @@ int rn_ls_render_chat(const struct mf_tpl *tpl, const struct ob_json *root, char
 	return 0;
 }
 
+/* The template's keyword arguments: the server's (--chat-template-kwargs) with the request's
+ * chat_template_kwargs over them. NULL when neither has any, else a document (*failed when out of memory). */
+static struct ob_json_doc *merged_kwargs(const struct ob_json *defaults, const struct ob_json *req, bool *failed)
+{
+	*failed = false;
+	bool have_d = defaults && defaults->type == OB_JSON_OBJECT && defaults->count;
+	bool have_r = req && req->type == OB_JSON_OBJECT && req->count;
+	if (!have_d && !have_r)
+		return NULL;
+	struct ob_jw w;
+	ob_jw_init(&w, 0, 0);
+	ob_jw_obj(&w);
+	if (have_d)
+		OB_JSON_FOREACH_MEMBER(k, v, defaults)
+		{
+			if (have_r && ob_json_get(req, k->str))
+				continue;
+			ob_jw_keyn(&w, k->str, k->len);
+			ob_jw_value(&w, v, false);
+		}
+	if (have_r)
+		OB_JSON_FOREACH_MEMBER(k, v, req)
+		{
+			ob_jw_keyn(&w, k->str, k->len);
+			ob_jw_value(&w, v, false);
+		}
+	ob_jw_obj_end(&w);
+	struct ob_json_error je;
+	struct ob_json_doc *d = ob_jw_str(&w) ? ob_json_parse(ob_jw_str(&w), w.len, &je) : NULL;
+	ob_jw_free(&w);
+	*failed = d == NULL;
+	return d;
+}
+
+int rn_ls_render_jinja(const struct mf_jinja *t, const struct rn_tok *tok, const struct ob_json *default_kwargs,
+		       const struct ob_json *root, char **out, size_t *out_len, char *err, size_t n)
+{
+	int status;
+	const struct ob_json *msgs = ob_json_get(root, "messages");
+	const struct ob_json *prefill = msgs && msgs->type == OB_JSON_ARRAY ? prefill_message(msgs) : NULL;
+	struct ob_json_doc *md = messages_doc(root, prefill ? msgs->count - 1 : SIZE_MAX, false, &status, err, n);
+	if (!md)
+		return status;
+	bool failed;
+	struct ob_json_doc *kd = merged_kwargs(default_kwargs, ob_json_get(root, "chat_template_kwargs"), &failed);
+	if (failed) {
+		ob_json_free(md);
+		snprintf(err, n, "out of memory");
+		return 500;
+	}
+	const struct ob_json *agp = ob_json_get(root, "add_generation_prompt");
+	struct rn_jchat_in in = {
+		.messages = ob_json_root(md),
+		.tools = ob_json_get(root, "tools"),
+		.extra = kd ? ob_json_root(kd) : NULL,
+		.tok = tok,
+		.add_generation_prompt = prefill || !(agp && agp->type == OB_JSON_BOOL && !agp->boolean),
+	};
+	status = rn_jchat_render(t, &in, out, out_len, err, n);
+	if (!status && prefill) {
+		size_t tl = 0;
+		char *text = content_text(prefill, &tl);
+		if (!text || rn_jchat_append(out, out_len, text, tl) < 0) {
+			free(*out);
+			*out = NULL;
+			snprintf(err, n, "out of memory");
+			status = 500;
+		}
+		free(text);
+	}
+	ob_json_free(kd);
+	ob_json_free(md);
+	return status;
+}
+
+/* The chat's prompt with the server's template: the Jinja one (--jinja, the default) or the Go one. */
+static int render_request(struct ls_server *s, const struct ob_json *root, char **p, size_t *pl, char *err, size_t n)
+{
+	if (s->jinja)
+		return rn_ls_render_jinja(s->jinja, rn_runner_tok(s->runner), s->kwargs ? ob_json_root(s->kwargs) : NULL,
+					  root, p, pl, err, n);
+	return rn_ls_render_chat(s->tpl, root, p, pl, err, n);
+}
+
 static void h_apply_template(struct rn_http_req *r)
 {
 	const struct ob_json *root;
@@ -920,7 +1112,7 @@ static void h_apply_template(struct rn_http_req *r)
 		return;
 	char *p = NULL, err[512];
 	size_t pl = 0;
-	int st = rn_ls_render_chat(srv_of(r)->tpl, root, &p, &pl, err, sizeof err);
+	int st = render_request(srv_of(r), root, &p, &pl, err, sizeof err);
 	ob_json_free(doc);
 	if (st) {
 		ls_error(r, st, err);
@@ -928,6 +1120,30 @@ static void h_apply_template(struct rn_http_req *r)
 	}
 	ls_send_string(r, "prompt", p, pl);
 	free(p);
+}
+
+/* THE choice of output parsers for a chat rendered with the Jinja template (the one place to swap in
+ * runner/chatfmt's per-family parsers): today the default tags read from the template's text
+ * (runner/api/jinja_chat.h) — reasoning between <think> and </think> unless --reasoning-format none, tool
+ * calls after <tool_call> when the request has tools. The Go-template path parses nothing (as before). */
+static void ls_jinja_output_parsers(const struct ls_server *s, const struct ob_json *root, const char *prompt,
+				    size_t prompt_len, struct rn_infer_parsers *p)
+{
+	memset(p, 0, sizeof *p);
+	if (!s->jinja)
+		return;
+	const char *open, *close, *tag;
+	rn_jchat_default_tags(s->jinja, s->jinja_src, s->jinja_len, &open, &close, &tag);
+	const struct ob_json *rf = ob_json_get(root, "reasoning_format");
+	const char *format = rf && rf->type == OB_JSON_STRING ? rf->str : s->o.reasoning_format;
+	if (!format || strcmp(format, "none") != 0) {
+		p->think_open = open;
+		p->think_close = close;
+		p->prompt = prompt;
+		p->prompt_len = prompt_len;
+	}
+	p->tool_tag = tag;
+	p->tools = ob_json_get(root, "tools");
 }
 
 static void h_chat(struct rn_http_req *r)
@@ -947,8 +1163,7 @@ static void h_chat(struct rn_http_req *r)
 	char *p = NULL;
 	size_t pl = 0;
 	if (!st)
-		st = rn_ls_render_chat(s->tpl, root, &p, &pl, err, sizeof err);
-	ob_json_free(doc);
+		st = render_request(s, root, &p, &pl, err, sizeof err);
 	struct rn_tok_error te;
 	if (!st && rn_tok_encode_alloc(rn_runner_tok(s->runner), p, pl, true, true, &q.tokens, &q.n_tokens, &te) !=
 			   RN_TOK_OK) {
@@ -958,8 +1173,11 @@ static void h_chat(struct rn_http_req *r)
 		st = 500;
 		snprintf(err, sizeof err, "the rendered prompt is empty");
 	}
+	struct rn_infer_parsers parsers;
+	ls_jinja_output_parsers(s, root, p, pl, &parsers);
+	generate(r, &q, &rq, st, err, stream, &chat_face, &state, &parsers);
 	free(p);
-	generate(r, &q, &rq, st, err, stream, &chat_face, &state);
+	ob_json_free(doc);
 }
 
 static void h_embeddings(struct rn_http_req *r)
@@ -1118,6 +1336,98 @@ static void pick_template(struct ls_server *s, const struct gguf_file *f)
 		s->tpl = NULL;
 }
 
+/* llama.cpp's chatml, the template upstream falls back to when the model has none. */
+static const char chatml_jinja[] =
+	"{%- for message in messages -%}"
+	"{{- '<|im_start|>' + message['role'] + '\\n' + (message['content'] or '') + '<|im_end|>\\n' -}}"
+	"{%- endfor -%}"
+	"{%- if add_generation_prompt -%}{{- '<|im_start|>assistant\\n' -}}{%- endif -%}";
+
+/* The Jinja source --chat-template NAME stands for: chatml, a bundled template's name (its reference Jinja
+ * template of index.json), or Jinja text itself (as upstream takes it). NULL for an unknown name. */
+static const char *named_jinja(const char *name, size_t *len)
+{
+	if (strcmp(name, "chatml") == 0) {
+		*len = sizeof chatml_jinja - 1;
+		return chatml_jinja;
+	}
+	for (size_t i = 0; i < mf_tpl_named_count(); i++)
+		if (strcmp(mf_tpl_named_at(i)->name, name) == 0)
+			return mf_tpl_named_jinja(mf_tpl_named_at(i), len);
+	if (strstr(name, "{{") || strstr(name, "{%")) {
+		*len = strlen(name);
+		return name;
+	}
+	return NULL;
+}
+
+/* The names --chat-template accepts, for the error message. */
+static void template_names(char *buf, size_t n)
+{
+	size_t w = (size_t)snprintf(buf, n, "chatml");
+	for (size_t i = 0; i < mf_tpl_named_count() && w < n; i++) {
+		size_t len;
+		if (strcmp(mf_tpl_named_at(i)->name, "chatml") != 0 && mf_tpl_named_jinja(mf_tpl_named_at(i), &len))
+			w += (size_t)snprintf(buf + w, n - w, ", %s", mf_tpl_named_at(i)->name);
+	}
+}
+
+/* The Jinja chat template (--jinja): --chat-template-file, else --chat-template, else the GGUF's
+ * tokenizer.chat_template, else chatml (as upstream). Returns 0, or -1 with the message in err. */
+static int pick_jinja(struct ls_server *s, const struct gguf_file *f, char *err, size_t n)
+{
+	const char *src = NULL;
+	size_t len = 0;
+	struct ob_buf file;
+	ob_buf_init(&file, MF_JINJA_MAX_SOURCE);
+	const char *origin = "the model's tokenizer.chat_template";
+	if (s->o.chat_template_file) {
+		if (!ob_buf_read_file(&file, s->o.chat_template_file)) {
+			snprintf(err, n, "cannot read --chat-template-file %s%s", s->o.chat_template_file,
+				 file.over ? " (over 1 MiB)" : "");
+			ob_buf_free(&file);
+			return -1;
+		}
+		src = file.p ? file.p : "";
+		len = file.len;
+		origin = s->o.chat_template_file;
+	} else if (s->o.chat_template) {
+		if (!(src = named_jinja(s->o.chat_template, &len))) {
+			char names[1024];
+			template_names(names, sizeof names);
+			snprintf(err, n, "unknown chat template '%s' (with --jinja orun knows: %s; or pass Jinja text, "
+					 "or --chat-template-file)", s->o.chat_template, names);
+			return -1;
+		}
+		origin = s->o.chat_template;
+	} else {
+		struct gguf_str ct = gguf_get_str(f, "tokenizer.chat_template", (struct gguf_str){NULL, 0});
+		src = ct.ptr;
+		len = (size_t)ct.len;
+		if (!src || !len) {
+			src = chatml_jinja;
+			len = sizeof chatml_jinja - 1;
+			origin = "chatml (the model has no chat template)";
+		}
+	}
+	struct mf_jinja_error je = {0};
+	int rc = 0;
+	if (mf_jinja_parse(src, len, &s->jinja, &je) != MF_JINJA_OK) {
+		snprintf(err, n, "chat template (%s): %s: %s (line %d)", origin, je.type, je.message, je.line);
+		rc = -1;
+	} else if (!(s->jinja_src = malloc(len + 1))) {
+		snprintf(err, n, "out of memory");
+		rc = -1;
+	} else {
+		memcpy(s->jinja_src, src, len);
+		s->jinja_src[len] = 0;
+		s->jinja_len = len;
+		logf_("main: chat template (jinja): %s", origin);
+	}
+	ob_buf_free(&file);
+	return rc;
+}
+
 int rn_llama_server_run(const struct rn_ls_opts *o)
 {
 	struct ls_server s;
@@ -1145,6 +1455,15 @@ int rn_llama_server_run(const struct rn_ls_opts *o)
 	if (s.o.n_lora || s.o.mmproj)
 		logf_("warning: orun ignores --lora and --mmproj (adapters and projectors are not supported yet)");
 	s.created = (int64_t)time(NULL);
+	if (s.o.chat_template_kwargs) {
+		struct ob_json_error je;
+		s.kwargs = ob_json_parse(s.o.chat_template_kwargs, strlen(s.o.chat_template_kwargs), &je);
+		if (!s.kwargs || ob_json_root(s.kwargs)->type != OB_JSON_OBJECT) {
+			logf_("error: --chat-template-kwargs: not a JSON object: %s", s.o.chat_template_kwargs);
+			ob_json_free(s.kwargs);
+			return 1;
+		}
+	}
 
 	signal(SIGPIPE, SIG_IGN);
 	struct sigaction sa;
@@ -1228,13 +1547,23 @@ int rn_llama_server_run(const struct rn_ls_opts *o)
 				      (double)((uint64_t)info[0].size - file) / (1 << 20));
 			rn_sched_info_free(info, ni);
 			logf_("llama_context: n_ctx_per_seq = %d, n_seq_max = %d", s.n_ctx_slot, s.o.parallel);
-			pick_template(&s, m->gguf);
+			char terr[1200];
+			if (s.o.jinja && pick_jinja(&s, m->gguf, terr, sizeof terr) < 0) {
+				snprintf(s.error, sizeof s.error, "%.590s", terr);
+				logf_("error: %s", terr);
+				atomic_store(&s.state, 2);
+				rc = 1;
+			}
+			if (!s.o.jinja)
+				pick_template(&s, m->gguf);
 			if (s.tpl)
 				logf_("main: chat template: %s (Go template equivalent of the model's chat template)", s.tpl_name);
-			logf_("main: model loaded");
-			logf_("main: server is listening on http://%s:%d - starting the main loop", s.o.host,
-			      rn_http_port(http));
-			atomic_store(&s.state, 1);
+			if (rc == 0) {
+				logf_("main: model loaded");
+				logf_("main: server is listening on http://%s:%d - starting the main loop", s.o.host,
+				      rn_http_port(http));
+				atomic_store(&s.state, 1);
+			}
 		}
 	} else {
 		logf_("main: no model given: serving device discovery only");
@@ -1242,6 +1571,9 @@ int rn_llama_server_run(const struct rn_ls_opts *o)
 	if (rc == 0)
 		while (!got_signal)
 			pause();
+	mf_jinja_free(s.jinja);
+	free(s.jinja_src);
+	ob_json_free(s.kwargs);
 	atomic_store(&s.api.stopping, true);
 	rn_http_stop(http);
 	if (s.runner)

@@ -20,7 +20,11 @@ struct rn_ls_opts {
 	const char *model;         /* --model: the GGUF; NULL: device discovery only */
 	const char *host;          /* --host (default 127.0.0.1) */
 	const char *alias;         /* --alias: the model name in answers (default: the path) */
-	const char *chat_template; /* --chat-template: a bundled Go template's name */
+	const char *chat_template; /* --chat-template: with --jinja chatml, a bundled template's name or Jinja
+				      text; with --no-jinja a bundled Go template's name */
+	const char *chat_template_file;   /* --chat-template-file: Jinja text (--jinja) */
+	const char *chat_template_kwargs; /* --chat-template-kwargs: a JSON object of template arguments */
+	const char *reasoning_format;     /* --reasoning-format none|deepseek|deepseek-legacy|auto (default auto) */
 	const char *cache_type_k;  /* --cache-type-k: the KV cache type (f16, q8_0) */
 	int port;                  /* --port (default 8080) */
 	int ctx;                   /* -c: total context of all slots (0: the model's) */
@@ -33,6 +37,8 @@ struct rn_ls_opts {
 	bool embedding, context_shift, no_context_shift, verbose, list_devices;
 	bool mmproj;               /* --mmproj given (not supported: warned about) */
 	bool no_mmap;              /* --no-mmap, or --load-mode none (Ollama's use_mmap false) */
+	bool jinja;                /* --jinja (the default, as upstream) / --no-jinja: render chats with the Jinja
+				      chat template (else with the Go template equivalent of it) */
 };
 
 /* Fills o with the defaults above. */
@@ -76,9 +82,18 @@ int rn_ls_read_prompt(const struct rn_tok *tok, const struct ob_json *root, stru
 
 /* The chat's messages (OpenAI shape: text content parts joined, tool-call arguments as JSON text, "name" as
  * tool_name) rendered with tpl, the Go template equivalent of the model's chat template (NULL: none, 500),
- * chat_template_kwargs.enable_thinking as think. *out is malloc'd. */
+ * chat_template_kwargs.enable_thinking as think (--no-jinja). *out is malloc'd. */
 int rn_ls_render_chat(const struct mf_tpl *tpl, const struct ob_json *root, char **out, size_t *out_len, char *err,
 		      size_t n);
+
+/* The chat's messages rendered with the Jinja template t (--jinja): text content parts joined, tool-call
+ * arguments (JSON text) as objects, the rest of each message as sent; tools when the request has some;
+ * keyword arguments: default_kwargs (--chat-template-kwargs, may be NULL) with the request's
+ * chat_template_kwargs over them; add_generation_prompt (default true); BOS/EOS texts from tok (may be NULL).
+ * 400 with the template's message when it raises. *out is malloc'd. */
+struct mf_jinja;
+int rn_ls_render_jinja(const struct mf_jinja *t, const struct rn_tok *tok, const struct ob_json *default_kwargs,
+		       const struct ob_json *root, char **out, size_t *out_len, char *err, size_t n);
 
 /* The answers of /tokenize ({"tokens": [...]}, with pieces on request) and /detokenize ({"content"}) into w. */
 int rn_ls_tokenize(const struct rn_tok *tok, const struct ob_json *root, struct ob_jw *w, char *err, size_t n);

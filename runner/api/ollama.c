@@ -246,7 +246,13 @@ void rn_api_show(struct rn_http_req *r)
 		m->system = (char *)system;
 	}
 	char *license = mf_model_show_license(m);
+	/* a model on its GGUF's Jinja template: that template is the one shown; the Modelfile has no TEMPLATE line
+	 * (one would turn into a Go template layer when the Modelfile is created again) */
+	char *saved_template = m->template_text;
+	if (sm->jinja)
+		m->template_text = NULL;
 	char *modelfile = mf_model_show_modelfile(m);
+	m->template_text = saved_template;
 	char *params = mf_model_show_parameters(m);
 	struct ob_jw w;
 	ob_jw_init(&w, 0, 0);
@@ -254,7 +260,8 @@ void rn_api_show(struct rn_http_req *r)
 	ob_jw_omitempty_string(&w, "license", license);
 	ob_jw_omitempty_string(&w, "modelfile", modelfile);
 	ob_jw_omitempty_string(&w, "parameters", params);
-	ob_jw_omitempty_string(&w, "template", m->template_text ? m->template_text : MF_DEFAULT_TEMPLATE);
+	ob_jw_omitempty_string(&w, "template",
+			       sm->jinja ? sm->jinja_src : m->template_text ? m->template_text : MF_DEFAULT_TEMPLATE);
 	ob_jw_omitempty_string(&w, "system", m->system);
 	ob_jw_omitempty_string(&w, "renderer", m->config.renderer);
 	ob_jw_omitempty_string(&w, "parser", m->config.parser);

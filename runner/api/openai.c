@@ -67,30 +67,6 @@ struct oai_state {
 	char id[32];        /* "chatcmpl-N" / "cmpl-N" */
 };
 
-static void write_oai_tool_calls(struct ob_jw *w, const struct rn_infer_emit *e)
-{
-	ob_jw_arr(w);
-	for (size_t i = 0; i < e->n_calls; i++) {
-		const struct rn_tool_call *c = &e->calls[i];
-		ob_jw_obj(w);
-		ob_jw_key(w, "id");
-		ob_jw_string(w, c->id);
-		ob_jw_key(w, "index");
-		ob_jw_int(w, c->index);
-		ob_jw_key(w, "type");
-		ob_jw_string(w, "function");
-		ob_jw_key(w, "function");
-		ob_jw_obj(w);
-		ob_jw_key(w, "name");
-		ob_jw_string(w, c->name);
-		ob_jw_key(w, "arguments");
-		ob_jw_string(w, c->arguments ? c->arguments : "{}");
-		ob_jw_obj_end(w);
-		ob_jw_obj_end(w);
-	}
-	ob_jw_arr_end(w);
-}
-
 static void object_head(struct ob_jw *w, const struct oai_state *o, const char *object, const struct rn_infer_emit *e)
 {
 	ob_jw_obj(w);
@@ -134,7 +110,7 @@ static void chat_event(const struct oai_state *o, const struct rn_infer_emit *e,
 	}
 	if (calls && e->n_calls) {
 		ob_jw_key(w, "tool_calls");
-		write_oai_tool_calls(w, e);
+		rn_infer_write_tool_calls(w, e, true);
 	}
 	ob_jw_obj_end(w);
 	ob_jw_key(w, "finish_reason");
@@ -217,7 +193,7 @@ static void chat_whole(void *state, const struct rn_infer_emit *e, struct ob_jw 
 	}
 	if (e->n_calls) {
 		ob_jw_key(w, "tool_calls");
-		write_oai_tool_calls(w, e);
+		rn_infer_write_tool_calls(w, e, true);
 	}
 	ob_jw_obj_end(w);
 	ob_jw_key(w, "finish_reason");

@@ -22,6 +22,7 @@
 #include "modelfile/params.h"
 #include "modelfile/template.h"
 #include "runner/api/decode.h"
+#include "runner/api/jinja_chat.h"
 #include "runner/api/pipeline.h"
 #include "runner/api/stored_model.h"
 #include "runner/server/stream.h"
@@ -207,6 +208,32 @@ void rn_infer_put_sse(struct ob_buf *out, const struct ob_jw *jw)
 void rn_infer_put_line(struct ob_buf *out, const struct ob_jw *jw)
 {
 	put_framed(out, jw, "", "\n");
+}
+
+void rn_infer_write_tool_calls(struct ob_jw *w, const struct rn_infer_emit *e, bool with_index)
+{
+	ob_jw_arr(w);
+	for (size_t i = 0; i < e->n_calls; i++) {
+		const struct rn_tool_call *c = &e->calls[i];
+		ob_jw_obj(w);
+		ob_jw_key(w, "id");
+		ob_jw_string(w, c->id);
+		if (with_index) {
+			ob_jw_key(w, "index");
+			ob_jw_int(w, c->index);
+		}
+		ob_jw_key(w, "type");
+		ob_jw_string(w, "function");
+		ob_jw_key(w, "function");
+		ob_jw_obj(w);
+		ob_jw_key(w, "name");
+		ob_jw_string(w, c->name ? c->name : "");
+		ob_jw_key(w, "arguments");
+		ob_jw_string(w, c->arguments ? c->arguments : "{}");
+		ob_jw_obj_end(w);
+		ob_jw_obj_end(w);
+	}
+	ob_jw_arr_end(w);
 }
 
 void rn_infer_write_debug_info(struct ob_jw *jw, const char *prompt, size_t len)
@@ -673,6 +700,47 @@ static int render(struct rn_infer *I, const struct mf_tpl *tpl, struct mf_tpl_va
 	return 0;
 }
 
+/* The messages through the model's GGUF Jinja template (runner/api/jinja_chat.h): Ollama's messages in the
+ * OpenAI shape, the request's tools only when it has some, think as enable_thinking / reasoning_effort, the
+ * vocabulary's BOS/EOS texts. A template's refusal (raise_exception) is answered 400 with its message. */
+static int render_jinja(struct rn_infer *I, const struct mf_tpl_message *msgs, size_t n, const struct ob_json *tools,
+			const struct think_val *tv, char **out, size_t *len)
+{
+	/* a last assistant message is a prefill, as llama-server takes it: the rest rendered with the generation
+	 * prompt, then its content */
+	bool prefill = n && msgs[n - 1].role.n == 9 && memcmp(msgs[n - 1].role.p, "assistant", 9) == 0;
+	struct ob_jw w;
+	ob_jw_init(&w, 0, 0);
+	rn_jchat_write_messages(msgs, prefill ? n - 1 : n, &w);
+	struct ob_json_error je;
+	struct ob_json_doc *md = ob_jw_str(&w) ? ob_json_parse(ob_jw_str(&w), w.len, &je) : NULL;
+	ob_jw_reset(&w);
+	bool has_extra = rn_jchat_write_think(tv->set, tv->on, tv->level, &w);
+	struct ob_json_doc *xd = has_extra && ob_jw_str(&w) ? ob_json_parse(ob_jw_str(&w), w.len, &je) : NULL;
+	ob_jw_free(&w);
+	int rc = 0;
+	if (!md || (has_extra && !xd)) {
+		rc = fail(I, 500, "out of memory");
+	} else {
+		struct rn_jchat_in in = {
+			.messages = ob_json_root(md),
+			.tools = tools,
+			.extra = xd ? ob_json_root(xd) : NULL,
+			.tok = rn_runner_tok(I->runner),
+			.add_generation_prompt = true,
+		};
+		char err[512];
+		int st = rn_jchat_render(I->sm->jinja, &in, out, len, err, sizeof err);
+		if (st)
+			rc = fail(I, st, "%s", err);
+		else if (prefill && rn_jchat_append(out, len, msgs[n - 1].content.p, msgs[n - 1].content.n) < 0)
+			rc = fail(I, 500, "out of memory");
+	}
+	ob_json_free(md);
+	ob_json_free(xd);
+	return rc;
+}
+
 /* Ollama's chatPrompt: drop messages from the front (keeping system messages and the last message) until
  * the rendered prompt fits num_ctx, then render it. */
 static int chat_prompt(struct rn_infer *I, const struct msg_list *msgs, const struct ob_json *tools,
@@ -701,7 +769,8 @@ static int chat_prompt(struct rn_infer *I, const struct msg_list *msgs, const st
 		v.n_messages = k;
 		char *p = NULL;
 		size_t pl = 0;
-		if (render(I, tpl, &v, &p, &pl) < 0) {
+		int rc = I->sm->jinja ? render_jinja(I, buf, k, tools, tv, &p, &pl) : render(I, tpl, &v, &p, &pl);
+		if (rc < 0) {
 			free(buf);
 			return -1;
 		}
@@ -1177,48 +1246,91 @@ static int step_render(struct rn_infer *I)
 	return STEP_ANSWERED;
 }
 
+/* THE choice of output parsers for a model on its GGUF's Jinja template (the one place to swap in
+ * runner/chatfmt's per-family parsers): today the default tags read from the template's text, <think> /
+ * </think> for thinking and <tool_call> (or "{") for tool calls (runner/api/jinja_chat.h). */
+static void jinja_output_parsers(const struct rn_srv_model *sm, const char **think_open, const char **think_close,
+				 const char **tool_tag)
+{
+	rn_jchat_default_tags(sm->jinja, sm->jinja_src, sm->jinja_len, think_open, think_close, tool_tag);
+}
+
+/* Whether the prompt, trailing whitespace aside, ends with tag. */
+static bool prompt_ends_with(const struct rn_infer *I, const char *tag)
+{
+	size_t pl = I->prompt ? I->prompt_len : 0;
+	while (pl && (I->prompt[pl - 1] == ' ' || I->prompt[pl - 1] == '\n' || I->prompt[pl - 1] == '\t' ||
+		      I->prompt[pl - 1] == '\r'))
+		pl--;
+	size_t tl = strlen(tag);
+	return pl >= tl && memcmp(I->prompt + pl - tl, tag, tl) == 0;
+}
+
+/* The thinking parser with tags open/close, started inside the thinking state when the prompt ends with the
+ * opening tag (the template prefilled it). */
+static int start_think(struct rn_infer *I, const char *open, const char *close)
+{
+	if (rn_think_init(&I->think, open, close) < 0)
+		return fail(I, 500, "out of memory");
+	I->use_think = true;
+	size_t ol = strlen(open);
+	if (prompt_ends_with(I, open)) {
+		struct ob_buf a, b;
+		ob_buf_init(&a, 0);
+		ob_buf_init(&b, 0);
+		(void)rn_think_add(&I->think, open, ol, &a, &b);
+		ob_buf_free(&a);
+		ob_buf_free(&b);
+	}
+	return STEP_NEXT;
+}
+
+/* The tool-call parser for the function names of a "tools" array, with tag; primed (inside a call) when the
+ * prompt ends with the tag (a prefilled "<tool_call>") and `prime`. */
+static int start_tools(struct rn_infer *I, const char *tag, const struct ob_json *tools, bool prime)
+{
+	size_t k = 0;
+	const char **names = calloc(tools->count ? tools->count : 1, sizeof *names);
+	if (!names)
+		return fail(I, 500, "out of memory");
+	OB_JSON_FOREACH(t, tools)
+	{
+		const struct ob_json *fn = rn_dec_get(t, "function");
+		const struct ob_json *nmv = fn ? rn_dec_get(fn, "name") : NULL;
+		names[k++] = nmv && nmv->type == OB_JSON_STRING ? nmv->str : "";
+	}
+	int rc = rn_tools_init(&I->tools, tag, names, k);
+	free(names);
+	if (rc < 0)
+		return fail(I, 500, "out of memory");
+	I->use_tools = true;
+	if (prime && prompt_ends_with(I, tag)) {
+		struct ob_buf a;
+		struct rn_tool_call *calls = NULL;
+		size_t n_calls = 0;
+		ob_buf_init(&a, 0);
+		rc = rn_tools_add(&I->tools, tag, strlen(tag), &a, &calls, &n_calls);
+		ob_buf_free(&a);
+		rn_tool_calls_free(calls, n_calls);
+		if (rc < 0)
+			return fail(I, 500, "out of memory");
+	}
+	return STEP_NEXT;
+}
+
 /* The thinking parser (starting inside the thinking state when the template prefilled the opening tag) and
  * the tool-call parser (for the request's tools, with the template's tool tag). */
 static int init_parsers(struct rn_infer *I)
 {
 	const struct rn_srv_model *sm = I->sm;
 	const char *open = sm->think_open, *close = sm->think_close;
-	if (I->in.think.on && *open && *close) {
-		if (rn_think_init(&I->think, open, close) < 0)
-			return fail(I, 500, "out of memory");
-		I->use_think = true;
-		size_t pl = I->prompt_len;
-		while (pl && (I->prompt[pl - 1] == ' ' || I->prompt[pl - 1] == '\n' || I->prompt[pl - 1] == '\t' ||
-			      I->prompt[pl - 1] == '\r'))
-			pl--;
-		size_t ol = strlen(open);
-		if (pl >= ol && memcmp(I->prompt + pl - ol, open, ol) == 0) {
-			struct ob_buf a, b;
-			ob_buf_init(&a, 0);
-			ob_buf_init(&b, 0);
-			(void)rn_think_add(&I->think, open, ol, &a, &b);
-			ob_buf_free(&a);
-			ob_buf_free(&b);
-		}
-	}
-	if (I->kind == RN_INF_CHAT && I->had_tools && sm->tpl) {
-		const struct ob_json *tools = I->in.tools;
-		size_t k = 0;
-		const char **names = calloc(tools->count ? tools->count : 1, sizeof *names);
-		if (!names)
-			return fail(I, 500, "out of memory");
-		OB_JSON_FOREACH(t, tools)
-		{
-			const struct ob_json *fn = rn_dec_get(t, "function");
-			const struct ob_json *nmv = fn ? rn_dec_get(fn, "name") : NULL;
-			names[k++] = nmv && nmv->type == OB_JSON_STRING ? nmv->str : "";
-		}
-		int rc = rn_tools_init(&I->tools, mf_tpl_tool_tag(sm->tpl), names, k);
-		free(names);
-		if (rc < 0)
-			return fail(I, 500, "out of memory");
-		I->use_tools = true;
-	}
+	const char *tool_tag = sm->tpl ? mf_tpl_tool_tag(sm->tpl) : NULL;
+	if (sm->jinja)
+		jinja_output_parsers(sm, &open, &close, &tool_tag);
+	if (I->in.think.on && *open && *close && start_think(I, open, close) != STEP_NEXT)
+		return STEP_FAILED;
+	if (I->kind == RN_INF_CHAT && I->had_tools && tool_tag && *tool_tag)
+		return start_tools(I, tool_tag, I->in.tools, sm->jinja != NULL);
 	return STEP_NEXT;
 }
 
@@ -1333,7 +1445,7 @@ void rn_infer_run(struct rn_http_req *r, enum rn_infer_kind kind, const char *bo
 
 void rn_infer_tokens(struct rn_http_req *r, struct rn_api *api, struct rn_runner *runner, struct rn_request *rq,
 		     int32_t *tokens, size_t n_tokens, bool stream, const char *model, const struct rn_infer_face *face,
-		     const void *state)
+		     const void *state, const struct rn_infer_parsers *parsers)
 {
 	struct rn_infer *I = infer_new(r, api, RN_INF_GENERATE, face, state);
 	if (!I || !(I->model_name = strdup(model))) {
@@ -1347,7 +1459,21 @@ void rn_infer_tokens(struct rn_http_req *r, struct rn_api *api, struct rn_runner
 	I->n_tokens = n_tokens;
 	I->stream = stream;
 	I->t_loaded = I->t_start;
-	if (submit(I, rq) != STEP_NEXT) {
+	int rc = STEP_NEXT;
+	if (parsers) {
+		I->prompt = (char *)parsers->prompt; /* borrowed while the parsers start */
+		I->prompt_len = parsers->prompt_len;
+	}
+	if (parsers && parsers->think_open && *parsers->think_open && parsers->think_close && *parsers->think_close)
+		rc = start_think(I, parsers->think_open, parsers->think_close);
+	if (rc == STEP_NEXT && parsers && parsers->tool_tag && *parsers->tool_tag && parsers->tools &&
+	    parsers->tools->type == OB_JSON_ARRAY && parsers->tools->count) {
+		I->had_tools = true;
+		rc = start_tools(I, parsers->tool_tag, parsers->tools, true);
+	}
+	I->prompt = NULL;
+	I->prompt_len = 0;
+	if (rc != STEP_NEXT || submit(I, rq) != STEP_NEXT) {
 		face->error(r, I->err_status, I->err_msg);
 		infer_free(I);
 		return;

@@ -79,6 +79,9 @@ struct rn_infer_face {
  * ("<json>\n"); out is marked failed when jw failed. */
 void rn_infer_put_sse(struct ob_buf *out, const struct ob_jw *jw);
 void rn_infer_put_line(struct ob_buf *out, const struct ob_jw *jw);
+/* For formatters: e's tool calls as OpenAI writes them, [{"id", "index" (with_index), "type":"function",
+ * "function":{"name", "arguments": the JSON text as a string}}]. */
+void rn_infer_write_tool_calls(struct ob_jw *jw, const struct rn_infer_emit *e, bool with_index);
 /* For `rendered` formatters: the member "_debug_info":{"rendered_template":prompt} of Ollama's debug render
  * answer (the Ollama and OpenAI faces both send it). */
 void rn_infer_write_debug_info(struct ob_jw *jw, const char *prompt, size_t len);
@@ -88,11 +91,24 @@ void rn_infer_write_debug_info(struct ob_jw *jw, const char *prompt, size_t len)
 void rn_infer_run(struct rn_http_req *r, enum rn_infer_kind kind, const char *body, size_t len,
 		  const struct rn_infer_face *face, const void *state);
 
+/* The output parsers a face that renders its own prompt asks for (all borrowed for the call): thinking between
+ * think_open and think_close (NULL or "": none; started inside the thinking state when prompt ends with
+ * think_open), tool calls after tool_tag for the functions of `tools` (a "tools" array; NULL, empty or no tag:
+ * none). */
+struct rn_infer_parsers {
+	const char *think_open, *think_close;
+	const char *prompt;
+	size_t prompt_len;
+	const char *tool_tag;
+	const struct ob_json *tools;
+};
+
 /* Runs the submit and stream steps for a prompt the face tokenized itself, on a runner the caller holds (not
  * released here): rq gives sampling, limits and stop strings (its prompt is set here; the scheduler copies
- * what it keeps). Takes over tokens (malloc'd). model: the name to echo (copied). */
+ * what it keeps). Takes over tokens (malloc'd). model: the name to echo (copied). parsers: NULL for the text
+ * as generated. */
 void rn_infer_tokens(struct rn_http_req *r, struct rn_api *api, struct rn_runner *runner, struct rn_request *rq,
 		     int32_t *tokens, size_t n_tokens, bool stream, const char *model, const struct rn_infer_face *face,
-		     const void *state);
+		     const void *state, const struct rn_infer_parsers *parsers);
 
 #endif

@@ -1,9 +1,9 @@
 /* runner/api/stored_model.c — capabilities, GGUF facts and the shared JSON pieces of a stored model.
  *
- * Capabilities follow Ollama's Model.Capabilities for GGUF models rendered with Go templates (orun always
- * renders with the model's Go template): the config's list, embedding or completion from the GGUF, vision
- * from vision.block_count or a projector, then tools / insert / thinking from the template, thinking for
- * gpt-oss. model_info follows HEAD's getModelData: without verbose, non-empty arrays are null.
+ * Capabilities follow Ollama's Model.Capabilities: the config's list, embedding or completion from the GGUF,
+ * vision from vision.block_count or a projector, then tools / insert / thinking from the template (the Go
+ * TEMPLATE layer, or the GGUF's Jinja template when there is no such layer: runner/api/jinja_chat.h),
+ * thinking for gpt-oss. model_info follows HEAD's getModelData: without verbose, non-empty arrays are null.
  */
 #include "config.h"
 
@@ -14,6 +14,7 @@
 
 #include "gguf/gguf.h"
 #include "modelfile/create.h"
+#include "runner/api/jinja_chat.h"
 #include "runner/api/stored_model.h"
 
 static const char *cap_names[RN_CAP__COUNT] = {"completion", "tools", "insert", "vision",
@@ -53,6 +54,8 @@ static int cap_from_name(const char *s)
 struct facts {
 	char *path;
 	struct rn_gguf_facts gguf;
+	char *chat_template; /* tokenizer.chat_template, or NULL */
+	size_t chat_template_len;
 	uint64_t used;
 };
 
@@ -71,6 +74,10 @@ static bool facts_get(const char *path, struct rn_srv_model *sm)
 			sm->gguf_ok = true;
 			f->used = ++facts_clock;
 			hit = true;
+			if (f->chat_template && (sm->jinja_src = malloc(f->chat_template_len + 1))) {
+				memcpy(sm->jinja_src, f->chat_template, f->chat_template_len + 1);
+				sm->jinja_len = f->chat_template_len;
+			}
 		}
 	}
 	pthread_mutex_unlock(&facts_mu);
@@ -80,8 +87,14 @@ static bool facts_get(const char *path, struct rn_srv_model *sm)
 static void facts_put(const char *path, const struct rn_srv_model *sm)
 {
 	char *copy = strdup(path);
-	if (!copy)
+	char *ct = sm->jinja_src ? malloc(sm->jinja_len + 1) : NULL;
+	if (!copy || (sm->jinja_src && !ct)) {
+		free(copy);
+		free(ct);
 		return;
+	}
+	if (ct)
+		memcpy(ct, sm->jinja_src, sm->jinja_len + 1);
 	pthread_mutex_lock(&facts_mu);
 	struct facts *victim = &facts_cache[0];
 	for (int i = 0; i < FACTS_CACHE_SIZE; i++) {
@@ -93,8 +106,11 @@ static void facts_put(const char *path, const struct rn_srv_model *sm)
 			victim = &facts_cache[i];
 	}
 	free(victim->path);
+	free(victim->chat_template);
 	victim->path = copy;
 	victim->gguf = sm->gguf;
+	victim->chat_template = ct;
+	victim->chat_template_len = ct ? sm->jinja_len : 0;
 	victim->used = ++facts_clock;
 	pthread_mutex_unlock(&facts_mu);
 }
@@ -122,8 +138,33 @@ static void read_gguf_facts(struct rn_srv_model *sm)
 	sm->gguf.pooling = gguf_find_kv(f, key) != NULL;
 	snprintf(key, sizeof key, "%s.vision.block_count", sm->gguf.arch);
 	sm->gguf.vision = gguf_find_kv(f, key) != NULL;
+	struct gguf_str ct = gguf_get_str(f, "tokenizer.chat_template", (struct gguf_str){NULL, 0});
+	if (ct.ptr && ct.len && (sm->jinja_src = malloc((size_t)ct.len + 1))) {
+		memcpy(sm->jinja_src, ct.ptr, (size_t)ct.len);
+		sm->jinja_src[ct.len] = 0;
+		sm->jinja_len = (size_t)ct.len;
+	}
 	gguf_close(f);
 	facts_put(sm->m->model_path, sm);
+}
+
+/* The GGUF's Jinja template is used when the manifest has no template layer and the GGUF carries one that
+ * parses (one that does not keeps today's {{ .Prompt }}, with the reason in jinja_error). */
+static void use_gguf_template(struct rn_srv_model *sm)
+{
+	if (sm->jinja_src && !sm->m->has_template) {
+		struct mf_jinja_error je = {0};
+		if (mf_jinja_parse(sm->jinja_src, sm->jinja_len, &sm->jinja, &je) != MF_JINJA_OK) {
+			sm->jinja = NULL;
+			snprintf(sm->jinja_error, sizeof sm->jinja_error, "%.31s: %.400s (line %d)", je.type, je.message,
+				 je.line);
+		}
+	}
+	if (!sm->jinja) {
+		free(sm->jinja_src);
+		sm->jinja_src = NULL;
+		sm->jinja_len = 0;
+	}
 }
 
 struct rn_srv_model *rn_srv_model_load(const struct mf_store *st, const char *name, int *status, char *msg,
@@ -152,6 +193,7 @@ struct rn_srv_model *rn_srv_model_load(const struct mf_store *st, const char *na
 	}
 	if (m->model_path)
 		read_gguf_facts(sm);
+	use_gguf_template(sm);
 
 	/* Ollama's order: config, GGUF, projector, template, parser, family */
 	for (size_t i = 0; i < m->config.n_capabilities; i++) {
@@ -167,7 +209,14 @@ struct rn_srv_model *rn_srv_model_load(const struct mf_store *st, const char *na
 	}
 	if (m->n_projectors)
 		add_cap(sm, RN_CAP_VISION);
-	if (sm->tpl) {
+	if (sm->jinja) {
+		bool tools, thinking;
+		rn_jchat_caps(sm->jinja, sm->jinja_src, sm->jinja_len, &tools, &thinking);
+		if (tools)
+			add_cap(sm, RN_CAP_TOOLS);
+		if (thinking)
+			add_cap(sm, RN_CAP_THINKING);
+	} else if (sm->tpl) {
 		if (mf_tpl_uses(sm->tpl, "tools"))
 			add_cap(sm, RN_CAP_TOOLS);
 		if (mf_tpl_uses(sm->tpl, "suffix"))
@@ -189,6 +238,8 @@ void rn_srv_model_free(struct rn_srv_model *sm)
 	if (!sm)
 		return;
 	mf_tpl_free(sm->tpl);
+	mf_jinja_free(sm->jinja);
+	free(sm->jinja_src);
 	mf_model_free(sm->m);
 	free(sm);
 }

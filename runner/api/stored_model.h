@@ -11,6 +11,7 @@
 #include <stdint.h>
 
 #include "base/json.h"
+#include "modelfile/jinja/jinja.h"
 #include "modelfile/model.h"
 #include "modelfile/template.h"
 
@@ -50,6 +51,14 @@ struct rn_srv_model {
 	enum rn_cap caps[RN_CAP__COUNT]; /* capabilities in Ollama's order */
 	int n_caps;
 	char think_open[64], think_close[64]; /* inferred thinking tags ("" when none) */
+	/* The GGUF's Jinja chat template, when the model uses it: no template layer in the manifest (a TEMPLATE
+	 * always wins, as in Ollama) and a tokenizer.chat_template that parses. Nothing in the store records the
+	 * choice: it follows from the manifest's layers, so it survives `cp` and a later TEMPLATE overrides it.
+	 * When set, chats and generates render through it (runner/api/jinja_chat.h) and tpl is not used. */
+	struct mf_jinja *jinja;    /* owned, or NULL */
+	char *jinja_src;           /* its text (owned), or NULL */
+	size_t jinja_len;
+	char jinja_error[512];     /* why a GGUF template present was not usable ("" otherwise) */
 };
 
 /* Loads name from the store (case-insensitive) and derives everything above. On failure returns NULL with

@@ -1,9 +1,12 @@
 /* tests/base/test_buf.c — base/buf: ob_grow's doubling, ceiling and failure contract, and ob_buf's sticky
- * errors, ceiling and hand-over, and the growth step they share with the JSON writer (ob_buf_grow). */
+ * errors, ceiling and hand-over, the growth step they share with the JSON writer (ob_buf_grow), and a whole
+ * file read into a buffer (ob_buf_read_file). */
 #include "config.h"
 
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
+#include <unistd.h>
 
 #include "base/buf.h"
 #include "tests/check.h"
@@ -81,10 +84,34 @@ static void test_buf_grow(void)
 	free(p);
 }
 
+static void test_read_file(void)
+{
+	char path[] = "/tmp/orun-test-buf-XXXXXX";
+	int fd = mkstemp(path);
+	CHECK(fd >= 0);
+	FILE *f = fd >= 0 ? fdopen(fd, "w") : NULL;
+	CHECK(f && fputs("hello\nworld", f) >= 0);
+	if (f)
+		fclose(f);
+	struct ob_buf b;
+	ob_buf_init(&b, 0);
+	CHECK(ob_buf_puts(&b, ">") && ob_buf_read_file(&b, path));
+	CHECK(b.len == 12 && strcmp(b.p, ">hello\nworld") == 0);
+	ob_buf_free(&b);
+	ob_buf_init(&b, 5); /* the ceiling */
+	CHECK(!ob_buf_read_file(&b, path) && b.failed && b.over);
+	ob_buf_free(&b);
+	unlink(path);
+	ob_buf_init(&b, 0);
+	CHECK(!ob_buf_read_file(&b, path) && b.failed && !b.over);
+	ob_buf_free(&b);
+}
+
 int main(void)
 {
 	test_grow();
 	test_buf();
 	test_buf_grow();
+	test_read_file();
 	return check_done();
 }

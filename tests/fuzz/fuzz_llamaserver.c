@@ -1,8 +1,9 @@
 /* tests/fuzz/fuzz_llamaserver.c — libFuzzer target for the llama-server runner's request bodies
  * (runner/api/llamaserver.c): /completion (sampling fields, stop strings, the prompt as text, ids or an
- * object), /v1/chat/completions and /apply-template (messages rendered with a Go template, then tokenized),
- * /tokenize and /detokenize, without a model: a SentencePiece tokenizer from tests/data and three bundled
- * templates stand in for the loaded model's.
+ * object), /v1/chat/completions and /apply-template (messages rendered with a Go template, then tokenized;
+ * /apply-template also through a Jinja template with tools, tool calls and keyword arguments:
+ * rn_ls_render_jinja), /tokenize and /detokenize, without a model: a SentencePiece tokenizer from tests/data
+ * and three bundled templates stand in for the loaded model's.
  *
  * Input: one byte (its low six bits b: endpoint = b % 5, template = b / 5 % 4: chatml, llama3-instruct,
  * command-r or none; bit 7 clears --keep, bit 6 sets --no-context-shift), then the body. Checks: a step that accepts the body
@@ -19,6 +20,7 @@
 
 #include "base/json.h"
 #include "gguf/gguf.h"
+#include "modelfile/jinja/jinja.h"
 #include "modelfile/template.h"
 #include "runner/api/llamaserver.h"
 #include "runner/engine.h"
@@ -34,6 +36,16 @@ enum { EP_COMPLETION, EP_CHAT, EP_APPLY_TEMPLATE, EP_TOKENIZE, EP_DETOKENIZE };
 static struct gguf_file *tok_file;
 static struct rn_tok *tok;
 static struct mf_tpl *tpls[4]; /* the last stays NULL: no template matched */
+static struct mf_jinja *jinja;  /* a Qwen-like Jinja template: tools, tool calls, kwargs */
+static struct ob_json_doc *kwargs;
+
+static const char jinja_src[] =
+	"{% if tools %}<tools>{% for t in tools %}{{ t | tojson }}{% endfor %}</tools>{% endif %}"
+	"{% for m in messages %}<|im_start|>{{ m.role }}\n{{ m.content if m.content is string else '' }}"
+	"{% for c in m.tool_calls or [] %}<tool_call>{{ c.function.name }} {{ c.function.arguments | tojson }}"
+	"</tool_call>{% endfor %}<|im_end|>\n{% endfor %}"
+	"{% if add_generation_prompt %}<|im_start|>assistant\n{% if enable_thinking is false %}<think></think>"
+	"{% endif %}{% endif %}";
 
 static void die(const char *what)
 {
@@ -59,6 +71,13 @@ static void setup(void)
 		if (!tpls[k])
 			die("a bundled template is missing");
 	}
+	struct mf_jinja_error je;
+	struct ob_json_error oe;
+	if (mf_jinja_parse(jinja_src, sizeof jinja_src - 1, &jinja, &je) != MF_JINJA_OK)
+		die(je.message);
+	static const char kw[] = "{\"enable_thinking\":false}";
+	if (!(kwargs = ob_json_parse(kw, sizeof kw - 1, &oe)))
+		die("kwargs");
 }
 
 static void check_ids(const int32_t *ids, size_t n)
@@ -171,6 +190,12 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		check_refusal(st, err);
 		if (!st && !p)
 			die("an accepted chat without a prompt");
+		free(p);
+		p = NULL;
+		st = rn_ls_render_jinja(jinja, tok, ob_json_root(kwargs), root, &p, &pl, err, sizeof err);
+		check_refusal(st, err);
+		if (!st && !p)
+			die("an accepted Jinja chat without a prompt");
 		free(p);
 	} else {
 		answer(ep, root);

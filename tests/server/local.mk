@@ -13,6 +13,9 @@ check_PROGRAMS += tests/server/test_ls_flags
 tests_server_test_ls_flags_SOURCES = tests/server/test_ls_flags.c tools/llama_server_flags.c
 tests_server_test_ls_flags_LDADD = $(TEST_LDADD)
 TESTS += tests/server/test_ls_flags
+check_PROGRAMS += tests/server/test_jinja_chat
+tests_server_test_jinja_chat_LDADD = $(TEST_LDADD)
+TESTS += tests/server/test_jinja_chat
 endif
 # Fuzz targets for the server's parsers (tests/fuzz/README.md): `make check` replays each corpus; with
 # `./configure CC=clang --enable-fuzzing` the libFuzzer binaries are built too. fuzz_manifest reads stored

@@ -1,7 +1,8 @@
 /* tests/server/test_ls_flags.c — llama-server's command line (tools/llama_server_flags.c): the argv Ollama
  * builds (llm/llama_server.go), the older ollama_llama_server spellings, the flags that take their value in
- * their own way (bare --flash-attn, --lora-scaled FNAME SCALE), and the refusals (unknown flag, missing or
- * bad value, a stray argument).
+ * their own way (bare --flash-attn, --lora-scaled FNAME SCALE), the chat template flags (--jinja by default,
+ * --no-jinja, --chat-template[-file|-kwargs], --reasoning-format), and the refusals (unknown flag, missing or
+ * bad value, a stray argument, kwargs that are not a JSON object, an unknown reasoning format).
  */
 #include "config.h"
 
@@ -40,6 +41,35 @@ static void test_ollama_argv(void)
 	CHECK(o.chat_template && strcmp(o.chat_template, "chatml") == 0);
 	CHECK(o.cache_type_k && strcmp(o.cache_type_k, "q8_0") == 0);
 	CHECK(o.context_shift && !o.no_context_shift && o.no_mmap && o.embedding && !o.list_devices);
+	CHECK(!o.jinja); /* Ollama renders itself: --no-jinja */
+}
+
+static void test_chat_template_flags(void)
+{
+	struct rn_ls_opts o;
+	char *none[] = {"llama-server", NULL};
+	CHECK(parse(none, ARGC(none), &o) == 0);
+	CHECK(o.jinja && !o.chat_template && !o.chat_template_file && !o.chat_template_kwargs); /* upstream's default */
+	CHECK(o.reasoning_format && strcmp(o.reasoning_format, "auto") == 0);
+
+	char *all[] = {"llama-server", "--no-jinja", "--jinja", "--chat-template", "chatml", "--chat-template-file",
+		       "/t.jinja", "--chat-template-kwargs", "{\"enable_thinking\": false}", "--reasoning-format", "none",
+		       NULL};
+	CHECK(parse(all, ARGC(all), &o) == 0);
+	CHECK(o.jinja && strcmp(o.chat_template, "chatml") == 0 && strcmp(o.chat_template_file, "/t.jinja") == 0);
+	CHECK(strcmp(o.chat_template_kwargs, "{\"enable_thinking\": false}") == 0);
+	CHECK(strcmp(o.reasoning_format, "none") == 0);
+	char *last[] = {"llama-server", "--jinja", "--no-jinja", "--reasoning-format=deepseek", NULL};
+	CHECK(parse(last, ARGC(last), &o) == 0 && !o.jinja && strcmp(o.reasoning_format, "deepseek") == 0);
+
+	char *kw_array[] = {"llama-server", "--chat-template-kwargs", "[1]", NULL};
+	CHECK(parse(kw_array, ARGC(kw_array), &o) == -1);
+	char *kw_bad[] = {"llama-server", "--chat-template-kwargs", "{enable_thinking: 1}", NULL};
+	CHECK(parse(kw_bad, ARGC(kw_bad), &o) == -1);
+	char *rf_bad[] = {"llama-server", "--reasoning-format", "sometimes", NULL};
+	CHECK(parse(rf_bad, ARGC(rf_bad), &o) == -1);
+	char *ct_missing[] = {"llama-server", "--chat-template-file", NULL};
+	CHECK(parse(ct_missing, ARGC(ct_missing), &o) == -1);
 }
 
 static void test_defaults_and_spellings(void)
@@ -94,5 +124,6 @@ int main(void)
 	test_ollama_argv();
 	test_defaults_and_spellings();
 	test_refusals();
+	test_chat_template_flags();
 	return check_done();
 }
