@@ -732,6 +732,21 @@ static enum cf_step functionary(struct rn_chatfmt *p, const char *b, size_t n, s
 	return CF_DONE;
 }
 
+/* The end of the output inside a tagged JSON call whose closing tag never came (the model stopped right after
+ * the JSON, as qwen2.5 does when the reply was prefilled with "<tool_call>"): the call when the JSON is whole
+ * and only white space follows it, as Ollama's tool parser takes it; else CF_FAIL (the marker is text). */
+static enum cf_step unclosed_json(struct rn_chatfmt *p, const char *b, size_t n, size_t mlen, size_t *used,
+				  struct cf_out *out)
+{
+	size_t from = cf_skip_space(b, n, mlen), e;
+	if (from >= n || b[from] != '{' || json_end(p, b, n, from, &e) != CF_DONE || cf_skip_space(b, n, e) != n)
+		return CF_FAIL;
+	if (add_json(p, out, b + from, e - from, p->cur->keys) != 1)
+		return CF_FAIL;
+	*used = n;
+	return CF_DONE;
+}
+
 enum cf_step cf_body_step(struct rn_chatfmt *p, const char *b, size_t n, size_t mlen, bool final, size_t *used,
 			  struct cf_out *out)
 {
@@ -746,7 +761,11 @@ enum cf_step cf_body_step(struct rn_chatfmt *p, const char *b, size_t n, size_t 
 	case CF_FUNC_EQ:
 	case CF_FUNC_ATTR:
 	case CF_XML:
-	case CF_SEP_JSON: r = ended_body(p, b, n, mlen, used, out); break;
+	case CF_SEP_JSON:
+		r = ended_body(p, b, n, mlen, used, out);
+		if (r == CF_MORE && final && m->body == CF_JSON_TAGGED)
+			r = unclosed_json(p, b, n, mlen, used, out);
+		break;
 	case CF_JSON_BARE:
 		r = json_end(p, b, n, 0, &e);
 		if (r == CF_DONE) {
