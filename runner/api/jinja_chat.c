@@ -1,8 +1,8 @@
-/* runner/api/jinja_chat.c — a GGUF Jinja chat template on the request path: capabilities and output tags from
- * the template, Ollama's messages and think in the shapes transformers' apply_chat_template takes, the render.
+/* runner/api/jinja_chat.c — a GGUF Jinja chat template on the request path: capabilities from the template,
+ * Ollama's messages and think in the shapes transformers' apply_chat_template takes, the render.
  *
- * It does not parse the model's output (runner/api/parsers.c does, with the tags chosen by the callers' hook
- * functions) and keeps no state: the parsed template belongs to the stored model or the runner.
+ * It does not parse the model's output (runner/chatfmt does, started by start_chatfmt in api/pipeline.c) and
+ * keeps no state: the parsed template belongs to the stored model or the runner.
  */
 #include "config.h"
 
@@ -24,18 +24,6 @@ void rn_jchat_caps(const struct mf_jinja *t, const char *src, size_t len, bool *
 	*thinking = mf_jinja_uses(t, "enable_thinking") || mf_jinja_uses(t, "reasoning_effort") ||
 		    mf_jinja_uses(t, "thinking_budget") || has_text(src, len, "reasoning_content") ||
 		    has_text(src, len, "<think>");
-}
-
-void rn_jchat_default_tags(const struct mf_jinja *t, const char *src, size_t len, const char **think_open,
-			   const char **think_close, const char **tool_tag)
-{
-	bool think = has_text(src, len, "<think>");
-	*think_open = think ? "<think>" : "";
-	*think_close = think ? "</think>" : "";
-	if (has_text(src, len, "<tool_call>"))
-		*tool_tag = "<tool_call>";
-	else
-		*tool_tag = mf_jinja_uses(t, "tools") ? "{" : "";
 }
 
 static void put_str(struct ob_jw *w, const char *key, struct mf_tpl_str s, bool always)

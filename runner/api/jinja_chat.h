@@ -24,12 +24,6 @@ struct rn_tok;
  * enable_thinking / reasoning_effort / thinking_budget or its text holds `reasoning_content` or `<think>`. */
 void rn_jchat_caps(const struct mf_jinja *t, const char *src, size_t len, bool *tools, bool *thinking);
 
-/* The tags the default output parsers look for, read from the template's text: "<think>"/"</think>" when the
- * text holds "<think>" (else ""), and "<tool_call>" when it holds "<tool_call>" (else "{" when the template
- * names `tools`, else ""). Static strings. The stand-in until runner/chatfmt's per-family parsers. */
-void rn_jchat_default_tags(const struct mf_jinja *t, const char *src, size_t len, const char **think_open,
-			   const char **think_close, const char **tool_tag);
-
 /* Writes Ollama's messages as the OpenAI-shaped array chat templates read: role, content (a string),
  * reasoning_content (Ollama's thinking, when not empty), tool_calls ([{"id"?, "type":"function",
  * "function":{"name", "arguments": object}}], when any), tool_call_id (when not empty) and name (Ollama's

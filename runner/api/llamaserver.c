@@ -31,6 +31,7 @@
 #include "runner/api/llamaserver.h"
 #include "runner/api/pipeline.h"
 #include "runner/backend.h"
+#include "runner/chatfmt/chatfmt.h"
 #include "runner/cpu/features.h"
 #include "runner/server/http.h"
 #include "runner/api/decode.h"
@@ -1122,28 +1123,30 @@ static void h_apply_template(struct rn_http_req *r)
 	free(p);
 }
 
-/* THE choice of output parsers for a chat rendered with the Jinja template (the one place to swap in
- * runner/chatfmt's per-family parsers): today the default tags read from the template's text
- * (runner/api/jinja_chat.h) — reasoning between <think> and </think> unless --reasoning-format none, tool
- * calls after <tool_call> when the request has tools. The Go-template path parses nothing (as before). */
+/* THE output parser of a chat rendered with the Jinja template: runner/chatfmt's parser of the format the
+ * template's text selects, as llama-server selects it (start_chatfmt in api/pipeline.c), with the request's
+ * tools and its reasoning_format (else --reasoning-format): "none" leaves the reasoning in the content,
+ * "deepseek" and "deepseek-legacy" split it out, "auto" as the format does. The Go-template path parses
+ * nothing (as before). */
 static void ls_jinja_output_parsers(const struct ls_server *s, const struct ob_json *root, const char *prompt,
 				    size_t prompt_len, struct rn_infer_parsers *p)
 {
 	memset(p, 0, sizeof *p);
 	if (!s->jinja)
 		return;
-	const char *open, *close, *tag;
-	rn_jchat_default_tags(s->jinja, s->jinja_src, s->jinja_len, &open, &close, &tag);
 	const struct ob_json *rf = ob_json_get(root, "reasoning_format");
 	const char *format = rf && rf->type == OB_JSON_STRING ? rf->str : s->o.reasoning_format;
-	if (!format || strcmp(format, "none") != 0) {
-		p->think_open = open;
-		p->think_close = close;
-		p->prompt = prompt;
-		p->prompt_len = prompt_len;
-	}
-	p->tool_tag = tag;
+	p->chat_template = s->jinja_src;
+	p->chat_template_len = s->jinja_len;
+	p->prompt = prompt;
+	p->prompt_len = prompt_len;
 	p->tools = ob_json_get(root, "tools");
+	if (format && strcmp(format, "none") == 0)
+		p->reasoning = RN_CHATFMT_REASONING_NONE;
+	else if (format && strncmp(format, "deepseek", 8) == 0)
+		p->reasoning = RN_CHATFMT_REASONING_DEEPSEEK;
+	else
+		p->reasoning = RN_CHATFMT_REASONING_AUTO;
 }
 
 static void h_chat(struct rn_http_req *r)

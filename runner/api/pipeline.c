@@ -25,6 +25,7 @@
 #include "runner/api/jinja_chat.h"
 #include "runner/api/pipeline.h"
 #include "runner/api/stored_model.h"
+#include "runner/chatfmt/chatfmt.h"
 #include "runner/server/stream.h"
 #include "runner/tokenizer/tokenizer.h"
 
@@ -72,6 +73,7 @@ struct rn_infer {
 	struct rn_think think;
 	bool use_tools;
 	struct rn_tools tools;
+	struct rn_chatfmt *cf; /* a Jinja-template model's output parser (replaces think and tools) */
 	char *prompt;
 	size_t prompt_len;
 	int32_t *tokens;
@@ -108,6 +110,7 @@ static void infer_free(struct rn_infer *I)
 		rn_think_free(&I->think);
 	if (I->use_tools)
 		rn_tools_free(&I->tools);
+	rn_chatfmt_free(I->cf);
 	rn_tool_calls_free(I->calls, I->n_calls);
 	ob_buf_free(&I->acc_content);
 	ob_buf_free(&I->acc_thinking);
@@ -302,7 +305,13 @@ static int process_event(struct rn_infer *I, const struct rn_job_event *ev)
 	size_t n_calls = 0;
 	bool emit = true;
 
-	if (I->use_think) {
+	if (I->cf) {
+		if (rn_chatfmt_feed(I->cf, t, tn, co, th, &calls, &n_calls) < 0 ||
+		    (done && rn_chatfmt_finish(I->cf, co, th, &calls, &n_calls) < 0))
+			goto nomem;
+		if (I->kind == RN_INF_CHAT && th->len == 0 && co->len == 0 && n_calls == 0 && !done)
+			emit = false;
+	} else if (I->use_think) {
 		if (rn_think_add(&I->think, t, tn, th, co) < 0)
 			goto nomem;
 		if (I->kind == RN_INF_CHAT && th->len == 0 && co->len == 0 && !done)
@@ -1246,15 +1255,6 @@ static int step_render(struct rn_infer *I)
 	return STEP_ANSWERED;
 }
 
-/* THE choice of output parsers for a model on its GGUF's Jinja template (the one place to swap in
- * runner/chatfmt's per-family parsers): today the default tags read from the template's text, <think> /
- * </think> for thinking and <tool_call> (or "{") for tool calls (runner/api/jinja_chat.h). */
-static void jinja_output_parsers(const struct rn_srv_model *sm, const char **think_open, const char **think_close,
-				 const char **tool_tag)
-{
-	rn_jchat_default_tags(sm->jinja, sm->jinja_src, sm->jinja_len, think_open, think_close, tool_tag);
-}
-
 /* Whether the prompt, trailing whitespace aside, ends with tag. */
 static bool prompt_ends_with(const struct rn_infer *I, const char *tag)
 {
@@ -1285,9 +1285,8 @@ static int start_think(struct rn_infer *I, const char *open, const char *close)
 	return STEP_NEXT;
 }
 
-/* The tool-call parser for the function names of a "tools" array, with tag; primed (inside a call) when the
- * prompt ends with the tag (a prefilled "<tool_call>") and `prime`. */
-static int start_tools(struct rn_infer *I, const char *tag, const struct ob_json *tools, bool prime)
+/* The tool-call parser for the function names of a "tools" array, with tag. */
+static int start_tools(struct rn_infer *I, const char *tag, const struct ob_json *tools)
 {
 	size_t k = 0;
 	const char **names = calloc(tools->count ? tools->count : 1, sizeof *names);
@@ -1304,13 +1303,49 @@ static int start_tools(struct rn_infer *I, const char *tag, const struct ob_json
 	if (rc < 0)
 		return fail(I, 500, "out of memory");
 	I->use_tools = true;
-	if (prime && prompt_ends_with(I, tag)) {
-		struct ob_buf a;
+	return STEP_NEXT;
+}
+
+/* THE output parser of a chat rendered with a GGUF's Jinja template, for both servers: runner/chatfmt's parser
+ * of the format llama-server picks from the template's text (Hermes for Qwen, Llama 3.x, Mistral, DeepSeek
+ * R1, GPT-OSS, ...), for the request's tools (parse_tools: look for calls) and reasoning (enum
+ * rn_chatfmt_reasoning), started inside thinking when the rendered prompt ends in an opened thinking block,
+ * and inside a call when it ends with a prefilled "<tool_call>" (an assistant prefill). */
+static int start_chatfmt(struct rn_infer *I, const char *src, size_t len, const struct ob_json *tools, bool parse_tools,
+			 int reasoning)
+{
+	size_t n = tools && tools->type == OB_JSON_ARRAY ? tools->count : 0, k = 0;
+	const char **names = calloc(n ? n : 1, sizeof *names);
+	if (!names)
+		return fail(I, 500, "out of memory");
+	if (n) {
+		OB_JSON_FOREACH(t, tools)
+		{
+			const struct ob_json *fn = rn_dec_get(t, "function");
+			const struct ob_json *nmv = fn ? rn_dec_get(fn, "name") : NULL;
+			names[k++] = nmv && nmv->type == OB_JSON_STRING ? nmv->str : "";
+		}
+	}
+	enum rn_chatfmt_kind kind = rn_chatfmt_for_request(rn_chatfmt_detect(src, len), src, len, names, k);
+	free(names);
+	struct rn_chatfmt_opts o = {
+		.parse_tools = parse_tools && k > 0,
+		.reasoning = reasoning,
+		.thinking_forced_open = reasoning != RN_CHATFMT_REASONING_NONE &&
+					rn_chatfmt_prompt_opens_thinking(kind, I->prompt, I->prompt ? I->prompt_len : 0),
+	};
+	if (!(I->cf = rn_chatfmt_new(kind, &o)))
+		return fail(I, 500, "out of memory");
+	static const char prefill[] = "<tool_call>";
+	if (o.parse_tools && prompt_ends_with(I, prefill)) {
+		struct ob_buf a, b;
 		struct rn_tool_call *calls = NULL;
 		size_t n_calls = 0;
 		ob_buf_init(&a, 0);
-		rc = rn_tools_add(&I->tools, tag, strlen(tag), &a, &calls, &n_calls);
+		ob_buf_init(&b, 0);
+		int rc = rn_chatfmt_feed(I->cf, prefill, sizeof prefill - 1, &a, &b, &calls, &n_calls);
 		ob_buf_free(&a);
+		ob_buf_free(&b);
 		rn_tool_calls_free(calls, n_calls);
 		if (rc < 0)
 			return fail(I, 500, "out of memory");
@@ -1318,19 +1353,22 @@ static int start_tools(struct rn_infer *I, const char *tag, const struct ob_json
 	return STEP_NEXT;
 }
 
-/* The thinking parser (starting inside the thinking state when the template prefilled the opening tag) and
- * the tool-call parser (for the request's tools, with the template's tool tag). */
+/* The output parsers: for a model on its GGUF's Jinja template, the chat format's (start_chatfmt; thinking
+ * only when the request asks for it, as on the Go-template path); else the thinking parser (starting inside
+ * the thinking state when the template prefilled the opening tag) and the tool-call parser (for the request's
+ * tools, with the template's tool tag). */
 static int init_parsers(struct rn_infer *I)
 {
 	const struct rn_srv_model *sm = I->sm;
+	if (sm->jinja)
+		return start_chatfmt(I, sm->jinja_src, sm->jinja_len, I->in.tools, I->kind == RN_INF_CHAT && I->had_tools,
+				     I->in.think.on ? RN_CHATFMT_REASONING_AUTO : RN_CHATFMT_REASONING_NONE);
 	const char *open = sm->think_open, *close = sm->think_close;
 	const char *tool_tag = sm->tpl ? mf_tpl_tool_tag(sm->tpl) : NULL;
-	if (sm->jinja)
-		jinja_output_parsers(sm, &open, &close, &tool_tag);
 	if (I->in.think.on && *open && *close && start_think(I, open, close) != STEP_NEXT)
 		return STEP_FAILED;
 	if (I->kind == RN_INF_CHAT && I->had_tools && tool_tag && *tool_tag)
-		return start_tools(I, tool_tag, I->in.tools, sm->jinja != NULL);
+		return start_tools(I, tool_tag, I->in.tools);
 	return STEP_NEXT;
 }
 
@@ -1464,12 +1502,10 @@ void rn_infer_tokens(struct rn_http_req *r, struct rn_api *api, struct rn_runner
 		I->prompt = (char *)parsers->prompt; /* borrowed while the parsers start */
 		I->prompt_len = parsers->prompt_len;
 	}
-	if (parsers && parsers->think_open && *parsers->think_open && parsers->think_close && *parsers->think_close)
-		rc = start_think(I, parsers->think_open, parsers->think_close);
-	if (rc == STEP_NEXT && parsers && parsers->tool_tag && *parsers->tool_tag && parsers->tools &&
-	    parsers->tools->type == OB_JSON_ARRAY && parsers->tools->count) {
-		I->had_tools = true;
-		rc = start_tools(I, parsers->tool_tag, parsers->tools, true);
+	if (parsers && parsers->chat_template) {
+		I->had_tools = parsers->tools && parsers->tools->type == OB_JSON_ARRAY && parsers->tools->count;
+		rc = start_chatfmt(I, parsers->chat_template, parsers->chat_template_len, parsers->tools, I->had_tools,
+				   parsers->reasoning);
 	}
 	I->prompt = NULL;
 	I->prompt_len = 0;

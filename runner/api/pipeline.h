@@ -91,16 +91,18 @@ void rn_infer_write_debug_info(struct ob_jw *jw, const char *prompt, size_t len)
 void rn_infer_run(struct rn_http_req *r, enum rn_infer_kind kind, const char *body, size_t len,
 		  const struct rn_infer_face *face, const void *state);
 
-/* The output parsers a face that renders its own prompt asks for (all borrowed for the call): thinking between
- * think_open and think_close (NULL or "": none; started inside the thinking state when prompt ends with
- * think_open), tool calls after tool_tag for the functions of `tools` (a "tools" array; NULL, empty or no tag:
- * none). */
+/* The output parser a face that renders its own prompt with a Jinja chat template asks for (all borrowed for
+ * the call): runner/chatfmt's parser of the format chat_template's text selects (as llama-server selects
+ * it), tool calls for the functions of `tools` (a "tools" array; NULL or empty: none), reasoning an enum
+ * rn_chatfmt_reasoning (--reasoning-format), started inside thinking when prompt ends in an opened thinking
+ * block. chat_template NULL: the text as generated. */
 struct rn_infer_parsers {
-	const char *think_open, *think_close;
+	const char *chat_template;
+	size_t chat_template_len;
 	const char *prompt;
 	size_t prompt_len;
-	const char *tool_tag;
 	const struct ob_json *tools;
+	int reasoning;
 };
 
 /* Runs the submit and stream steps for a prompt the face tokenized itself, on a runner the caller holds (not

@@ -220,6 +220,28 @@ def test_qwen_tool_round_trip(jserved, orun_bin):
     assert o.choices[0].finish_reason == "tool_calls"
 
 
+def test_qwen_bare_json_tool_call(jserved):
+    """Without a prefill this small qwen2.5 writes its call as bare JSON, with no <tool_call> tag: the template's
+    chat format (llama-server's Hermes 2 Pro, runner/chatfmt) takes {"name": ..., "arguments": ...} as the call,
+    as llama-server does, through both clients and streamed."""
+    import ollama
+    import openai
+
+    c = ollama.Client(host=jserved.base)
+    msgs = [{"role": "user", "content": "What is the weather in Paris?"}]
+    r = c.chat(model="qwen-gguf", messages=msgs, tools=TOOLS, options=OPTS, stream=False)
+    assert [(tc.function.name, tc.function.arguments) for tc in r.message.tool_calls or []] == \
+        [("get_weather", {"city": "Paris"})], r.message
+    assert (r.message.content or "") == ""
+    chunks = list(c.chat(model="qwen-gguf", messages=msgs, tools=TOOLS, options=OPTS, stream=True))
+    assert [tc.function.name for ch in chunks for tc in (ch.message.tool_calls or [])] == ["get_weather"]
+    assert "".join(ch.message.content for ch in chunks) == ""
+    oc = openai.OpenAI(base_url=jserved.base + "/v1", api_key="x")
+    o = oc.chat.completions.create(model="qwen-gguf", tools=TOOLS, temperature=0, max_tokens=30, seed=1, messages=msgs)
+    tc = o.choices[0].message.tool_calls
+    assert tc and tc[0].function.name == "get_weather" and json.loads(tc[0].function.arguments) == {"city": "Paris"}
+
+
 def test_think_maps_to_enable_thinking(jserved, orun_bin):
     """The request's think reaches the template as enable_thinking (and reasoning_effort); a thinking model
     defaults to think on, as Ollama does."""

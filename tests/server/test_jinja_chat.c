@@ -90,7 +90,7 @@ static void caps_of(const char *src, bool *tools, bool *thinking)
 	mf_jinja_free(t);
 }
 
-static void test_caps_and_tags(void)
+static void test_caps(void)
 {
 	bool tools, thinking;
 	caps_of("{% for m in messages %}{{ m.content }}{% endfor %}", &tools, &thinking);
@@ -106,23 +106,6 @@ static void test_caps_and_tags(void)
 	/* an attribute named tools is not the variable */
 	caps_of("{{ messages[0].tools }}", &tools, &thinking);
 	CHECK(!tools && !thinking);
-
-	const char *qwen = "{% if tools %}<tool_call>{% endif %}{{ '<think>' }}";
-	struct mf_jinja *t = parse(qwen);
-	const char *o, *c, *tag;
-	rn_jchat_default_tags(t, qwen, strlen(qwen), &o, &c, &tag);
-	CHECK(strcmp(o, "<think>") == 0 && strcmp(c, "</think>") == 0 && strcmp(tag, "<tool_call>") == 0);
-	mf_jinja_free(t);
-	const char *plain = "{% if tools %}{{ tools }}{% endif %}";
-	t = parse(plain);
-	rn_jchat_default_tags(t, plain, strlen(plain), &o, &c, &tag);
-	CHECK(!*o && !*c && strcmp(tag, "{") == 0);
-	mf_jinja_free(t);
-	const char *none = "hello";
-	t = parse(none);
-	rn_jchat_default_tags(t, none, strlen(none), &o, &c, &tag);
-	CHECK(!*o && !*c && !*tag);
-	mf_jinja_free(t);
 }
 
 static void test_render(void)
@@ -170,7 +153,7 @@ int main(void)
 {
 	test_messages();
 	test_think();
-	test_caps_and_tags();
+	test_caps();
 	test_render();
 	return check_done();
 }
