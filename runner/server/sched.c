@@ -644,9 +644,9 @@ static struct rn_job_event *event_get_locked(struct rn_job *j, size_t n)
 		return NULL;
 	}
 	e->next = NULL;
+	e->n_logprobs = 0;
 	if (ob_grow(&e->text, &e->cap, n + 1, 1, JOB_TEXT_MIN, 0) != OB_GROW_OK) {
-		free(e->text);
-		free(e);
+		rn_job_event_free(e);
 		return NULL;
 	}
 	return e;
@@ -682,7 +682,8 @@ static int job_on_event(void *user, const struct rn_event *ev)
 	if (j->armed && !ev->done && !cancel && !j->head) {
 		/* the consumer sleeps: hand the token to its sink right here */
 		struct rn_job_event se = {.kind = RN_JOB_TEXT, .text = (char *)ev->text, .len = ev->len,
-					  .token = ev->token, .t_ns = t};
+					  .token = ev->token, .t_ns = t,
+					  .logprobs = (struct rn_logprob *)ev->logprobs, .n_logprobs = ev->n_logprobs};
 		enum rn_sink_result sr = j->sink(j->sink_ctx, &se);
 		handed_out = true;
 		if (sr == RN_SINK_DONE || sr == RN_SINK_CANCEL) {
@@ -695,9 +696,17 @@ static int job_on_event(void *user, const struct rn_event *ev)
 		}
 	}
 	size_t len = consumed ? 0 : ev->len;
+	size_t n_lp = consumed ? 0 : ev->n_logprobs;
 	struct rn_job_event *e = event_get_locked(j, len);
+	if (e && n_lp && ob_grow(&e->logprobs, &e->cap_logprobs, n_lp, sizeof *e->logprobs, 4, 0) != OB_GROW_OK) {
+		rn_job_event_free(e);
+		e = NULL;
+	}
 	bool wake = false;
 	if (e) {
+		if (n_lp)
+			memcpy(e->logprobs, ev->logprobs, n_lp * sizeof *e->logprobs);
+		e->n_logprobs = n_lp;
 		if (len)
 			memcpy(e->text, ev->text, len);
 		e->text[len] = 0;
@@ -977,6 +986,7 @@ void rn_job_event_free(struct rn_job_event *e)
 	if (!e)
 		return;
 	free(e->text);
+	free(e->logprobs);
 	free(e);
 }
 

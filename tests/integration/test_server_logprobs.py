@@ -1,0 +1,94 @@
+"""Token log-probabilities on `orun serve` (issue 15 item 4): Ollama's `logprobs`/`top_logprobs` on /api/chat
+and /api/generate, streamed and not, raw and through the `ollama` client, the OpenAI client's logprobs on
+/v1/chat/completions and /v1/completions. Greedy decoding, so the chosen token must be the most probable one
+of the model's raw distribution, and the token texts must spell the answer."""
+import json
+import math
+
+import requests
+
+from test_server_common import served  # noqa: F401  (fixture)
+
+OPTS = {"temperature": 0, "num_predict": 8, "seed": 1}
+MSGS = [{"role": "user", "content": "Say hello."}]
+
+
+def check_entries(entries, top):
+    assert entries, "no logprobs"
+    for e in entries:
+        assert set(e) <= {"token", "logprob", "bytes", "top_logprobs"}, e
+        assert e["logprob"] <= 0 and math.exp(e["logprob"]) <= 1
+        if e["token"]:
+            assert bytes(e["bytes"]) == e["token"].encode(), e
+        tl = e.get("top_logprobs", [])
+        assert len(tl) == top, e
+        if top:
+            # greedy: the chosen token is the top-1 of the model's raw distribution
+            assert tl[0]["token"] == e["token"] and abs(tl[0]["logprob"] - e["logprob"]) < 1e-6, e
+            assert all(tl[i]["logprob"] >= tl[i + 1]["logprob"] for i in range(len(tl) - 1))
+            assert sum(math.exp(t["logprob"]) for t in tl) <= 1 + 1e-6
+    return "".join(e["token"] for e in entries)
+
+
+def test_chat_logprobs_whole_and_streamed(served):
+    body = {"model": "qwen2", "messages": MSGS, "options": OPTS, "logprobs": True, "top_logprobs": 3}
+    r = requests.post(served.base + "/api/chat", json={**body, "stream": False})
+    assert r.status_code == 200, r.text
+    j = r.json()
+    text = check_entries(j["logprobs"], 3)
+    assert text == j["message"]["content"]
+    assert len(j["logprobs"]) == j["eval_count"] - (1 if j["done_reason"] == "stop" else 0)
+
+    r = requests.post(served.base + "/api/chat", json={**body, "stream": True}, stream=True)
+    lines = [json.loads(x) for x in r.iter_lines() if x]
+    streamed = [e for ln in lines for e in ln.get("logprobs", [])]
+    assert check_entries(streamed, 3) == "".join(ln["message"]["content"] for ln in lines)
+    assert streamed == j["logprobs"]
+    # each chunk carries the entries of its own tokens
+    for ln in lines:
+        if ln["message"]["content"]:
+            assert "".join(e["token"] for e in ln["logprobs"]) == ln["message"]["content"]
+
+
+def test_generate_logprobs(served):
+    body = {"model": "qwen2", "prompt": "1, 2, 3,", "options": OPTS, "logprobs": True}
+    j = requests.post(served.base + "/api/generate", json={**body, "stream": False}).json()
+    assert check_entries(j["logprobs"], 0) == j["response"]
+    r = requests.post(served.base + "/api/generate", json={**body, "top_logprobs": 20}, stream=True)
+    lines = [json.loads(x) for x in r.iter_lines() if x]
+    streamed = [e for ln in lines for e in ln.get("logprobs", [])]
+    assert check_entries(streamed, 20) == j["response"]
+    # without logprobs: no member at all
+    j = requests.post(served.base + "/api/generate", json={**body, "logprobs": False, "stream": False}).json()
+    assert "logprobs" not in j
+
+
+def test_logprobs_stop_string(served):
+    """A token whose text a stop string cuts gets no entry; the entries still spell the answer."""
+    base = {"model": "qwen2", "prompt": "1, 2, 3,", "logprobs": True, "stream": False}
+    full = requests.post(served.base + "/api/generate", json={**base, "options": OPTS}).json()["response"]
+    stop = full.strip()[2:4] if len(full.strip()) > 4 else full.strip()[-1]
+    j = requests.post(served.base + "/api/generate",
+                      json={**base, "options": {**OPTS, "stop": [stop]}}).json()
+    assert stop not in j["response"]
+    text = check_entries(j["logprobs"], 0) if j["response"] else ""
+    assert j["response"] and text.startswith(j["response"]) or not j["response"]
+    assert len(text) - len(j["response"]) < len(stop) + 8
+
+
+def test_top_logprobs_range(served):
+    for n in (21, -1):
+        r = requests.post(served.base + "/api/chat", json={"model": "qwen2", "messages": MSGS, "logprobs": True,
+                                                          "top_logprobs": n})
+        assert r.status_code == 400 and r.json() == {"error": "top_logprobs must be between 0 and 20"}
+
+
+def test_ollama_client_logprobs(served):
+    import ollama
+
+    c = ollama.Client(host=served.base)
+    r = c.chat(model="qwen2", messages=MSGS, options=OPTS, logprobs=True, top_logprobs=2)
+    assert r.logprobs and r.logprobs[0].top_logprobs[0].token == r.logprobs[0].token
+    assert "".join(e.token for e in r.logprobs) == r.message.content
+    g = c.generate(model="qwen2", prompt="1, 2, 3,", options=OPTS, logprobs=True)
+    assert "".join(e.token for e in g.logprobs) == g.response
