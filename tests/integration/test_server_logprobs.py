@@ -92,3 +92,25 @@ def test_ollama_client_logprobs(served):
     assert "".join(e.token for e in r.logprobs) == r.message.content
     g = c.generate(model="qwen2", prompt="1, 2, 3,", options=OPTS, logprobs=True)
     assert "".join(e.token for e in g.logprobs) == g.response
+
+
+def test_openai_client_logprobs(served):
+    from openai import OpenAI
+
+    c = OpenAI(base_url=served.base + "/v1", api_key="x")
+    r = c.chat.completions.create(model="qwen2", messages=MSGS, temperature=0, max_tokens=8, seed=1,
+                                  logprobs=True, top_logprobs=2)
+    content = r.choices[0].logprobs.content
+    assert check_entries([x.model_dump(exclude_none=True) for x in content], 2) == r.choices[0].message.content
+    chunks = list(c.chat.completions.create(model="qwen2", messages=MSGS, temperature=0, max_tokens=8, seed=1,
+                                            logprobs=True, top_logprobs=2, stream=True))
+    streamed = [x for ch in chunks if ch.choices and ch.choices[0].logprobs for x in ch.choices[0].logprobs.content]
+    assert [x.token for x in streamed] == [x.token for x in content]
+    # /v1/completions: logprobs (an int) is the number of top entries
+    r = requests.post(served.base + "/v1/completions", json={"model": "qwen2", "prompt": "1, 2, 3,", "max_tokens": 8,
+                                                             "temperature": 0, "seed": 1, "logprobs": 3}).json()
+    ch = r["choices"][0]
+    assert check_entries(ch["logprobs"]["content"], 3) == ch["text"]
+    r = requests.post(served.base + "/v1/completions", json={"model": "qwen2", "prompt": "1, 2, 3,", "max_tokens": 8,
+                                                             "temperature": 0, "seed": 1}).json()
+    assert "logprobs" not in r["choices"][0]
