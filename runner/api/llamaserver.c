@@ -502,6 +502,27 @@ static void completion_head(const struct rn_infer_emit *e, struct ob_jw *w)
 	ob_jw_arr_end(w);
 }
 
+/* completion_probabilities: the entries of the tokens this object covers (when asked) */
+static void write_probs(struct ob_jw *w, const struct rn_infer_emit *e)
+{
+	if (!e->logprobs)
+		return;
+	ob_jw_key(w, "completion_probabilities");
+	rn_infer_write_logprobs(w, e, RN_INFER_LP_LLAMA);
+}
+
+/* the chat choice's "logprobs":{"content":[...]} (when asked and there are entries) */
+static void write_chat_logprobs(struct ob_jw *w, const struct rn_infer_emit *e)
+{
+	if (!e->logprobs || !e->n_lp)
+		return;
+	ob_jw_key(w, "logprobs");
+	ob_jw_obj(w);
+	ob_jw_key(w, "content");
+	rn_infer_write_logprobs(w, e, RN_INFER_LP_LLAMA);
+	ob_jw_obj_end(w);
+}
+
 /* /completion's final object: content is the tail (streamed) or the whole text. */
 static void completion_final(const struct ls_state *q, const struct rn_infer_emit *e, bool new_line, struct ob_jw *w)
 {
@@ -529,6 +550,7 @@ static void completion_final(const struct ls_state *q, const struct rn_infer_emi
 	ob_jw_int(w, st->n_prompt + st->n_eval);
 	ob_jw_key(w, "timings");
 	write_timings(w, st);
+	write_probs(w, e);
 	ob_jw_obj_end(w);
 	(void)q;
 }
@@ -554,6 +576,7 @@ static void completion_chunk(void *state, const struct rn_infer_emit *e, struct 
 	ob_jw_int(w, q->n_decoded);
 	ob_jw_key(w, "tokens_evaluated");
 	ob_jw_int(w, (int64_t)e->n_prompt_tokens);
+	write_probs(w, e);
 	ob_jw_obj_end(w);
 	rn_infer_put_sse(out, w);
 }
@@ -621,6 +644,7 @@ static void chat_chunk(void *state, const struct rn_infer_emit *e, struct ob_jw 
 			rn_infer_write_tool_calls(w, e, true); /* upstream's deltas carry the index */
 		}
 		ob_jw_obj_end(w);
+		write_chat_logprobs(w, e);
 		ob_jw_obj_end(w);
 		ob_jw_arr_end(w);
 		ob_jw_obj_end(w);
@@ -661,6 +685,7 @@ static void chat_whole(void *state, const struct rn_infer_emit *e, struct ob_jw 
 		rn_infer_write_tool_calls(w, e, false);
 	}
 	ob_jw_obj_end(w);
+	write_chat_logprobs(w, e);
 	ob_jw_obj_end(w);
 	ob_jw_arr_end(w);
 	chat_usage(e, w);
@@ -722,10 +747,13 @@ int rn_ls_read_params(const struct rn_ls_opts *o, struct rn_ls_req *q, const str
 		snprintf(err, n, "grammars, JSON schemas and response_format are not supported by orun yet");
 		return 501;
 	}
-	if (num_or(root, "n_probs", 0) > 0 || bool_or(root, "logprobs", false)) {
-		snprintf(err, n, "token probabilities (n_probs, logprobs) are not supported by orun yet");
-		return 501;
-	}
+	/* /completion's n_probs, or the chat's logprobs + top_logprobs: entries with that many top tokens
+	 * (orun's limit is Ollama's, RN_LOGPROB_TOP_MAX) */
+	double n_probs = num_or(root, "n_probs", 0);
+	rq->logprobs = n_probs > 0 || bool_or(root, "logprobs", false);
+	if (n_probs <= 0)
+		n_probs = num_or(root, "top_logprobs", 0);
+	rq->top_logprobs = n_probs <= 0 ? 0 : n_probs > RN_LOGPROB_TOP_MAX ? RN_LOGPROB_TOP_MAX : (int)n_probs;
 	const struct ob_json *stop = ob_json_get(root, "stop");
 	size_t cnt = !stop ? 0 : stop->type == OB_JSON_STRING ? 1 : stop->type == OB_JSON_ARRAY ? stop->count : 0;
 	q->stops = calloc(cnt ? cnt : 1, sizeof *q->stops);

@@ -72,7 +72,8 @@ void rn_ls_req_clear(struct rn_ls_req *q);
 struct ob_json_doc *rn_ls_parse_body(const char *body, size_t len, const struct ob_json **root, char *err, size_t n);
 
 /* /completion and chat: the sampling fields into rq (rn_request_default first), the stop strings into q
- * (rq->stop points at them). 501 for what orun does not do (grammars, JSON schemas, token probabilities). */
+ * (rq->stop points at them), token probabilities (n_probs, or logprobs + top_logprobs; top entries capped at
+ * RN_LOGPROB_TOP_MAX). 501 for what orun does not do (grammars, JSON schemas). */
 int rn_ls_read_params(const struct rn_ls_opts *o, struct rn_ls_req *q, const struct ob_json *root,
 		      struct rn_request *rq, char *err, size_t n);
 

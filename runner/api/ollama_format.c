@@ -70,7 +70,7 @@ static void write_logprobs(struct ob_jw *w, const struct rn_infer_emit *e)
 	if (!e->logprobs || !e->n_lp)
 		return;
 	ob_jw_key(w, "logprobs");
-	rn_infer_write_logprobs(w, e, false);
+	rn_infer_write_logprobs(w, e, RN_INFER_LP_OLLAMA);
 }
 
 /* done, and done_reason (omitempty) once done */

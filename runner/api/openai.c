@@ -90,7 +90,7 @@ static void choice_logprobs(struct ob_jw *w, const struct rn_infer_emit *e)
 	ob_jw_key(w, "logprobs");
 	ob_jw_obj(w);
 	ob_jw_key(w, "content");
-	rn_infer_write_logprobs(w, e, false);
+	rn_infer_write_logprobs(w, e, RN_INFER_LP_OLLAMA);
 	ob_jw_obj_end(w);
 }
 

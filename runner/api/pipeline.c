@@ -227,37 +227,49 @@ const char *rn_infer_logprob_text(const struct rn_infer_emit *e, int32_t id, siz
 	return p;
 }
 
-/* one {"token","logprob","bytes"} member list (the object is open) */
-static void write_token_logprob(struct ob_jw *w, const struct rn_infer_emit *e, int32_t id, float lp, bool openai)
+/* one entry's members (the object is open) */
+static void write_token_logprob(struct ob_jw *w, const struct rn_infer_emit *e, int32_t id, float lp,
+				enum rn_infer_lp_shape shape)
 {
 	size_t n;
 	const char *t = rn_infer_logprob_text(e, id, &n);
+	bool llama = shape == RN_INFER_LP_LLAMA;
+	if (llama) {
+		ob_jw_key(w, "id");
+		ob_jw_int(w, id);
+	}
 	ob_jw_key(w, "token");
 	ob_jw_stringn(w, t, n);
-	ob_jw_key(w, "logprob");
-	ob_jw_float64(w, lp < -9999.0f ? -9999.0 : (double)lp);
-	if (!n && !openai)
-		return;
-	ob_jw_key(w, "bytes");
-	ob_jw_arr(w);
-	for (size_t i = 0; i < n; i++)
-		ob_jw_int(w, (unsigned char)t[i]);
-	ob_jw_arr_end(w);
+	if (!llama) {
+		ob_jw_key(w, "logprob");
+		ob_jw_float64(w, lp < -9999.0f ? -9999.0 : (double)lp);
+	}
+	if (n || llama) {
+		ob_jw_key(w, "bytes");
+		ob_jw_arr(w);
+		for (size_t i = 0; i < n; i++)
+			ob_jw_int(w, (unsigned char)t[i]);
+		ob_jw_arr_end(w);
+	}
+	if (llama) {
+		ob_jw_key(w, "logprob");
+		ob_jw_float64(w, lp < -9999.0f ? -9999.0 : (double)lp);
+	}
 }
 
-void rn_infer_write_logprobs(struct ob_jw *w, const struct rn_infer_emit *e, bool openai)
+void rn_infer_write_logprobs(struct ob_jw *w, const struct rn_infer_emit *e, enum rn_infer_lp_shape shape)
 {
 	ob_jw_arr(w);
 	for (size_t i = 0; i < e->n_lp; i++) {
 		const struct rn_logprob *lp = &e->lp[i];
 		ob_jw_obj(w);
-		write_token_logprob(w, e, lp->token, lp->logprob, openai);
-		if (lp->n_top || openai) {
+		write_token_logprob(w, e, lp->token, lp->logprob, shape);
+		if (lp->n_top || shape == RN_INFER_LP_LLAMA) {
 			ob_jw_key(w, "top_logprobs");
 			ob_jw_arr(w);
 			for (int j = 0; j < lp->n_top; j++) {
 				ob_jw_obj(w);
-				write_token_logprob(w, e, lp->top_token[j], lp->top_logprob[j], openai);
+				write_token_logprob(w, e, lp->top_token[j], lp->top_logprob[j], shape);
 				ob_jw_obj_end(w);
 			}
 			ob_jw_arr_end(w);

@@ -91,11 +91,13 @@ void rn_infer_write_tool_calls(struct ob_jw *jw, const struct rn_infer_emit *e, 
 /* For formatters: the text of token id as a single piece (special tokens as their text), or "" when it has
  * none. Borrowed from the tokenizer. */
 const char *rn_infer_logprob_text(const struct rn_infer_emit *e, int32_t id, size_t *len);
-/* For formatters: e's logprob entries as the JSON array [{"token","logprob","bytes","top_logprobs":[{"token",
- * "logprob","bytes"}]}] — Ollama's []api.Logprob (omitempty: bytes of an empty token, an empty top list) or,
- * with openai, OpenAI's logprobs.content (every member present). A -inf logprob is written as -9999 (JSON
- * has no infinity; OpenAI's own floor for "improbable"). */
-void rn_infer_write_logprobs(struct ob_jw *jw, const struct rn_infer_emit *e, bool openai);
+/* For formatters: e's logprob entries as a JSON array. Ollama's []api.Logprob (also its OpenAI face's
+ * logprobs.content): [{"token","logprob","bytes"?,"top_logprobs"?:[{"token","logprob","bytes"?}]}] with Go's
+ * omitempty; llama-server's (completion_probabilities, and logprobs.content of its chat): [{"id","token",
+ * "bytes","logprob","top_logprobs":[{"id","token","bytes","logprob"}]}], every member present. A -inf
+ * logprob is written as -9999 (JSON has no infinity; OpenAI's own floor for "improbable"). */
+enum rn_infer_lp_shape { RN_INFER_LP_OLLAMA, RN_INFER_LP_LLAMA };
+void rn_infer_write_logprobs(struct ob_jw *jw, const struct rn_infer_emit *e, enum rn_infer_lp_shape shape);
 /* For `rendered` formatters: the member "_debug_info":{"rendered_template":prompt} of Ollama's debug render
  * answer (the Ollama and OpenAI faces both send it). */
 void rn_infer_write_debug_info(struct ob_jw *jw, const char *prompt, size_t len);

@@ -114,3 +114,54 @@ def test_openai_client_logprobs(served):
     r = requests.post(served.base + "/v1/completions", json={"model": "qwen2", "prompt": "1, 2, 3,", "max_tokens": 8,
                                                              "temperature": 0, "seed": 1}).json()
     assert "logprobs" not in r["choices"][0]
+
+
+def test_llama_server_n_probs(orun_bin, tmp_path):
+    """`orun llama-server`: n_probs → completion_probabilities on /completion's events as Ollama's runner
+    client reads them (token, logprob, bytes, top_logprobs per generated token); logprobs + top_logprobs →
+    choices[0].logprobs.content on /v1/chat/completions."""
+    import subprocess
+
+    from conftest import model_path
+    from test_server_common import free_port
+    from test_server_llamaserver import ollama_argv, wait_health
+
+    port = free_port()
+    proc = subprocess.Popen([orun_bin, "llama-server", *ollama_argv(orun_bin, model_path("qwen2"), port)[1:]],
+                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        wait_health(port, proc)
+        base = f"http://127.0.0.1:{port}"
+        prompt = "<|im_start|>user\nSay hello.<|im_end|>\n<|im_start|>assistant\n"
+        body = {"prompt": prompt, "stream": True, "n_predict": 8, "temperature": 0, "n_probs": 3,
+                "stop": ["<|im_end|>", "<|endoftext|>"]}
+        content, probs = "", []
+        for line in requests.post(base + "/completion", json=body, stream=True).iter_lines():
+            if not line or line.startswith(b":"):
+                continue
+            ev = json.loads(line[6:] if line.startswith(b"data: ") else line)
+            content += ev["content"]
+            for p in ev.get("completion_probabilities", []):
+                assert isinstance(p["id"], int) and len(p["top_logprobs"]) == 3
+                probs.append({k: p[k] for k in ("token", "logprob", "bytes")} |
+                             {"top_logprobs": [{k: t[k] for k in ("token", "logprob", "bytes")}
+                                               for t in p["top_logprobs"]]})
+            if ev["stop"]:
+                break
+        assert check_entries(probs, 3) == content
+        # not streamed: all of them on the one object
+        j = requests.post(base + "/completion", json={**body, "stream": False}).json()
+        assert [p["token"] for p in j["completion_probabilities"]] == [p["token"] for p in probs]
+        # without n_probs: none
+        j = requests.post(base + "/completion", json={**body, "stream": False, "n_probs": 0}).json()
+        assert "completion_probabilities" not in j
+        # the chat endpoint, as Ollama's native chat path asks
+        chat = {"messages": MSGS, "stream": False, "n_predict": 8, "temperature": 0, "logprobs": True,
+                "top_logprobs": 2}
+        j = requests.post(base + "/v1/chat/completions", json=chat).json()
+        lc = j["choices"][0]["logprobs"]["content"]
+        assert check_entries([{k: p[k] for k in ("token", "logprob", "bytes", "top_logprobs")} for p in lc], 2) \
+            == j["choices"][0]["message"]["content"]
+    finally:
+        proc.terminate()
+        proc.wait(timeout=30)
