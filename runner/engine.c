@@ -53,6 +53,8 @@ struct slot {
 	size_t (*lp_span)[2];
 	size_t n_lp, cap_lp, cap_lp_span;
 	float *lp_row;       /* the raw logits of this step, kept before the sampler changes them [n_vocab] */
+	int32_t preserved[RN_ENGINE_MAX_PRESERVED]; /* rn_request.preserved, copied */
+	size_t n_preserved;
 	struct rn_engine_stats stats;
 	int64_t t_start, t_first;
 };
@@ -256,6 +258,11 @@ int rn_engine_submit(struct rn_engine *e, const struct rn_request *r, struct rn_
 			     RN_LOGPROB_TOP_MAX);
 		return -1;
 	}
+	if (r->n_preserved > RN_ENGINE_MAX_PRESERVED) {
+		rn_error_set(err, RN_ERR_INVALID_ARG, "%zu preserved tokens (at most %d)", r->n_preserved,
+			     RN_ENGINE_MAX_PRESERVED);
+		return -1;
+	}
 	if (r->slot >= e->p.n_seq) {
 		rn_error_set(err, RN_ERR_INVALID_ARG, "slot %d out of range [0, %d)", r->slot, e->p.n_seq);
 		return -1;
@@ -335,6 +342,10 @@ int rn_engine_submit(struct rn_engine *e, const struct rn_request *r, struct rn_
 	s->req = *r;
 	s->req.prompt = s->prompt;
 	s->req.stop = NULL;
+	if (r->n_preserved)
+		memcpy(s->preserved, r->preserved, r->n_preserved * sizeof *s->preserved);
+	s->n_preserved = r->n_preserved;
+	s->req.preserved = NULL;
 	s->smp = smp;
 	s->ts = ts;
 	atomic_store(&s->cancel, false);
@@ -516,7 +527,10 @@ static bool on_token(struct rn_engine *e, struct slot *s, int32_t tok)
 {
 	const char *piece = NULL;
 	size_t plen = 0;
-	if (s->ts && rn_tok_stream_push(s->ts, tok, &piece, &plen) != RN_TOK_OK)
+	bool special = s->req.render_special;
+	for (size_t i = 0; i < s->n_preserved && !special; i++)
+		special = s->preserved[i] == tok;
+	if (s->ts && rn_tok_stream_push_as(s->ts, tok, special, &piece, &plen) != RN_TOK_OK)
 		plen = 0;
 	size_t start = s->pend_len;
 	if ((plen && pend_append(s, piece, plen) != RN_OK) ||

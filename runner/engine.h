@@ -26,6 +26,7 @@
 
 #define RN_ENGINE_MAX_STOP 16        /* stop strings per request */
 #define RN_ENGINE_MAX_STOP_LEN 1024  /* bytes per stop string */
+#define RN_ENGINE_MAX_PRESERVED 256  /* preserved tokens per request */
 #define RN_ENGINE_PREDICT_CAP 10     /* num_predict is capped at this many times num_ctx */
 
 enum rn_done_reason {
@@ -84,6 +85,9 @@ struct rn_request {
 	const char *const *stop; /* stop strings (copied); NULL when n_stop is 0 */
 	int n_stop;
 	bool render_special;     /* show control tokens in the text (Ollama: false) */
+	const int32_t *preserved; /* tokens shown as their text even without render_special (llama-server's
+				   * preserved_tokens); copied; NULL when n_preserved is 0 */
+	size_t n_preserved;       /* at most RN_ENGINE_MAX_PRESERVED */
 	bool logprobs;           /* events carry each token's log-probability (runner/logprob.h) */
 	int top_logprobs;        /* with logprobs: the most probable tokens per entry, 0..RN_LOGPROB_TOP_MAX */
 	int slot;                /* the slot to use, or -1: the idle slot sharing the longest prefix */

@@ -716,7 +716,35 @@ void rn_ls_req_clear(struct rn_ls_req *q)
 	for (size_t i = 0; i < q->n_stops; i++)
 		free(q->stops[i]);
 	free(q->stops);
+	free(q->preserved);
 	memset(q, 0, sizeof *q);
+}
+
+int rn_ls_read_preserved(const struct rn_tok *tok, const struct ob_json *root, struct rn_ls_req *q,
+			 struct rn_request *rq, char *err, size_t n)
+{
+	const struct ob_json *pt = ob_json_get(root, "preserved_tokens");
+	if (!pt || pt->type != OB_JSON_ARRAY || !pt->count)
+		return 0;
+	size_t cap = pt->count < RN_ENGINE_MAX_PRESERVED ? pt->count : RN_ENGINE_MAX_PRESERVED;
+	if (!(q->preserved = malloc(cap * sizeof *q->preserved))) {
+		snprintf(err, n, "out of memory");
+		return 500;
+	}
+	OB_JSON_FOREACH(e, pt)
+	{
+		if (e->type != OB_JSON_STRING || q->n_preserved == cap)
+			continue;
+		int32_t *ids = NULL;
+		size_t n_ids = 0;
+		struct rn_tok_error te;
+		if (rn_tok_encode_alloc(tok, e->str, e->len, false, true, &ids, &n_ids, &te) == RN_TOK_OK && n_ids == 1)
+			q->preserved[q->n_preserved++] = ids[0];
+		free(ids);
+	}
+	rq->preserved = q->preserved;
+	rq->n_preserved = q->n_preserved;
+	return 0;
 }
 
 int rn_ls_read_params(const struct rn_ls_opts *o, struct rn_ls_req *q, const struct ob_json *root,
@@ -811,6 +839,8 @@ static void h_completion(struct rn_http_req *r)
 	struct rn_request rq;
 	char err[512];
 	int st = rn_ls_read_params(&s->o, &q, root, &rq, err, sizeof err);
+	if (!st)
+		st = rn_ls_read_preserved(rn_runner_tok(s->runner), root, &q, &rq, err, sizeof err);
 	if (!st)
 		st = rn_ls_read_prompt(rn_runner_tok(s->runner), root, &q, err, sizeof err);
 	ob_json_free(doc);
@@ -1191,6 +1221,8 @@ static void h_chat(struct rn_http_req *r)
 	struct rn_request rq;
 	char err[512];
 	int st = rn_ls_read_params(&s->o, &q, root, &rq, err, sizeof err);
+	if (!st)
+		st = rn_ls_read_preserved(rn_runner_tok(s->runner), root, &q, &rq, err, sizeof err);
 	char *p = NULL;
 	size_t pl = 0;
 	if (!st)

@@ -85,6 +85,7 @@ struct rn_job {
 	struct rn_runner *r;
 	struct rn_request req;
 	int32_t *prompt;
+	int32_t *preserved; /* req.preserved, copied */
 	char **stops;
 	int n_stops;
 	struct rn_job_event *head, *tail;
@@ -835,6 +836,12 @@ struct rn_job *rn_job_submit(struct rn_sched *s, struct rn_runner *runner, const
 			goto nomem;
 		j->n_stops++;
 	}
+	if (r->n_preserved) {
+		if (!(j->preserved = malloc(r->n_preserved * sizeof *j->preserved)))
+			goto nomem;
+		memcpy(j->preserved, r->preserved, r->n_preserved * sizeof *j->preserved);
+	}
+	j->req.preserved = j->preserved;
 	j->req.prompt = j->prompt;
 	j->req.stop = (const char *const *)j->stops;
 	j->req.n_stop = j->n_stops;
@@ -1029,6 +1036,7 @@ void rn_job_free(struct rn_job *j)
 	if (j->efd >= 0)
 		close(j->efd);
 	free(j->prompt);
+	free(j->preserved);
 	for (int i = 0; i < j->n_stops; i++)
 		free(j->stops[i]);
 	free(j->stops);

@@ -165,3 +165,39 @@ def test_llama_server_n_probs(orun_bin, tmp_path):
     finally:
         proc.terminate()
         proc.wait(timeout=30)
+
+
+def test_llama_server_preserved_tokens(orun_bin, tmp_path):
+    """preserved_tokens (issue 15 item 5): a control token listed there comes back as its text, as upstream
+    (detokenized with special = true); not listed, it is dropped from the text. The logprob entry of such a
+    token carries its text either way."""
+    import subprocess
+
+    from conftest import model_path
+    from test_server_common import free_port
+    from test_server_llamaserver import ollama_argv, wait_health
+
+    port = free_port()
+    proc = subprocess.Popen([orun_bin, "llama-server", *ollama_argv(orun_bin, model_path("llama"), port)[1:]],
+                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        wait_health(port, proc)
+        base = f"http://127.0.0.1:{port}"
+        # SmolLM2 opens the next turn with <|im_start|> (a control token, not an end of generation) after a
+        # finished system turn
+        body = {"prompt": "<|im_start|>system\nYou are a helpful assistant.<|im_end|>\n", "n_predict": 3,
+                "temperature": 0, "stream": False, "n_probs": 1}
+        plain = requests.post(base + "/completion", json=body).json()
+        assert plain["completion_probabilities"][0]["token"] == "<|im_start|>", plain
+        assert not plain["content"].startswith("<|im_start|>")
+        kept = requests.post(base + "/completion", json={**body, "preserved_tokens": ["<|im_start|>", "a b"]}).json()
+        assert kept["content"].startswith("<|im_start|>"), kept
+        assert kept["content"] == "<|im_start|>" + plain["content"]
+        # streamed the same
+        r = requests.post(base + "/completion", json={**body, "stream": True, "preserved_tokens": ["<|im_start|>"]},
+                          stream=True)
+        text = "".join(json.loads(x[6:])["content"] for x in r.iter_lines() if x.startswith(b"data: "))
+        assert text == kept["content"]
+    finally:
+        proc.terminate()
+        proc.wait(timeout=30)
