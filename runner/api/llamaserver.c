@@ -511,18 +511,6 @@ static void write_probs(struct ob_jw *w, const struct rn_infer_emit *e)
 	rn_infer_write_logprobs(w, e, RN_INFER_LP_LLAMA);
 }
 
-/* the chat choice's "logprobs":{"content":[...]} (when asked and there are entries) */
-static void write_chat_logprobs(struct ob_jw *w, const struct rn_infer_emit *e)
-{
-	if (!e->logprobs || !e->n_lp)
-		return;
-	ob_jw_key(w, "logprobs");
-	ob_jw_obj(w);
-	ob_jw_key(w, "content");
-	rn_infer_write_logprobs(w, e, RN_INFER_LP_LLAMA);
-	ob_jw_obj_end(w);
-}
-
 /* /completion's final object: content is the tail (streamed) or the whole text. */
 static void completion_final(const struct ls_state *q, const struct rn_infer_emit *e, bool new_line, struct ob_jw *w)
 {
@@ -644,7 +632,7 @@ static void chat_chunk(void *state, const struct rn_infer_emit *e, struct ob_jw 
 			rn_infer_write_tool_calls(w, e, true); /* upstream's deltas carry the index */
 		}
 		ob_jw_obj_end(w);
-		write_chat_logprobs(w, e);
+		rn_infer_write_choice_logprobs(w, e, RN_INFER_LP_LLAMA);
 		ob_jw_obj_end(w);
 		ob_jw_arr_end(w);
 		ob_jw_obj_end(w);
@@ -685,7 +673,7 @@ static void chat_whole(void *state, const struct rn_infer_emit *e, struct ob_jw 
 		rn_infer_write_tool_calls(w, e, false);
 	}
 	ob_jw_obj_end(w);
-	write_chat_logprobs(w, e);
+	rn_infer_write_choice_logprobs(w, e, RN_INFER_LP_LLAMA);
 	ob_jw_obj_end(w);
 	ob_jw_arr_end(w);
 	chat_usage(e, w);

@@ -82,18 +82,6 @@ static void object_head(struct ob_jw *w, const struct oai_state *o, const char *
 	ob_jw_string(w, "fp_ollama");
 }
 
-/* "logprobs":{"content":[api.Logprob]} (omitempty), as Ollama's ChoiceLogprobs */
-static void choice_logprobs(struct ob_jw *w, const struct rn_infer_emit *e)
-{
-	if (!e->logprobs || !e->n_lp)
-		return;
-	ob_jw_key(w, "logprobs");
-	ob_jw_obj(w);
-	ob_jw_key(w, "content");
-	rn_infer_write_logprobs(w, e, RN_INFER_LP_OLLAMA);
-	ob_jw_obj_end(w);
-}
-
 /* one chat.completion.chunk with the given delta parts, as one SSE event; finish: its finish_reason (NULL:
  * null) */
 static void chat_event(const struct oai_state *o, const struct rn_infer_emit *e, bool role, bool content,
@@ -131,7 +119,7 @@ static void chat_event(const struct oai_state *o, const struct rn_infer_emit *e,
 	else
 		ob_jw_null(w);
 	if (content)
-		choice_logprobs(w, e);
+		rn_infer_write_choice_logprobs(w, e, RN_INFER_LP_OLLAMA); /* Ollama's ChoiceLogprobs */
 	ob_jw_obj_end(w);
 	ob_jw_arr_end(w);
 	ob_jw_obj_end(w);
@@ -218,7 +206,7 @@ static void chat_whole(void *state, const struct rn_infer_emit *e, struct ob_jw 
 		ob_jw_string(w, reason);
 	else
 		ob_jw_null(w);
-	choice_logprobs(w, e);
+	rn_infer_write_choice_logprobs(w, e, RN_INFER_LP_OLLAMA);
 	ob_jw_obj_end(w);
 	ob_jw_arr_end(w);
 	ob_jw_key(w, "usage");
@@ -239,7 +227,7 @@ static void completion_choice(struct ob_jw *w, const struct rn_infer_emit *e)
 		ob_jw_string(w, e->done_reason);
 	else
 		ob_jw_null(w);
-	choice_logprobs(w, e);
+	rn_infer_write_choice_logprobs(w, e, RN_INFER_LP_OLLAMA);
 	ob_jw_obj_end(w);
 }
 

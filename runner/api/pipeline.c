@@ -279,6 +279,17 @@ void rn_infer_write_logprobs(struct ob_jw *w, const struct rn_infer_emit *e, enu
 	ob_jw_arr_end(w);
 }
 
+void rn_infer_write_choice_logprobs(struct ob_jw *w, const struct rn_infer_emit *e, enum rn_infer_lp_shape shape)
+{
+	if (!e->logprobs || !e->n_lp)
+		return;
+	ob_jw_key(w, "logprobs");
+	ob_jw_obj(w);
+	ob_jw_key(w, "content");
+	rn_infer_write_logprobs(w, e, shape);
+	ob_jw_obj_end(w);
+}
+
 void rn_infer_write_tool_calls(struct ob_jw *w, const struct rn_infer_emit *e, bool with_index)
 {
 	ob_jw_arr(w);

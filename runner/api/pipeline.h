@@ -98,6 +98,9 @@ const char *rn_infer_logprob_text(const struct rn_infer_emit *e, int32_t id, siz
  * logprob is written as -9999 (JSON has no infinity; OpenAI's own floor for "improbable"). */
 enum rn_infer_lp_shape { RN_INFER_LP_OLLAMA, RN_INFER_LP_LLAMA };
 void rn_infer_write_logprobs(struct ob_jw *jw, const struct rn_infer_emit *e, enum rn_infer_lp_shape shape);
+/* For formatters: an OpenAI-style choice's member "logprobs":{"content":[entries in `shape`]}, when logprobs
+ * were asked and e has entries (else nothing: Go's omitempty). */
+void rn_infer_write_choice_logprobs(struct ob_jw *jw, const struct rn_infer_emit *e, enum rn_infer_lp_shape shape);
 /* For `rendered` formatters: the member "_debug_info":{"rendered_template":prompt} of Ollama's debug render
  * answer (the Ollama and OpenAI faces both send it). */
 void rn_infer_write_debug_info(struct ob_jw *jw, const char *prompt, size_t len);

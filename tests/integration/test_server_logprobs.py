@@ -2,15 +2,33 @@
 and /api/generate, streamed and not, raw and through the `ollama` client, the OpenAI client's logprobs on
 /v1/chat/completions and /v1/completions. Greedy decoding, so the chosen token must be the most probable one
 of the model's raw distribution, and the token texts must spell the answer."""
+import contextlib
 import json
 import math
+import subprocess
 
 import requests
 
-from test_server_common import served  # noqa: F401  (fixture)
+from conftest import model_path
+from test_server_common import free_port, served  # noqa: F401  (fixture)
+from test_server_llamaserver import ollama_argv, wait_health
 
 OPTS = {"temperature": 0, "num_predict": 8, "seed": 1}
 MSGS = [{"role": "user", "content": "Say hello."}]
+
+
+@contextlib.contextmanager
+def llama_server(orun_bin, model):
+    """`orun llama-server` on a test model, started as Ollama starts it; yields its base URL."""
+    port = free_port()
+    proc = subprocess.Popen([orun_bin, "llama-server", *ollama_argv(orun_bin, model_path(model), port)[1:]],
+                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        wait_health(port, proc)
+        yield f"http://127.0.0.1:{port}"
+    finally:
+        proc.terminate()
+        proc.wait(timeout=30)
 
 
 def check_entries(entries, top):
@@ -120,18 +138,7 @@ def test_llama_server_n_probs(orun_bin, tmp_path):
     """`orun llama-server`: n_probs → completion_probabilities on /completion's events as Ollama's runner
     client reads them (token, logprob, bytes, top_logprobs per generated token); logprobs + top_logprobs →
     choices[0].logprobs.content on /v1/chat/completions."""
-    import subprocess
-
-    from conftest import model_path
-    from test_server_common import free_port
-    from test_server_llamaserver import ollama_argv, wait_health
-
-    port = free_port()
-    proc = subprocess.Popen([orun_bin, "llama-server", *ollama_argv(orun_bin, model_path("qwen2"), port)[1:]],
-                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    try:
-        wait_health(port, proc)
-        base = f"http://127.0.0.1:{port}"
+    with llama_server(orun_bin, "qwen2") as base:
         prompt = "<|im_start|>user\nSay hello.<|im_end|>\n<|im_start|>assistant\n"
         body = {"prompt": prompt, "stream": True, "n_predict": 8, "temperature": 0, "n_probs": 3,
                 "stop": ["<|im_end|>", "<|endoftext|>"]}
@@ -162,27 +169,13 @@ def test_llama_server_n_probs(orun_bin, tmp_path):
         lc = j["choices"][0]["logprobs"]["content"]
         assert check_entries([{k: p[k] for k in ("token", "logprob", "bytes", "top_logprobs")} for p in lc], 2) \
             == j["choices"][0]["message"]["content"]
-    finally:
-        proc.terminate()
-        proc.wait(timeout=30)
 
 
 def test_llama_server_preserved_tokens(orun_bin, tmp_path):
     """preserved_tokens (issue 15 item 5): a control token listed there comes back as its text, as upstream
     (detokenized with special = true); not listed, it is dropped from the text. The logprob entry of such a
     token carries its text either way."""
-    import subprocess
-
-    from conftest import model_path
-    from test_server_common import free_port
-    from test_server_llamaserver import ollama_argv, wait_health
-
-    port = free_port()
-    proc = subprocess.Popen([orun_bin, "llama-server", *ollama_argv(orun_bin, model_path("llama"), port)[1:]],
-                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    try:
-        wait_health(port, proc)
-        base = f"http://127.0.0.1:{port}"
+    with llama_server(orun_bin, "llama") as base:
         # SmolLM2 opens the next turn with <|im_start|> (a control token, not an end of generation) after a
         # finished system turn
         body = {"prompt": "<|im_start|>system\nYou are a helpful assistant.<|im_end|>\n", "n_predict": 3,
@@ -198,6 +191,3 @@ def test_llama_server_preserved_tokens(orun_bin, tmp_path):
                           stream=True)
         text = "".join(json.loads(x[6:])["content"] for x in r.iter_lines() if x.startswith(b"data: "))
         assert text == kept["content"]
-    finally:
-        proc.terminate()
-        proc.wait(timeout=30)
