@@ -82,16 +82,20 @@ def test_generate_logprobs(served):
 
 
 def test_logprobs_stop_string(served):
-    """A token whose text a stop string cuts gets no entry; the entries still spell the answer."""
-    base = {"model": "qwen2", "prompt": "1, 2, 3,", "logprobs": True, "stream": False}
-    full = requests.post(served.base + "/api/generate", json={**base, "options": OPTS}).json()["response"]
-    stop = full.strip()[2:4] if len(full.strip()) > 4 else full.strip()[-1]
-    j = requests.post(served.base + "/api/generate",
-                      json={**base, "options": {**OPTS, "stop": [stop]}}).json()
-    assert stop not in j["response"]
-    text = check_entries(j["logprobs"], 0) if j["response"] else ""
-    assert j["response"] and text.startswith(j["response"]) or not j["response"]
-    assert len(text) - len(j["response"]) < len(stop) + 8
+    """As Ollama's runner: a token whose text a stop string swallows whole gets no entry; one with some text
+    before the stop keeps its entry."""
+    base = {"model": "qwen2", "prompt": "The days of the week: Monday, Tuesday,", "logprobs": True, "stream": False, "raw": True}
+    full = requests.post(served.base + "/api/generate", json={**base, "options": OPTS}).json()
+    toks = [e["token"] for e in full["logprobs"]]
+    assert len(toks) >= 5 and "".join(toks) == full["response"]
+    k = next(i for i in range(2, len(toks) - 1) if len(toks[i].strip()) >= 1 and toks[i] not in "".join(toks[:i]))
+    cases = [(toks[k] + toks[k + 1], k)]  # the stop starts where token k starts: k..k+1 get none
+    assert len(toks[k]) >= 2, toks
+    cases.append((toks[k][1:] + toks[k + 1], k + 1))  # starts inside token k: k keeps its entry
+    for stop, n in cases:
+        j = requests.post(served.base + "/api/generate", json={**base, "options": {**OPTS, "stop": [stop]}}).json()
+        assert j["response"] == full["response"][:full["response"].index(stop)], (stop, j)
+        assert [e["token"] for e in j["logprobs"]] == toks[:n], (stop, j["logprobs"])
 
 
 def test_top_logprobs_range(served):
