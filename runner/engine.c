@@ -48,6 +48,13 @@ struct slot {
 	/* text not yet released (a possible stop string) */
 	char *pend;
 	size_t pend_len, pend_cap;
+	/* logprobs of tokens whose text is (partly) in pend: lp[i]'s text is pend[lp_span[i][0] .. lp_span[i][1]) */
+	struct rn_logprob *lp;
+	size_t (*lp_span)[2];
+	size_t n_lp, cap_lp, cap_lp_span;
+	float *lp_row;       /* the raw logits of this step, kept before the sampler changes them [n_vocab] */
+	int32_t preserved[RN_ENGINE_MAX_PRESERVED]; /* rn_request.preserved, copied */
+	size_t n_preserved;
 	struct rn_engine_stats stats;
 	int64_t t_start, t_first;
 };
@@ -110,6 +117,7 @@ static void slot_release_request(struct slot *s)
 	rn_tok_stream_free(s->ts);
 	s->ts = NULL;
 	s->pend_len = 0;
+	s->n_lp = 0;
 }
 
 struct rn_engine *rn_engine_new(const struct rn_model *m, const struct rn_tok *tok, const struct rn_load_params *p,
@@ -178,6 +186,9 @@ void rn_engine_free(struct rn_engine *e)
 			free(e->slots[i].cache);
 			free(e->slots[i].prompt);
 			free(e->slots[i].pend);
+			free(e->slots[i].lp);
+			free(e->slots[i].lp_span);
+			free(e->slots[i].lp_row);
 		}
 		pthread_mutex_destroy(&e->mu);
 		pthread_cond_destroy(&e->cv);
@@ -242,6 +253,16 @@ int rn_engine_submit(struct rn_engine *e, const struct rn_request *r, struct rn_
 		rn_error_set(err, RN_ERR_INVALID_ARG, "num_predict = %d (allowed: -2, -1 or >= 0)", r->num_predict);
 		return -1;
 	}
+	if (r->logprobs && (r->top_logprobs < 0 || r->top_logprobs > RN_LOGPROB_TOP_MAX)) {
+		rn_error_set(err, RN_ERR_INVALID_ARG, "top_logprobs = %d (allowed 0..%d)", r->top_logprobs,
+			     RN_LOGPROB_TOP_MAX);
+		return -1;
+	}
+	if (r->n_preserved > RN_ENGINE_MAX_PRESERVED) {
+		rn_error_set(err, RN_ERR_INVALID_ARG, "%zu preserved tokens (at most %d)", r->n_preserved,
+			     RN_ENGINE_MAX_PRESERVED);
+		return -1;
+	}
 	if (r->slot >= e->p.n_seq) {
 		rn_error_set(err, RN_ERR_INVALID_ARG, "slot %d out of range [0, %d)", r->slot, e->p.n_seq);
 		return -1;
@@ -295,6 +316,9 @@ int rn_engine_submit(struct rn_engine *e, const struct rn_request *r, struct rn_
 			s->cap_prompt = r->n_prompt;
 		}
 	}
+	if (rc == RN_OK && r->logprobs && !s->lp_row &&
+	    !(s->lp_row = malloc((size_t)e->n_vocab * sizeof *s->lp_row)))
+		rc = RN_ERR_NOMEM;
 	int n_stop = 0;
 	for (int i = 0; rc == RN_OK && i < r->n_stop; i++) {
 		if (!r->stop[i][0])
@@ -318,6 +342,10 @@ int rn_engine_submit(struct rn_engine *e, const struct rn_request *r, struct rn_
 	s->req = *r;
 	s->req.prompt = s->prompt;
 	s->req.stop = NULL;
+	if (r->n_preserved)
+		memcpy(s->preserved, r->preserved, r->n_preserved * sizeof *s->preserved);
+	s->n_preserved = r->n_preserved;
+	s->req.preserved = NULL;
 	s->smp = smp;
 	s->ts = ts;
 	atomic_store(&s->cancel, false);
@@ -361,9 +389,35 @@ bool rn_engine_wait(struct rn_engine *e, int timeout_ms)
 /* ---------------------------------------------------------------------------------------------------- */
 /* events */
 
-static int emit(struct slot *s, int32_t token, const char *text, size_t len)
+/* How many queued logprob entries go out with the release of pend[0..upto): those with some text before upto,
+ * and those with no text of their own at or before it. */
+static size_t lp_ready(const struct slot *s, size_t upto)
 {
-	struct rn_event ev = {.token = token, .text = text ? text : "", .len = len, .slot = s->id};
+	size_t k = 0;
+	while (k < s->n_lp && (s->lp_span[k][0] < upto ||
+			       (s->lp_span[k][0] == s->lp_span[k][1] && s->lp_span[k][0] <= upto)))
+		k++;
+	return k;
+}
+
+/* Drop the first k entries; the rest move to the front with their spans shifted back by `shift` bytes. */
+static void lp_consume(struct slot *s, size_t k, size_t shift)
+{
+	memmove(s->lp, s->lp + k, (s->n_lp - k) * sizeof *s->lp);
+	memmove(s->lp_span, s->lp_span + k, (s->n_lp - k) * sizeof *s->lp_span);
+	s->n_lp -= k;
+	for (size_t i = 0; i < s->n_lp; i++) {
+		s->lp_span[i][0] = s->lp_span[i][0] > shift ? s->lp_span[i][0] - shift : 0;
+		s->lp_span[i][1] = s->lp_span[i][1] > shift ? s->lp_span[i][1] - shift : 0;
+	}
+}
+
+/* A token event releasing text pend[0..len) (text may point elsewhere for the final flush), with the logprob
+ * entries of n_lp queued tokens. */
+static int emit(struct slot *s, int32_t token, const char *text, size_t len, size_t n_lp)
+{
+	struct rn_event ev = {.token = token, .text = text ? text : "", .len = len, .slot = s->id,
+			      .logprobs = n_lp ? s->lp : NULL, .n_logprobs = n_lp};
 	return s->req.on_event ? s->req.on_event(s->req.user, &ev) : 0;
 }
 
@@ -406,6 +460,8 @@ static void finish(struct rn_engine *e, struct slot *s, enum rn_done_reason reas
 		.stats = &s->stats,
 		.error = error,
 		.slot = s->id,
+		.logprobs = keep_pending && s->n_lp ? s->lp : NULL,
+		.n_logprobs = keep_pending ? s->n_lp : 0,
 	};
 	if (s->req.on_event)
 		(void)s->req.on_event(s->req.user, &ev);
@@ -453,14 +509,32 @@ static const char *find_bytes(const char *h, size_t hn, const char *n, size_t nn
 	return NULL;
 }
 
+/* Queue the logprob entry of token tok, computed from the step's raw logits, for the text pend[start..end). */
+static int lp_push(struct rn_engine *e, struct slot *s, int32_t tok, size_t start, size_t end)
+{
+	if (ob_grow(&s->lp, &s->cap_lp, s->n_lp + 1, sizeof *s->lp, 8, 0) != OB_GROW_OK ||
+	    ob_grow(&s->lp_span, &s->cap_lp_span, s->n_lp + 1, sizeof *s->lp_span, 8, 0) != OB_GROW_OK)
+		return RN_ERR_NOMEM;
+	rn_logprob_compute(s->lp_row, e->n_vocab, tok, s->req.top_logprobs, &s->lp[s->n_lp]);
+	s->lp_span[s->n_lp][0] = start;
+	s->lp_span[s->n_lp][1] = end;
+	s->n_lp++;
+	return RN_OK;
+}
+
 /* A token was sampled: text, stop strings, event. Returns true when the request ended. */
 static bool on_token(struct rn_engine *e, struct slot *s, int32_t tok)
 {
 	const char *piece = NULL;
 	size_t plen = 0;
-	if (s->ts && rn_tok_stream_push(s->ts, tok, &piece, &plen) != RN_TOK_OK)
+	bool special = s->req.render_special;
+	for (size_t i = 0; i < s->n_preserved && !special; i++)
+		special = s->preserved[i] == tok;
+	if (s->ts && rn_tok_stream_push_as(s->ts, tok, special, &piece, &plen) != RN_TOK_OK)
 		plen = 0;
-	if (plen && pend_append(s, piece, plen) != RN_OK) {
+	size_t start = s->pend_len;
+	if ((plen && pend_append(s, piece, plen) != RN_OK) ||
+	    (s->req.logprobs && lp_push(e, s, tok, start, s->pend_len) != RN_OK)) {
 		fail(e, s, RN_ERR_NOMEM, "out of memory for the generated text");
 		return true;
 	}
@@ -472,8 +546,10 @@ static bool on_token(struct rn_engine *e, struct slot *s, int32_t tok)
 			cut = m;
 	}
 	if (cut) {
-		int rc = emit(s, tok, s->pend, (size_t)(cut - s->pend));
+		size_t keep = (size_t)(cut - s->pend);
+		int rc = emit(s, tok, s->pend, keep, lp_ready(s, keep));
 		s->pend_len = 0;
+		s->n_lp = 0; /* the tokens of the stop string: no entries */
 		(void)rc;
 		finish(e, s, RN_DONE_STOP, NULL, false);
 		return true;
@@ -485,7 +561,9 @@ static bool on_token(struct rn_engine *e, struct slot *s, int32_t tok)
 			hold = k;
 	}
 	size_t out = s->pend_len - hold;
-	int rc = emit(s, tok, s->pend, out);
+	size_t n_lp = lp_ready(s, out);
+	int rc = emit(s, tok, s->pend, out, n_lp);
+	lp_consume(s, n_lp, out);
 	memmove(s->pend, s->pend + out, hold);
 	s->pend_len = hold;
 	if (rc != 0 || atomic_load(&s->cancel)) {
@@ -687,6 +765,8 @@ int rn_engine_step(struct rn_engine *e)
 				continue;
 			}
 			float *lg = e->logits + (size_t)s->out_row * (size_t)e->n_vocab;
+			if (s->req.logprobs) /* the sampler changes lg: logprobs are of the raw logits */
+				memcpy(s->lp_row, lg, (size_t)e->n_vocab * sizeof *lg);
 			int32_t t = rn_sampler_sample(s->smp, lg);
 			rn_sampler_accept(s->smp, t);
 			s->n_gen++;

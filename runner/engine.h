@@ -18,6 +18,7 @@
 #include <stdint.h>
 
 #include "runner/backend.h"
+#include "runner/logprob.h"
 #include "runner/error.h"
 #include "runner/model.h"
 #include "runner/sampler.h"
@@ -25,6 +26,7 @@
 
 #define RN_ENGINE_MAX_STOP 16        /* stop strings per request */
 #define RN_ENGINE_MAX_STOP_LEN 1024  /* bytes per stop string */
+#define RN_ENGINE_MAX_PRESERVED 256  /* preserved tokens per request */
 #define RN_ENGINE_PREDICT_CAP 10     /* num_predict is capped at this many times num_ctx */
 
 enum rn_done_reason {
@@ -58,6 +60,11 @@ struct rn_event {
 	const struct rn_engine_stats *stats;     /* final event only */
 	const struct rn_error *error;            /* RN_DONE_ERROR only */
 	int slot;
+	/* With rn_request.logprobs: the entries of the tokens whose text this event releases (some of it, or
+	 * all of a token with no text of its own), in order; borrowed until the callback returns. A token cut
+	 * entirely by a stop string never gets one, nor does an end-of-generation token (as Ollama). */
+	const struct rn_logprob *logprobs;
+	size_t n_logprobs;
 };
 
 /* Called on the engine thread. Return 0 to continue, nonzero to cancel the request (a final event with
@@ -78,6 +85,11 @@ struct rn_request {
 	const char *const *stop; /* stop strings (copied); NULL when n_stop is 0 */
 	int n_stop;
 	bool render_special;     /* show control tokens in the text (Ollama: false) */
+	const int32_t *preserved; /* tokens shown as their text even without render_special (llama-server's
+				   * preserved_tokens); copied; NULL when n_preserved is 0 */
+	size_t n_preserved;       /* at most RN_ENGINE_MAX_PRESERVED */
+	bool logprobs;           /* events carry each token's log-probability (runner/logprob.h) */
+	int top_logprobs;        /* with logprobs: the most probable tokens per entry, 0..RN_LOGPROB_TOP_MAX */
 	int slot;                /* the slot to use, or -1: the idle slot sharing the longest prefix */
 	rn_event_fn on_event;
 	void *user;

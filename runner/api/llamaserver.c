@@ -502,6 +502,15 @@ static void completion_head(const struct rn_infer_emit *e, struct ob_jw *w)
 	ob_jw_arr_end(w);
 }
 
+/* completion_probabilities: the entries of the tokens this object covers (when asked) */
+static void write_probs(struct ob_jw *w, const struct rn_infer_emit *e)
+{
+	if (!e->logprobs)
+		return;
+	ob_jw_key(w, "completion_probabilities");
+	rn_infer_write_logprobs(w, e, RN_INFER_LP_LLAMA);
+}
+
 /* /completion's final object: content is the tail (streamed) or the whole text. */
 static void completion_final(const struct ls_state *q, const struct rn_infer_emit *e, bool new_line, struct ob_jw *w)
 {
@@ -529,6 +538,7 @@ static void completion_final(const struct ls_state *q, const struct rn_infer_emi
 	ob_jw_int(w, st->n_prompt + st->n_eval);
 	ob_jw_key(w, "timings");
 	write_timings(w, st);
+	write_probs(w, e);
 	ob_jw_obj_end(w);
 	(void)q;
 }
@@ -554,6 +564,7 @@ static void completion_chunk(void *state, const struct rn_infer_emit *e, struct 
 	ob_jw_int(w, q->n_decoded);
 	ob_jw_key(w, "tokens_evaluated");
 	ob_jw_int(w, (int64_t)e->n_prompt_tokens);
+	write_probs(w, e);
 	ob_jw_obj_end(w);
 	rn_infer_put_sse(out, w);
 }
@@ -621,6 +632,7 @@ static void chat_chunk(void *state, const struct rn_infer_emit *e, struct ob_jw 
 			rn_infer_write_tool_calls(w, e, true); /* upstream's deltas carry the index */
 		}
 		ob_jw_obj_end(w);
+		rn_infer_write_choice_logprobs(w, e, RN_INFER_LP_LLAMA);
 		ob_jw_obj_end(w);
 		ob_jw_arr_end(w);
 		ob_jw_obj_end(w);
@@ -661,6 +673,7 @@ static void chat_whole(void *state, const struct rn_infer_emit *e, struct ob_jw 
 		rn_infer_write_tool_calls(w, e, false);
 	}
 	ob_jw_obj_end(w);
+	rn_infer_write_choice_logprobs(w, e, RN_INFER_LP_LLAMA);
 	ob_jw_obj_end(w);
 	ob_jw_arr_end(w);
 	chat_usage(e, w);
@@ -691,7 +704,35 @@ void rn_ls_req_clear(struct rn_ls_req *q)
 	for (size_t i = 0; i < q->n_stops; i++)
 		free(q->stops[i]);
 	free(q->stops);
+	free(q->preserved);
 	memset(q, 0, sizeof *q);
+}
+
+int rn_ls_read_preserved(const struct rn_tok *tok, const struct ob_json *root, struct rn_ls_req *q,
+			 struct rn_request *rq, char *err, size_t n)
+{
+	const struct ob_json *pt = ob_json_get(root, "preserved_tokens");
+	if (!pt || pt->type != OB_JSON_ARRAY || !pt->count)
+		return 0;
+	size_t cap = pt->count < RN_ENGINE_MAX_PRESERVED ? pt->count : RN_ENGINE_MAX_PRESERVED;
+	if (!(q->preserved = malloc(cap * sizeof *q->preserved))) {
+		snprintf(err, n, "out of memory");
+		return 500;
+	}
+	OB_JSON_FOREACH(e, pt)
+	{
+		if (e->type != OB_JSON_STRING || q->n_preserved == cap)
+			continue;
+		int32_t *ids = NULL;
+		size_t n_ids = 0;
+		struct rn_tok_error te;
+		if (rn_tok_encode_alloc(tok, e->str, e->len, false, true, &ids, &n_ids, &te) == RN_TOK_OK && n_ids == 1)
+			q->preserved[q->n_preserved++] = ids[0];
+		free(ids);
+	}
+	rq->preserved = q->preserved;
+	rq->n_preserved = q->n_preserved;
+	return 0;
 }
 
 int rn_ls_read_params(const struct rn_ls_opts *o, struct rn_ls_req *q, const struct ob_json *root,
@@ -722,10 +763,13 @@ int rn_ls_read_params(const struct rn_ls_opts *o, struct rn_ls_req *q, const str
 		snprintf(err, n, "grammars, JSON schemas and response_format are not supported by orun yet");
 		return 501;
 	}
-	if (num_or(root, "n_probs", 0) > 0 || bool_or(root, "logprobs", false)) {
-		snprintf(err, n, "token probabilities (n_probs, logprobs) are not supported by orun yet");
-		return 501;
-	}
+	/* /completion's n_probs, or the chat's logprobs + top_logprobs: entries with that many top tokens
+	 * (orun's limit is Ollama's, RN_LOGPROB_TOP_MAX) */
+	double n_probs = num_or(root, "n_probs", 0);
+	rq->logprobs = n_probs > 0 || bool_or(root, "logprobs", false);
+	if (n_probs <= 0)
+		n_probs = num_or(root, "top_logprobs", 0);
+	rq->top_logprobs = n_probs <= 0 ? 0 : n_probs > RN_LOGPROB_TOP_MAX ? RN_LOGPROB_TOP_MAX : (int)n_probs;
 	const struct ob_json *stop = ob_json_get(root, "stop");
 	size_t cnt = !stop ? 0 : stop->type == OB_JSON_STRING ? 1 : stop->type == OB_JSON_ARRAY ? stop->count : 0;
 	q->stops = calloc(cnt ? cnt : 1, sizeof *q->stops);
@@ -783,6 +827,8 @@ static void h_completion(struct rn_http_req *r)
 	struct rn_request rq;
 	char err[512];
 	int st = rn_ls_read_params(&s->o, &q, root, &rq, err, sizeof err);
+	if (!st)
+		st = rn_ls_read_preserved(rn_runner_tok(s->runner), root, &q, &rq, err, sizeof err);
 	if (!st)
 		st = rn_ls_read_prompt(rn_runner_tok(s->runner), root, &q, err, sizeof err);
 	ob_json_free(doc);
@@ -1163,6 +1209,8 @@ static void h_chat(struct rn_http_req *r)
 	struct rn_request rq;
 	char err[512];
 	int st = rn_ls_read_params(&s->o, &q, root, &rq, err, sizeof err);
+	if (!st)
+		st = rn_ls_read_preserved(rn_runner_tok(s->runner), root, &q, &rq, err, sizeof err);
 	char *p = NULL;
 	size_t pl = 0;
 	if (!st)

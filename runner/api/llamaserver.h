@@ -63,6 +63,8 @@ struct rn_ls_req {
 	size_t n_tokens;
 	char **stops;    /* the stop strings (malloc'd, each malloc'd) */
 	size_t n_stops;
+	int32_t *preserved; /* preserved_tokens' ids (malloc'd) */
+	size_t n_preserved;
 };
 
 /* Frees what q holds and zeroes it. */
@@ -72,9 +74,16 @@ void rn_ls_req_clear(struct rn_ls_req *q);
 struct ob_json_doc *rn_ls_parse_body(const char *body, size_t len, const struct ob_json **root, char *err, size_t n);
 
 /* /completion and chat: the sampling fields into rq (rn_request_default first), the stop strings into q
- * (rq->stop points at them). 501 for what orun does not do (grammars, JSON schemas, token probabilities). */
+ * (rq->stop points at them), token probabilities (n_probs, or logprobs + top_logprobs; top entries capped at
+ * RN_LOGPROB_TOP_MAX). 501 for what orun does not do (grammars, JSON schemas). */
 int rn_ls_read_params(const struct rn_ls_opts *o, struct rn_ls_req *q, const struct ob_json *root,
 		      struct rn_request *rq, char *err, size_t n);
+
+/* /completion and chat: preserved_tokens (token texts) into q, and rq->preserved pointing at them: each text
+ * that is one token (special tokens parsed) is shown as its text even when it is a control token, as upstream
+ * detokenizes them with special = true; other texts are ignored, as upstream does. 500 when out of memory. */
+int rn_ls_read_preserved(const struct rn_tok *tok, const struct ob_json *root, struct rn_ls_req *q,
+			 struct rn_request *rq, char *err, size_t n);
 
 /* /completion's prompt into q->tokens: a string (tokenized with the special tokens parsed, BOS added), an array
  * of ids, or {"prompt_string", "multimodal_data"} (501 when multimodal data is given); 400 when empty. */

@@ -64,6 +64,15 @@ static void write_head(struct ob_jw *w, const struct rn_infer_emit *e)
 	ob_jw_string(w, rn_http_rfc3339_now(ts, sizeof ts));
 }
 
+/* logprobs (omitempty): []api.Logprob */
+static void write_logprobs(struct ob_jw *w, const struct rn_infer_emit *e)
+{
+	if (!e->logprobs || !e->n_lp)
+		return;
+	ob_jw_key(w, "logprobs");
+	rn_infer_write_logprobs(w, e, RN_INFER_LP_OLLAMA);
+}
+
 /* done, and done_reason (omitempty) once done */
 static void write_done(struct ob_jw *w, const struct rn_infer_emit *e)
 {
@@ -91,6 +100,7 @@ static void chat_whole(void *state, const struct rn_infer_emit *e, struct ob_jw 
 	write_tool_calls(w, e);
 	ob_jw_obj_end(w);
 	write_done(w, e);
+	write_logprobs(w, e);
 	write_metrics(w, e);
 	ob_jw_obj_end(w);
 }
@@ -119,6 +129,7 @@ static void generate_whole(void *state, const struct rn_infer_emit *e, struct ob
 	}
 	write_metrics(w, e);
 	write_tool_calls(w, e);
+	write_logprobs(w, e);
 	ob_jw_obj_end(w);
 }
 

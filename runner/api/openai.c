@@ -118,6 +118,8 @@ static void chat_event(const struct oai_state *o, const struct rn_infer_emit *e,
 		ob_jw_string(w, finish);
 	else
 		ob_jw_null(w);
+	if (content)
+		rn_infer_write_choice_logprobs(w, e, RN_INFER_LP_OLLAMA); /* Ollama's ChoiceLogprobs */
 	ob_jw_obj_end(w);
 	ob_jw_arr_end(w);
 	ob_jw_obj_end(w);
@@ -204,6 +206,7 @@ static void chat_whole(void *state, const struct rn_infer_emit *e, struct ob_jw 
 		ob_jw_string(w, reason);
 	else
 		ob_jw_null(w);
+	rn_infer_write_choice_logprobs(w, e, RN_INFER_LP_OLLAMA);
 	ob_jw_obj_end(w);
 	ob_jw_arr_end(w);
 	ob_jw_key(w, "usage");
@@ -224,6 +227,7 @@ static void completion_choice(struct ob_jw *w, const struct rn_infer_emit *e)
 		ob_jw_string(w, e->done_reason);
 	else
 		ob_jw_null(w);
+	rn_infer_write_choice_logprobs(w, e, RN_INFER_LP_OLLAMA);
 	ob_jw_obj_end(w);
 }
 

@@ -6,7 +6,7 @@
  * STEP_NEXT, STEP_ANSWERED (its reply is out) or STEP_FAILED (status and message in the context, answered once
  * by the face's error formatter); the context (struct rn_infer) owns what the steps allocate and
  * infer_free releases it. Output is shaped only by the face's formatter table. Not supported yet, with clear
- * errors: `format`, `logprobs`, images (no vision engine).
+ * errors: `format`, images (no vision engine).
  */
 #include "config.h"
 
@@ -81,6 +81,7 @@ struct rn_infer {
 	struct mf_options opts;
 	/* accumulation */
 	struct ob_buf acc_content, acc_thinking, gen_text;
+	struct ob_buf acc_lp; /* struct rn_logprob entries not yet emitted (whole: all of them) */
 	struct rn_tool_call *calls;
 	size_t n_calls;
 	/* output; per-token scratch kept across events (no allocation per token once grown) */
@@ -95,6 +96,7 @@ struct rn_infer {
 	/* metrics */
 	int64_t t_last_out;
 	bool in_flight;
+	bool rq_logprobs; /* the submitted request asked for logprobs */
 };
 
 static void infer_free(struct rn_infer *I)
@@ -114,6 +116,7 @@ static void infer_free(struct rn_infer *I)
 	rn_tool_calls_free(I->calls, I->n_calls);
 	ob_buf_free(&I->acc_content);
 	ob_buf_free(&I->acc_thinking);
+	ob_buf_free(&I->acc_lp);
 	ob_buf_free(&I->gen_text);
 	ob_buf_free(&I->line);
 	ob_buf_free(&I->th);
@@ -149,6 +152,7 @@ static struct rn_infer *infer_new(struct rn_http_req *r, struct rn_api *api, enu
 	mf_options_init(&I->opts);
 	ob_buf_init(&I->acc_content, 0);
 	ob_buf_init(&I->acc_thinking, 0);
+	ob_buf_init(&I->acc_lp, 0);
 	ob_buf_init(&I->gen_text, 0);
 	ob_buf_init(&I->line, 0);
 	ob_buf_init(&I->th, RN_PARSE_MAX_BUFFER);
@@ -211,6 +215,79 @@ void rn_infer_put_sse(struct ob_buf *out, const struct ob_jw *jw)
 void rn_infer_put_line(struct ob_buf *out, const struct ob_jw *jw)
 {
 	put_framed(out, jw, "", "\n");
+}
+
+const char *rn_infer_logprob_text(const struct rn_infer_emit *e, int32_t id, size_t *len)
+{
+	const char *p = NULL;
+	if (!e->tok || rn_tok_piece(e->tok, id, true, &p, len) != RN_TOK_OK || !p) {
+		*len = 0;
+		return "";
+	}
+	return p;
+}
+
+/* one entry's members (the object is open) */
+static void write_token_logprob(struct ob_jw *w, const struct rn_infer_emit *e, int32_t id, float lp,
+				enum rn_infer_lp_shape shape)
+{
+	size_t n;
+	const char *t = rn_infer_logprob_text(e, id, &n);
+	bool llama = shape == RN_INFER_LP_LLAMA;
+	if (llama) {
+		ob_jw_key(w, "id");
+		ob_jw_int(w, id);
+	}
+	ob_jw_key(w, "token");
+	ob_jw_stringn(w, t, n);
+	if (!llama) {
+		ob_jw_key(w, "logprob");
+		ob_jw_float64(w, lp < -9999.0f ? -9999.0 : (double)lp);
+	}
+	if (n || llama) {
+		ob_jw_key(w, "bytes");
+		ob_jw_arr(w);
+		for (size_t i = 0; i < n; i++)
+			ob_jw_int(w, (unsigned char)t[i]);
+		ob_jw_arr_end(w);
+	}
+	if (llama) {
+		ob_jw_key(w, "logprob");
+		ob_jw_float64(w, lp < -9999.0f ? -9999.0 : (double)lp);
+	}
+}
+
+void rn_infer_write_logprobs(struct ob_jw *w, const struct rn_infer_emit *e, enum rn_infer_lp_shape shape)
+{
+	ob_jw_arr(w);
+	for (size_t i = 0; i < e->n_lp; i++) {
+		const struct rn_logprob *lp = &e->lp[i];
+		ob_jw_obj(w);
+		write_token_logprob(w, e, lp->token, lp->logprob, shape);
+		if (lp->n_top || shape == RN_INFER_LP_LLAMA) {
+			ob_jw_key(w, "top_logprobs");
+			ob_jw_arr(w);
+			for (int j = 0; j < lp->n_top; j++) {
+				ob_jw_obj(w);
+				write_token_logprob(w, e, lp->top_token[j], lp->top_logprob[j], shape);
+				ob_jw_obj_end(w);
+			}
+			ob_jw_arr_end(w);
+		}
+		ob_jw_obj_end(w);
+	}
+	ob_jw_arr_end(w);
+}
+
+void rn_infer_write_choice_logprobs(struct ob_jw *w, const struct rn_infer_emit *e, enum rn_infer_lp_shape shape)
+{
+	if (!e->logprobs || !e->n_lp)
+		return;
+	ob_jw_key(w, "logprobs");
+	ob_jw_obj(w);
+	ob_jw_key(w, "content");
+	rn_infer_write_logprobs(w, e, shape);
+	ob_jw_obj_end(w);
 }
 
 void rn_infer_write_tool_calls(struct ob_jw *w, const struct rn_infer_emit *e, bool with_index)
@@ -295,6 +372,8 @@ static int process_event(struct rn_infer *I, const struct rn_job_event *ev)
 	bool done = ev->kind == RN_JOB_DONE;
 	const char *t = ev->text ? ev->text : "";
 	size_t tn = ev->len;
+	if (ev->n_logprobs && !ob_buf_append(&I->acc_lp, ev->logprobs, ev->n_logprobs * sizeof *ev->logprobs))
+		return -1;
 	if (!done && tn == 0)
 		return 0; /* a token whose text is still held back (UTF-8, stop-string prefix) */
 	if (I->want_context)
@@ -349,6 +428,10 @@ static int process_event(struct rn_infer *I, const struct rn_job_event *ev)
 		.model = I->model_name,
 		.created_unix = I->created_unix,
 		.n_prompt_tokens = I->n_tokens,
+		.logprobs = I->rq_logprobs,
+		.lp = (const struct rn_logprob *)I->acc_lp.p,
+		.n_lp = I->acc_lp.len / sizeof(struct rn_logprob),
+		.tok = rn_runner_tok(I->runner),
 	};
 	struct rn_engine_stats st;
 	int32_t *ctx = NULL;
@@ -374,6 +457,7 @@ static int process_event(struct rn_infer *I, const struct rn_job_event *ev)
 
 	if (I->stream) {
 		I->face->chunk(I->state, &e, scratch_jw(I), &I->line);
+		I->acc_lp.len = 0;
 		int64_t now = rn_http_now_ns();
 		if (e.content_len || e.thinking_len || e.n_calls) {
 			if (!I->any_output)
@@ -1031,8 +1115,6 @@ static int step_options(struct rn_infer *I)
 
 	if (!json_is_empty_format(rn_dec_get(in->root, "format")))
 		return fail(I, 400, "format (JSON mode and JSON schema output) is not supported by orun yet");
-	if (in->logprobs)
-		return fail(I, 400, "logprobs are not supported by orun yet");
 	if (images_present(in->root, I->kind == RN_INF_CHAT)) {
 		enum rn_cap v = RN_CAP_VISION;
 		char err[1024];
@@ -1417,6 +1499,8 @@ static int step_submit(struct rn_infer *I)
 	rq.cache_prompt = I->opts.cache_prompt;
 	rq.truncate = I->in.truncate;
 	rq.shift = I->in.shift;
+	rq.logprobs = I->rq_logprobs = I->in.logprobs;
+	rq.top_logprobs = (int)I->in.top_logprobs;
 	rq.stop = (const char *const *)I->opts.stop;
 	rq.n_stop = (int)I->opts.n_stop;
 	return submit(I, &rq);
@@ -1496,6 +1580,7 @@ void rn_infer_tokens(struct rn_http_req *r, struct rn_api *api, struct rn_runner
 	I->tokens = tokens;
 	I->n_tokens = n_tokens;
 	I->stream = stream;
+	I->rq_logprobs = rq->logprobs;
 	I->t_loaded = I->t_start;
 	int rc = STEP_NEXT;
 	if (parsers) {

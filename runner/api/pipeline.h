@@ -47,6 +47,12 @@ struct rn_infer_emit {
 	const char *model;       /* the model name as requested */
 	int64_t created_unix;    /* when the request arrived (OpenAI's `created`) */
 	size_t n_prompt_tokens;  /* tokens of the submitted prompt */
+	/* logprobs requested: the entries of the tokens this emission covers (streamed: since the last
+	 * emission; whole: all), and the tokenizer for their text (rn_infer_logprob_text) */
+	bool logprobs;
+	const struct rn_logprob *lp;
+	size_t n_lp;
+	const struct rn_tok *tok;
 };
 
 /* A face's formatters. `state` is the face's per-request state: state_size bytes (at most
@@ -82,6 +88,19 @@ void rn_infer_put_line(struct ob_buf *out, const struct ob_jw *jw);
 /* For formatters: e's tool calls as OpenAI writes them, [{"id", "index" (with_index), "type":"function",
  * "function":{"name", "arguments": the JSON text as a string}}]. */
 void rn_infer_write_tool_calls(struct ob_jw *jw, const struct rn_infer_emit *e, bool with_index);
+/* For formatters: the text of token id as a single piece (special tokens as their text), or "" when it has
+ * none. Borrowed from the tokenizer. */
+const char *rn_infer_logprob_text(const struct rn_infer_emit *e, int32_t id, size_t *len);
+/* For formatters: e's logprob entries as a JSON array. Ollama's []api.Logprob (also its OpenAI face's
+ * logprobs.content): [{"token","logprob","bytes"?,"top_logprobs"?:[{"token","logprob","bytes"?}]}] with Go's
+ * omitempty; llama-server's (completion_probabilities, and logprobs.content of its chat): [{"id","token",
+ * "bytes","logprob","top_logprobs":[{"id","token","bytes","logprob"}]}], every member present. A -inf
+ * logprob is written as -9999 (JSON has no infinity; OpenAI's own floor for "improbable"). */
+enum rn_infer_lp_shape { RN_INFER_LP_OLLAMA, RN_INFER_LP_LLAMA };
+void rn_infer_write_logprobs(struct ob_jw *jw, const struct rn_infer_emit *e, enum rn_infer_lp_shape shape);
+/* For formatters: an OpenAI-style choice's member "logprobs":{"content":[entries in `shape`]}, when logprobs
+ * were asked and e has entries (else nothing: Go's omitempty). */
+void rn_infer_write_choice_logprobs(struct ob_jw *jw, const struct rn_infer_emit *e, enum rn_infer_lp_shape shape);
 /* For `rendered` formatters: the member "_debug_info":{"rendered_template":prompt} of Ollama's debug render
  * answer (the Ollama and OpenAI faces both send it). */
 void rn_infer_write_debug_info(struct ob_jw *jw, const char *prompt, size_t len);

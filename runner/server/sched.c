@@ -85,6 +85,7 @@ struct rn_job {
 	struct rn_runner *r;
 	struct rn_request req;
 	int32_t *prompt;
+	int32_t *preserved; /* req.preserved, copied */
 	char **stops;
 	int n_stops;
 	struct rn_job_event *head, *tail;
@@ -644,9 +645,9 @@ static struct rn_job_event *event_get_locked(struct rn_job *j, size_t n)
 		return NULL;
 	}
 	e->next = NULL;
+	e->n_logprobs = 0;
 	if (ob_grow(&e->text, &e->cap, n + 1, 1, JOB_TEXT_MIN, 0) != OB_GROW_OK) {
-		free(e->text);
-		free(e);
+		rn_job_event_free(e);
 		return NULL;
 	}
 	return e;
@@ -682,7 +683,8 @@ static int job_on_event(void *user, const struct rn_event *ev)
 	if (j->armed && !ev->done && !cancel && !j->head) {
 		/* the consumer sleeps: hand the token to its sink right here */
 		struct rn_job_event se = {.kind = RN_JOB_TEXT, .text = (char *)ev->text, .len = ev->len,
-					  .token = ev->token, .t_ns = t};
+					  .token = ev->token, .t_ns = t,
+					  .logprobs = (struct rn_logprob *)ev->logprobs, .n_logprobs = ev->n_logprobs};
 		enum rn_sink_result sr = j->sink(j->sink_ctx, &se);
 		handed_out = true;
 		if (sr == RN_SINK_DONE || sr == RN_SINK_CANCEL) {
@@ -695,9 +697,17 @@ static int job_on_event(void *user, const struct rn_event *ev)
 		}
 	}
 	size_t len = consumed ? 0 : ev->len;
+	size_t n_lp = consumed ? 0 : ev->n_logprobs;
 	struct rn_job_event *e = event_get_locked(j, len);
+	if (e && n_lp && ob_grow(&e->logprobs, &e->cap_logprobs, n_lp, sizeof *e->logprobs, 4, 0) != OB_GROW_OK) {
+		rn_job_event_free(e);
+		e = NULL;
+	}
 	bool wake = false;
 	if (e) {
+		if (n_lp)
+			memcpy(e->logprobs, ev->logprobs, n_lp * sizeof *e->logprobs);
+		e->n_logprobs = n_lp;
 		if (len)
 			memcpy(e->text, ev->text, len);
 		e->text[len] = 0;
@@ -826,6 +836,12 @@ struct rn_job *rn_job_submit(struct rn_sched *s, struct rn_runner *runner, const
 			goto nomem;
 		j->n_stops++;
 	}
+	if (r->n_preserved) {
+		if (!(j->preserved = malloc(r->n_preserved * sizeof *j->preserved)))
+			goto nomem;
+		memcpy(j->preserved, r->preserved, r->n_preserved * sizeof *j->preserved);
+	}
+	j->req.preserved = j->preserved;
 	j->req.prompt = j->prompt;
 	j->req.stop = (const char *const *)j->stops;
 	j->req.n_stop = j->n_stops;
@@ -977,6 +993,7 @@ void rn_job_event_free(struct rn_job_event *e)
 	if (!e)
 		return;
 	free(e->text);
+	free(e->logprobs);
 	free(e);
 }
 
@@ -1019,6 +1036,7 @@ void rn_job_free(struct rn_job *j)
 	if (j->efd >= 0)
 		close(j->efd);
 	free(j->prompt);
+	free(j->preserved);
 	for (int i = 0; i < j->n_stops; i++)
 		free(j->stops[i]);
 	free(j->stops);

@@ -96,6 +96,8 @@ struct rn_job_event {
 	int64_t t_ns;        /* monotonic time the engine delivered it */
 	struct rn_job_event *next;
 	size_t cap;          /* bytes allocated at text (events are recycled: see rn_job_event_done) */
+	struct rn_logprob *logprobs; /* the engine event's logprob entries (rn_event.logprobs), n_logprobs of them */
+	size_t n_logprobs, cap_logprobs;
 };
 
 struct rn_job;

@@ -104,11 +104,16 @@ static size_t drain(struct rn_tok_stream *s, const uint8_t *piece, size_t n, boo
 
 int rn_tok_stream_push(struct rn_tok_stream *s, int32_t id, const char **out, size_t *len)
 {
+	return rn_tok_stream_push_as(s, id, s->special, out, len);
+}
+
+int rn_tok_stream_push_as(struct rn_tok_stream *s, int32_t id, bool special, const char **out, size_t *len)
+{
 	const char *p;
 	size_t n;
 	*out = "";
 	*len = 0;
-	if (rn_tok_piece(s->tok, id, s->special, &p, &n) != RN_TOK_OK)
+	if (rn_tok_piece(s->tok, id, special, &p, &n) != RN_TOK_OK)
 		return RN_TOK_ERR_RANGE;
 	if (!reserve(s, 3 * (n + s->n_pend) + 1))
 		return RN_TOK_ERR_NOMEM;

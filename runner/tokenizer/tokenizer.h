@@ -187,6 +187,9 @@ void rn_tok_stream_reset(struct rn_tok_stream *s);
 /* Feed one id. *out and *len receive the text now complete (possibly empty), borrowed from s until its next call.
  * Returns RN_TOK_OK, RN_TOK_ERR_RANGE (id out of range; nothing changes) or RN_TOK_ERR_NOMEM. */
 int rn_tok_stream_push(struct rn_tok_stream *s, int32_t id, const char **out, size_t *len) RN_TOK_WUR;
+/* As rn_tok_stream_push, with the piece rendered with the given `special` instead of the stream's (a token
+ * llama-server's preserved_tokens shows as text). */
+int rn_tok_stream_push_as(struct rn_tok_stream *s, int32_t id, bool special, const char **out, size_t *len) RN_TOK_WUR;
 /* End of generation: the held-back bytes, replaced (valid UTF-8); the stream is then empty. */
 int rn_tok_stream_flush(struct rn_tok_stream *s, const char **out, size_t *len) RN_TOK_WUR;
 /* Bytes currently held back (0..3). */

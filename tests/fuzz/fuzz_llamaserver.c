@@ -106,6 +106,13 @@ static void completion(const struct rn_ls_opts *o, const struct ob_json *root, b
 		for (size_t i = 0; i < q.n_stops; i++)
 			if (!q.stops[i])
 				die("a missing stop string");
+		if (rq.logprobs && (rq.top_logprobs < 0 || rq.top_logprobs > RN_LOGPROB_TOP_MAX))
+			die("top_logprobs out of range");
+		st = rn_ls_read_preserved(tok, root, &q, &rq, err, sizeof err);
+		check_refusal(st, err);
+		if (!st && (rq.n_preserved != q.n_preserved || q.n_preserved > RN_ENGINE_MAX_PRESERVED))
+			die("the request's preserved tokens are not q's");
+		check_ids(q.preserved, q.n_preserved);
 	}
 	if (!st && !chat) {
 		st = rn_ls_read_prompt(tok, root, &q, err, sizeof err);

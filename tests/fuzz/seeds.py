@@ -268,6 +268,8 @@ lsd = {
     "completion-mm": ls(COMPLETION, 0, {"prompt": {"prompt_string": "x", "multimodal_data": ["AA=="]}}),
     "completion-grammar": ls(COMPLETION, 0, {"prompt": "x", "grammar": "root ::= \"a\""}),
     "completion-probs": ls(COMPLETION, 0, {"prompt": "x", "n_probs": 2}),
+    "completion-preserved": ls(COMPLETION, 0, {"prompt": "x", "n_probs": 99,
+                                               "preserved_tokens": ["<|im_start|>", "a b", 7, "", "<|im_end|>"]}),
     "completion-bad-ids": ls(COMPLETION, 0, {"prompt": [1, -1, 2**40]}),
     "completion-empty": ls(COMPLETION, 0, {"prompt": ""}),
     "completion-huge": ls(COMPLETION, 0, {"prompt": "x", "top_k": 1e300, "seed": -1e300, "n_keep": 1e20,
