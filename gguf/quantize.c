@@ -10,6 +10,7 @@
 
 #include <math.h>
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <strings.h>
@@ -447,20 +448,27 @@ struct qjob {
 	uint64_t done, total;
 	gguf_progress_fn progress;
 	void *ctx;
+	atomic_bool stop; /* the progress callback said stop while a tensor's rows were being converted */
 };
+
+#define QUANT_POLL_ROWS 16 /* rows between two polls of the progress callback inside a tensor */
 
 struct qtensor {
 	const struct gguf_tensor *src;
 	struct qjob *job;
 };
 
-/* Rows [r0, r1) of one tensor, run on a worker thread. */
+/* Rows [r0, r1) of one tensor, run on a worker thread; the calling thread's range (poll) also asks the
+ * progress callback every QUANT_POLL_ROWS rows whether to stop (progress(ctx, 0, 0): a poll, no progress),
+ * so a cancel does not wait for a large tensor to finish. */
 struct qrange {
 	const struct gguf_tensor *src;
 	uint32_t type;
 	uint8_t *dst;
 	uint64_t row_bytes;
 	int64_t r0, r1;
+	struct qjob *job;
+	bool poll;
 	int err;
 };
 
@@ -472,7 +480,15 @@ static void *quant_rows(void *arg)
 		q->err = GGUF_ERR_NOMEM;
 		return NULL;
 	}
+	struct qjob *job = q->job;
 	for (int64_t r = q->r0; r < q->r1 && !q->err; r++) {
+		if (q->poll && job->progress && (r - q->r0) % QUANT_POLL_ROWS == QUANT_POLL_ROWS - 1 &&
+		    job->progress(job->ctx, 0, 0) != 0)
+			atomic_store(&job->stop, true);
+		if (atomic_load(&job->stop)) {
+			q->err = GGUF_ERR_CANCELLED;
+			break;
+		}
 		q->err = gguf_tensor_dequantize_row(q->src, r, 0, q->src->ne[0], row);
 		if (!q->err)
 			q->err = gguf_quantize_row(q->type, row, q->dst + (uint64_t)r * q->row_bytes, q->src->ne[0]);
@@ -502,7 +518,7 @@ static int fill_q(void *ctx, const struct gguf_tensor *t, void *dst, uint64_t nb
 		bool started[QUANT_MAX_THREADS] = {false};
 		for (int k = 0; k < nth; k++) {
 			rg[k] = (struct qrange){s, t->type, dst, gguf_row_size(t->type, t->ne[0]), rows * k / nth,
-						rows * (k + 1) / nth, 0};
+						rows * (k + 1) / nth, qt->job, k == 0, 0};
 			if (k > 0)
 				started[k] = pthread_create(&th[k], NULL, quant_rows, &rg[k]) == 0;
 		}
@@ -516,6 +532,9 @@ static int fill_q(void *ctx, const struct gguf_tensor *t, void *dst, uint64_t nb
 			if (!e)
 				e = rg[k].err;
 		}
+		if (e == GGUF_ERR_CANCELLED)
+			return gg_fail(err, e, 0, "cancelled in tensor %llu of %llu", (unsigned long long)qt->job->done + 1,
+				       (unsigned long long)qt->job->total);
 		if (e)
 			return gg_fail(err, e, s->file_offset, "tensor '%s': %s to %s: %s", s->name, gguf_type_name(s->type),
 				       gguf_type_name(t->type), gguf_strerror(e));
@@ -536,7 +555,8 @@ int gguf_quantize_file(const char *in_path, const char *out_path, enum gguf_qmix
 	if (!in)
 		return err ? err->code : GGUF_ERR_IO;
 	uint64_t nt = gguf_tensor_count(in);
-	struct qjob job = {in, 0, nt, progress, progress_ctx};
+	struct qjob job = {.in = in, .total = nt, .progress = progress, .ctx = progress_ctx};
+	atomic_init(&job.stop, false);
 	struct qtensor *qts = calloc(nt ? nt : 1, sizeof *qts);
 	struct gguf_writer *w = gguf_writer_new();
 	int e = (!qts || !w) ? gg_fail(err, GGUF_ERR_NOMEM, 0, "out of memory") : 0;

@@ -29,8 +29,9 @@ int gguf_qmix_from_name(const char *name, enum gguf_qmix *mix) GGUF_WUR;
  * not a multiple of 256 fall back to Q5_0 / Q8_0). i is the tensor's index in f. */
 uint32_t gguf_qmix_tensor_type(const struct gguf_file *f, uint64_t i, enum gguf_qmix mix);
 
-/* progress(ctx, done, total) after each tensor; may be NULL. A non-zero return stops the job: it fails with
- * GGUF_ERR_CANCELLED and leaves no output (the server cancels a create whose client left this way). */
+/* progress(ctx, done, total) after each tensor, and progress(ctx, 0, 0) every few rows inside a tensor (a poll
+ * that reports nothing); may be NULL. A non-zero return stops the job: it fails with GGUF_ERR_CANCELLED and
+ * leaves no output (the server cancels a create whose client left, or a create when it stops, this way). */
 typedef int (*gguf_progress_fn)(void *ctx, uint64_t done, uint64_t total);
 
 /* Quantize the GGUF at in_path into out_path (written atomically): every pair copied with general.file_type

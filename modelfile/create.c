@@ -1167,7 +1167,9 @@ struct quant_progress {
 static int on_quantize(void *ctx, uint64_t done, uint64_t total)
 {
 	struct quant_progress *q = ctx;
-	if (q->cancelled || !total)
+	if (!q->cancelled && mf_cancelled(q->R->cancel))
+		q->cancelled = true;
+	if (q->cancelled || !total) /* total 0: a poll inside a tensor */
 		return q->cancelled;
 	float f = (float)done / (float)total;
 	if (progress(q->R, q->status, "0000000000000000000", q->size, (int64_t)(f * (float)q->size)) != MF_OK)

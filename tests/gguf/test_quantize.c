@@ -222,12 +222,22 @@ static void test_layer_order(void)
 	gguf_writer_free(w);
 }
 
-/* A progress callback that cancels at its second call. */
+/* A progress callback that cancels at its second report (polls inside a tensor, total 0, pass). */
 static int stop_after_two(void *ctx, uint64_t done, uint64_t total)
 {
 	(void)done;
-	(void)total;
+	if (total == 0)
+		return 0;
 	return ++*(int *)ctx == 2;
+}
+
+/* A progress callback that cancels at its first poll inside a tensor, counting the reports it got before. */
+static int stop_at_first_poll(void *ctx, uint64_t done, uint64_t total)
+{
+	(void)done;
+	if (total != 0)
+		++*(int *)ctx;
+	return total == 0;
 }
 
 int main(int argc, char **argv)
@@ -253,6 +263,14 @@ int main(int argc, char **argv)
 	int calls = 0;
 	CHECK_EQ_INT(gguf_quantize_file(src, qc, GGUF_QMIX_Q8_0, stop_after_two, &calls, &err), GGUF_ERR_CANCELLED);
 	CHECK_EQ_INT(calls, 2);
+	CHECK(access(qc, F_OK) != 0);
+	/* a cancel seen by a poll stops inside the first tensor with 16 rows or more, before its report */
+	int reports = 0;
+	CHECK_EQ_INT(gguf_quantize_file(src, qc, GGUF_QMIX_Q8_0, stop_at_first_poll, &reports, &err), GGUF_ERR_CANCELLED);
+	struct gguf_file *fc = gguf_open(src, &err);
+	CHECK(fc && reports < (int)gguf_tensor_count(fc));
+	gguf_close(fc);
+	CHECKF(strstr(err.msg, "cancelled in tensor") != NULL, "%s", err.msg);
 	CHECK(access(qc, F_OK) != 0);
 	struct gguf_file *fs = gguf_open(src, &err), *f8 = gguf_open(q8, &err), *f4 = gguf_open(q4, &err);
 	CHECK(fs && f8 && f4);
