@@ -33,6 +33,7 @@ struct rn_api {
 	struct rn_log log;
 	int default_num_ctx; /* num_ctx when neither request, model nor OLLAMA_CONTEXT_LENGTH set it */
 	atomic_bool stopping;   /* shutting down: waiting requests give up (set by the main thread, read by all) */
+	atomic_int creates;     /* create threads still running: the server's stop waits for them (their cleanup) */
 	/* Measurement only (orun bench --api --placement): true = the engine's thread only queues each token's
 	 * text and the connection's thread runs the parsers, formats and writes it. The default (false) is the
 	 * placement measured faster per token (runner/README.md). */

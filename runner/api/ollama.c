@@ -463,11 +463,14 @@ struct create_job {
 	struct rn_log log;
 	struct mf_create_request *req;
 	struct rn_lines *pipe;
+	struct rn_api *api;
 };
 
+/* A create stops when its client left or the server stops. */
 static bool create_cancelled(void *ctx)
 {
-	return rn_lines_gone(ctx);
+	struct create_job *cj = ctx;
+	return rn_lines_gone(cj->pipe) || atomic_load(&cj->api->stopping);
 }
 
 static int create_progress(void *ctx, const struct mf_progress *p)
@@ -522,7 +525,9 @@ static void *create_main(void *arg)
 	mf_create_request_free(cj->req);
 	mf_store_close(cj->store);
 	rn_lines_release(cj->pipe);
+	struct rn_api *api = cj->api;
 	free(cj);
+	atomic_fetch_sub(&api->creates, 1); /* the last use of the server by this thread */
 	return NULL;
 }
 
@@ -558,9 +563,12 @@ void rn_api_create(struct rn_http_req *r)
 	cj->log = s->log;
 	cj->req = req;
 	cj->pipe = p;
-	mf_create_request_set_cancel(req, &(struct mf_cancel){create_cancelled, p});
+	cj->api = s;
+	mf_create_request_set_cancel(req, &(struct mf_cancel){create_cancelled, cj});
 	bool stream = mf_create_request_stream(req);
+	atomic_fetch_add(&s->creates, 1);
 	if (pthread_create(&t, NULL, create_main, cj) != 0) {
+		atomic_fetch_sub(&s->creates, 1);
 		mf_store_close(cj->store);
 		free(cj);
 		rn_lines_release(p);

@@ -12,6 +12,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "runner/api/lines.h"
 #include "runner/backend.h"
 #include "runner/kvcache.h"
 #include "runner/server/server.h"
@@ -207,6 +208,10 @@ void rn_server_stop(struct rn_server *s)
 	atomic_store(&s->api.stopping, true);
 	/* waiting requests give up (gone() sees stopping), streams end, then the engines stop */
 	rn_http_stop(s->http);
+	/* creates see stopping at their next check (every few rows while quantizing) and remove their temporary
+	 * files: wait for them, a bounded time (what is left after that is removed at the next start) */
+	for (int ms = 0; atomic_load(&s->api.creates) > 0 && ms < RN_LINES_STOP_WAIT_MS; ms += 10)
+		usleep(10000);
 	rn_sched_free(s->api.sched);
 	rn_metrics_free(s->api.metrics);
 	mf_store_close(s->api.store);
