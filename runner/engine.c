@@ -403,6 +403,8 @@ static size_t lp_ready(const struct slot *s, size_t upto)
 /* Drop the first k entries; the rest move to the front with their spans shifted back by `shift` bytes. */
 static void lp_consume(struct slot *s, size_t k, size_t shift)
 {
+	if (s->n_lp == 0)
+		return; /* nothing queued (s->lp may still be NULL) */
 	memmove(s->lp, s->lp + k, (s->n_lp - k) * sizeof *s->lp);
 	memmove(s->lp_span, s->lp_span + k, (s->n_lp - k) * sizeof *s->lp_span);
 	s->n_lp -= k;
