@@ -447,7 +447,8 @@ static void finish(struct rn_engine *e, struct slot *s, enum rn_done_reason reas
 			fl_len = 0;
 		tail = malloc(s->pend_len + fl_len + 1);
 		if (tail) {
-			memcpy(tail, s->pend, s->pend_len);
+			if (s->pend_len)
+				memcpy(tail, s->pend, s->pend_len);
 			if (fl_len)
 				memcpy(tail + s->pend_len, fl, fl_len);
 			tail_len = s->pend_len + fl_len;
@@ -566,7 +567,8 @@ static bool on_token(struct rn_engine *e, struct slot *s, int32_t tok)
 	size_t n_lp = lp_ready(s, out);
 	int rc = emit(s, tok, s->pend, out, n_lp);
 	lp_consume(s, n_lp, out);
-	memmove(s->pend, s->pend + out, hold);
+	if (hold) /* (pend is NULL until a token had text) */
+		memmove(s->pend, s->pend + out, hold);
 	s->pend_len = hold;
 	if (rc != 0 || atomic_load(&s->cancel)) {
 		finish(e, s, RN_DONE_CANCEL, NULL, false);
