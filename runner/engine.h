@@ -90,6 +90,12 @@ struct rn_request {
 	size_t n_preserved;       /* at most RN_ENGINE_MAX_PRESERVED */
 	bool logprobs;           /* events carry each token's log-probability (runner/logprob.h) */
 	int top_logprobs;        /* with logprobs: the most probable tokens per entry, 0..RN_LOGPROB_TOP_MAX */
+	const char *grammar;     /* GBNF text (runner/grammar/grammar.h) constraining the output; compiled at
+				  * submit (a bad grammar fails the submit with RN_ERR_INVALID_ARG); NULL: none */
+	size_t grammar_len;
+	const char *grammar_after; /* with grammar: the generated text that switches it on (e.g. "</think>": the
+				    * model thinks freely, then the answer is constrained); NULL: from the first
+				    * token. Copied. */
 	int slot;                /* the slot to use, or -1: the idle slot sharing the longest prefix */
 	rn_event_fn on_event;
 	void *user;

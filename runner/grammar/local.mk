@@ -1,0 +1,4 @@
+# runner/grammar/ — grammar-constrained sampling: GBNF compiled to a matcher over a token trie, and JSON
+# schemas turned into GBNF. Part of the engine core (the engine masks with it), so built in every
+# configuration.
+librunner_a_SOURCES += runner/grammar/grammar.h runner/grammar/json_schema.h
