@@ -11,7 +11,7 @@ EXTRA_DIST += tools/install-deps tools/test-all tools/test-summary tools/quickst
 # The client commands (libcurl): only with the server/client part of the build.
 if WITH_SERVER
 orun_SOURCES += tools/client.c tools/client.h tools/clifmt.c tools/clifmt.h \
-	tools/cmd_create.c tools/cmd_show.c tools/cmd_list.c tools/cmd_cp.c tools/cmd_rm.c
+	tools/cmd_create.c tools/cmd_show.c tools/cmd_list.c tools/cmd_cp.c tools/cmd_rm.c tools/cmd_pull.c
 endif
 # The server side (issue [server]): serve, the llama-server runner mode, and the ps/run/stop client commands.
 if WITH_SERVER
