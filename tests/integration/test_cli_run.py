@@ -130,3 +130,28 @@ def test_create_from_missing_model(cli):
     assert r.status_code == 404 and r.json()["error"].startswith("FROM model 'nosuch:latest' not found")
     r = requests.post(cli.srv.base + "/api/create", json={"model": "mine", "from": "nosuch"})
     assert r.status_code == 404 and "not in the store" in r.text
+
+
+def test_bench_serve(cli):
+    """`orun bench --serve`: the load generator over the HTTP API (issue 17, item 4)."""
+    pid = str(cli.srv.proc.pid)
+    p = cli("bench", "--serve", "--model", "qwen2", "-c", "2", "--requests", "3", "-n", "4", "--pid", pid, "--json")
+    assert p.returncode == 0, p.stderr
+    j = json.loads(p.stdout)
+    assert j["requests"] == 3 and j["ok"] == 3 and j["errors"] == 0 and j["streams"] == 2
+    assert 0 < j["tokens"] <= 12 and j["aggregate_tok_s"] > 0
+    for key in ("ttft_ms", "latency_s"):
+        d = j[key]
+        assert 0 < d["p50"] <= d["p95"] <= d["p99"], (key, d)
+    assert j["server_pid"] == int(pid) and j["peak_rss_bytes"] >= j["run_peak_rss_bytes"] > 100 << 20
+    p = cli("bench", "--serve", "--model", "qwen2", "--duration", "0.5", "-n", "2", "--no-warmup",
+            "--prompts", "/dev/null")
+    assert p.returncode == 2 and "holds no prompt" in p.stderr
+    (cli.tmp / "prompts.txt").write_text("Say yes.\n\nSay no.\n")
+    p = cli("bench", "--serve", "--model", "qwen2", "--duration", "0.5", "-n", "2", "--no-warmup",
+            "--prompts", str(cli.tmp / "prompts.txt"))
+    assert p.returncode == 0, p.stderr
+    assert "| TTFT ms |" in p.stdout and "| decode tok/s |" in p.stdout and "aggregate tok/s" in p.stdout
+    assert json.loads(p.stdout.strip().splitlines()[-1])["requests"] >= 1
+    p = cli("bench", "--serve", "--model", "nosuch", "--requests", "1")
+    assert p.returncode == 1 and "not found" in p.stderr
