@@ -405,6 +405,8 @@ int cmd_run(int argc, char **argv)
 	}
 	free(show);
 	bool embedding = has_capability(info, "embedding");
+	if (!think && has_capability(info, "thinking"))
+		think = "true"; /* Ollama's inferThinkingOption: a thinking model thinks unless told otherwise */
 	ob_json_free(info);
 
 	struct convo cv = {.format = format, .wordwrap = !nowrap};
