@@ -322,6 +322,20 @@ static const char *placement_reason(int use_mmap, bool gpu, bool copied)
 		      : "the file does not fit in the available memory with an eighth to spare: left mapped";
 }
 
+/* num_gpu asked for part of the model: the CUDA backend offloads every layer or none; without a GPU, none. */
+static void log_gpu_adjust(const struct rn_sched *s, const struct rn_runner *r, const struct rn_load_params *p)
+{
+	if (!s->c.log || p->num_gpu <= 0)
+		return;
+	const int n_layer = r->model->hp.n_layer;
+	if (!rn_backend_is_gpu(rn_backend_resolve(p->backend)))
+		rn_log_attrs(s->c.log, RN_LOG_WARN, "num_gpu asked without a GPU backend",
+			     "num_gpu=%d used=0 reason=\"no GPU: the model runs on the CPU\"", p->num_gpu);
+	else if (p->num_gpu < n_layer)
+		rn_log_attrs(s->c.log, RN_LOG_WARN, "partial offload asked", "num_gpu=%d layers=%d used=%d "
+			     "reason=\"the CUDA backend offloads every layer or none\"", p->num_gpu, n_layer, n_layer);
+}
+
 static void log_loading(const struct rn_sched *s, const struct rn_runner *r, const struct rn_load_params *p)
 {
 	if (!s->c.log)
@@ -409,6 +423,7 @@ static int runner_load(struct rn_runner *r, struct rn_sched_error *err)
 	struct rn_load_params p = r->params;
 	p.backend = p.num_gpu == 0 ? rn_backend_find("cpu") : s->c.backend;
 	p.no_mmap = use_no_mmap(p.use_mmap, p.backend, gguf_file_size(r->model->gguf));
+	log_gpu_adjust(s, r, &p);
 	log_loading(s, r, &p);
 	const int64_t t0 = mono_ns();
 	struct rn_backend *b;

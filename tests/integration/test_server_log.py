@@ -58,7 +58,10 @@ def test_load_cap_truncate_unload(logged):
     wait_for(logged, TS + r'msg="model loaded" name=qwen2:latest total="[0-9.]+ [MG]iB" duration=[0-9.]+s$')
 
     # a prompt longer than the context: truncated as Ollama logs it (limit = new = what is kept)
-    out = generate(logged, "word " * 300, num_ctx=128)
+    out = generate(logged, "word " * 300, num_ctx=128, num_gpu=1)
+    # num_gpu=1 of 24 layers: without a GPU it runs on the CPU, with CUDA every layer is offloaded: said either way
+    wait_for(logged, TS + r'msg="(num_gpu asked without a GPU backend" num_gpu=1 used=0|partial offload asked" '
+                          r'num_gpu=1 layers=24 used=24) reason=".+"$')
     m = wait_for(logged, TS + r'msg="truncating input prompt" limit=(\d+) prompt=(\d+) keep=(\d+) new=(\d+)$')
     limit, prompt, keep, new = map(int, m.groups()[1:])
     assert limit == new == out["prompt_eval_count"] and prompt > 300 and 0 < keep < new < 128
