@@ -383,6 +383,19 @@ static void jw_dist(struct ob_jw *w, const char *key, struct dist d, double scal
 	ob_jw_obj_end(w);
 }
 
+/* | label | p50 | p95 | p99 | mean |, "-" where no request gave a value */
+static void table_row(const char *label, struct dist d, double scale, int decimals)
+{
+	printf("| %s |", label);
+	const double x[] = {d.p50, d.p95, d.p99, d.mean};
+	for (int i = 0; i < 4; i++)
+		if (isnan(x[i]))
+			printf(" - |");
+		else
+			printf(" %.*f |", decimals, x[i] * scale);
+	printf("\n");
+}
+
 static void report(const struct run *run, double wall, uint64_t hwm)
 {
 	const struct serve_opts *o = run->o;
@@ -395,10 +408,10 @@ static void report(const struct run *run, double wall, uint64_t hwm)
 		printf("| model | streams | requests | errors | wall s | aggregate tok/s |\n|---|---:|---:|---:|---:|---:|\n");
 		printf("| %s | %d | %zu | %ld | %.2f | %.1f |\n\n", o->model, o->streams, run->n_res, run->errors, wall, agg);
 		printf("| per request | p50 | p95 | p99 | mean |\n|---|---:|---:|---:|---:|\n");
-		printf("| TTFT ms | %.1f | %.1f | %.1f | %.1f |\n", ttft.p50 * 1e3, ttft.p95 * 1e3, ttft.p99 * 1e3,
-		       ttft.mean * 1e3);
-		printf("| decode tok/s | %.1f | %.1f | %.1f | %.1f |\n", tps.p50, tps.p95, tps.p99, tps.mean);
-		printf("| latency s | %.2f | %.2f | %.2f | %.2f |\n\n", lat.p50, lat.p95, lat.p99, lat.mean);
+		table_row("TTFT ms", ttft, 1e3, 1);
+		table_row("decode tok/s", tps, 1, 1);
+		table_row("latency s", lat, 1, 2);
+		printf("\n");
 		printf("| server memory | |\n|---|---:|\n");
 		if (o->pid) {
 			printf("| peak RSS during the run (pid %ld) | %.1f MiB |\n", o->pid, (double)run->peak_rss / 1048576.0);
