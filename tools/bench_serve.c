@@ -299,8 +299,11 @@ static void sample_vram(struct run *run)
 	ob_json_free(d);
 }
 
-static void progress(const struct run *run, bool final)
+static void progress(struct run *run, bool final)
 {
+	pthread_mutex_lock(&run->mu);
+	long errors = run->errors;
+	pthread_mutex_unlock(&run->mu);
 	const struct serve_opts *o = run->o;
 	double el = (double)(now_ns() - run->t0) / 1e9, frac;
 	long done = atomic_load(&run->done);
@@ -315,7 +318,7 @@ static void progress(const struct run *run, bool final)
 	for (int i = 0; i < 30; i++)
 		bar[i] = i < fill ? '#' : '.';
 	bar[30] = 0;
-	fprintf(stderr, "\r\033[K[%s] %ld requests, %ld errors, %.1f tok/s, %.1f s%s", bar, done, run->errors,
+	fprintf(stderr, "\r\033[K[%s] %ld requests, %ld errors, %.1f tok/s, %.1f s%s", bar, done, errors,
 		el > 0 ? (double)atomic_load(&run->tokens) / el : 0.0, el, final ? "\n" : "");
 	fflush(stderr);
 }
