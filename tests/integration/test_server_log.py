@@ -65,6 +65,16 @@ def test_load_cap_truncate_unload(logged):
     m = wait_for(logged, TS + r'msg="truncating input prompt" limit=(\d+) prompt=(\d+) keep=(\d+) new=(\d+)$')
     limit, prompt, keep, new = map(int, m.groups()[1:])
     assert limit == new == out["prompt_eval_count"] and prompt > 300 and 0 < keep < new < 128
+    # a conversation longer than the context: the oldest messages are dropped, and the log says so (Ollama logs
+    # this at DEBUG; an Open WebUI user whose tool schemas overflow num_ctx would otherwise see no trace)
+    msgs = [{"role": "user" if k % 2 == 0 else "assistant", "content": f"message {k}: " + "word " * 40}
+            for k in range(5)]
+    r = requests.post(logged.base + "/api/chat", json={"model": "qwen2", "messages": msgs, "stream": False,
+                                                       "options": {"num_ctx": 128, "num_gpu": 1, "num_predict": 2}},
+                      timeout=300)
+    assert r.status_code == 200, r.text
+    m = wait_for(logged, TS + r'msg="truncating input messages which exceed context length" truncated=(\d+)$')
+    assert 1 <= int(m.group(2)) < 5
     # the reload for the other num_ctx unloaded the first instance, saying why
     wait_for(logged, TS + r'msg="unloading model" name=qwen2:latest size="[0-9.]+ MiB" '
                           r'reason="reloading with other load options"$')
