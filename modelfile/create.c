@@ -630,7 +630,7 @@ struct run {
 	struct mf_config cfg;
 	struct layers L;
 	const struct mf_cancel *cancel; /* the request's; asked inside the long steps */
-	bool bad_request; /* the failure is one Ollama answers with 400 (else 500) */
+	int status; /* the HTTP status of the failure: 400 for what Ollama answers as a bad request; 0 = 500 */
 };
 
 /* A failure Ollama reports with HTTP 400. */
@@ -642,7 +642,7 @@ static int bad_request(struct run *R, int code, const char *fmt, ...)
 	va_start(ap, fmt);
 	vsnprintf(msg, sizeof msg, fmt, ap);
 	va_end(ap);
-	R->bad_request = true;
+	R->status = 400;
 	return mf_error_set_http(R->err, code, 400, "%s", msg);
 }
 
@@ -1060,8 +1060,16 @@ static int from_model(struct run *R, const char *from, size_t from_len)
 		return rc;
 	struct mf_manifest *m;
 	rc = mf_store_read_manifest(R->s, &resolved, &m, R->err);
-	if (rc == MF_ERR_NOT_FOUND) /* Ollama would pull it; orun has no registry client here */
-		return mf_error_set(R->err, MF_ERR_NOT_FOUND, "pull model manifest: file does not exist");
+	if (rc == MF_ERR_NOT_FOUND) { /* Ollama would pull it (500 "pull model manifest: ..." when the registry has
+					 none); orun has no registry client, so it says what is missing: 404, as /api/show */
+		char shown[MF_NAME_STRING_MAX];
+		mf_name_display(&resolved, shown);
+		R->status = 404;
+		return mf_error_set_http(R->err, MF_ERR_NOT_FOUND, 404,
+					 "FROM model '%s' not found: it is not in the store and orun cannot pull models; "
+					 "create it first from its GGUF file, or give FROM the path of a GGUF file",
+					 shown);
+	}
 	if (rc != MF_OK)
 		return rc;
 	char short_name[MF_NAME_STRING_MAX];
@@ -1626,7 +1634,7 @@ int mf_create_run(struct mf_store *s, const struct mf_create_request *r, mf_prog
 		rc = progress(&R, "success", NULL, 0, 0);
 out:
 	if (rc != MF_OK && err)
-		err->http_status = R.bad_request ? 400 : 500;
+		err->http_status = R.status ? R.status : 500;
 	layers_free(&R.L);
 	mf_config_free(&R.cfg);
 	return rc;

@@ -594,7 +594,7 @@ static bool activate(struct rn_engine *e, struct slot *s)
 	if (keep > (int)s->n_prompt)
 		keep = (int)s->n_prompt;
 	s->n_keep = keep;
-	s->stats = (struct rn_engine_stats){0};
+	s->stats = (struct rn_engine_stats){.n_prompt_in = (int)s->n_prompt, .n_keep = keep};
 	if (s->n_prompt >= (size_t)n_ctx) {
 		char msg[160];
 		if (!s->req.truncate) {

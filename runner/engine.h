@@ -46,6 +46,8 @@ struct rn_engine_stats {
 	int n_eval;           /* tokens sampled (Ollama's eval_count) */
 	int n_shift;          /* context shifts during this request */
 	bool truncated;       /* the prompt was truncated to fit the context */
+	int n_prompt_in;      /* prompt tokens as submitted (before truncation) */
+	int n_keep;           /* tokens kept from the start when truncating (num_keep, BOS included) */
 	int64_t prompt_ns;    /* submit (activation) to the first sampled token: prompt processing */
 	int64_t eval_ns;      /* first sampled token to the end */
 };

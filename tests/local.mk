@@ -14,8 +14,8 @@ AM_TESTS_ENVIRONMENT = ORUN_SRCDIR='$(abs_top_srcdir)'; ORUN_BIN='$(abs_top_buil
 	ORUN_BUILDDIR='$(abs_top_builddir)'; ORUN_SHARED='$(ORUN_SHARED_DIR)'; \
 	export ORUN_SRCDIR ORUN_BIN ORUN_BUILDDIR ORUN_SHARED;
 
-TESTS += tests/cli.sh
-EXTRA_DIST += tests/cli.sh tests/models.tsv tests/README.md tests/requirements.txt
+TESTS += tests/cli.sh tests/install.sh
+EXTRA_DIST += tests/cli.sh tests/install.sh tests/models.tsv tests/README.md tests/requirements.txt
 
 # The Python integration tests (run by tools/test-all after `make check`, not by it).
 EXTRA_DIST += tests/integration/conftest.py tests/integration/test_cli_store.py tests/integration/test_gguf_cli.py \
@@ -27,6 +27,7 @@ EXTRA_DIST += tests/integration/test_server_hardening_http.py tests/integration/
 EXTRA_DIST += tests/integration/jinja_golden.py tests/integration/test_server_jinja.py \
 	tests/integration/test_llamaserver_jinja.py
 EXTRA_DIST += tests/integration/test_server_logprobs.py
+EXTRA_DIST += tests/integration/test_cli_run.py tests/integration/test_server_log.py
 
 check_PROGRAMS += tests/test_backend
 tests_test_backend_LDADD = $(TEST_LDADD)

@@ -2,6 +2,8 @@
 #include "config.h"
 
 #include <ctype.h>
+#include <errno.h>
+#include <limits.h>
 #include <math.h>
 #include <stdarg.h>
 #include <stdlib.h>
@@ -495,4 +497,44 @@ bool cli_parse(int argc, char **argv, struct cli_flag *flags, size_t n_flags, co
 	if (*status == 0 && help)
 		usage(stdout);
 	return *status == 0 && !help;
+}
+
+int cli_flag_bool(const struct cli_flag *f, bool *out)
+{
+	static const char *const yes[] = {"1", "t", "T", "TRUE", "true", "True"};
+	static const char *const no[] = {"0", "f", "F", "FALSE", "false", "False"};
+	*out = false;
+	if (!f->value)
+		return 0;
+	for (size_t i = 0; i < sizeof yes / sizeof yes[0]; i++) {
+		if (strcmp(f->value, yes[i]) == 0) {
+			*out = true;
+			return 0;
+		}
+		if (strcmp(f->value, no[i]) == 0)
+			return 0;
+	}
+	fprintf(stderr, "Error: invalid argument \"%s\" for \"--%s\" flag: strconv.ParseBool: parsing \"%s\": invalid syntax\n",
+		f->value, f->name, f->value);
+	return 2;
+}
+
+int cli_flag_int(const struct cli_flag *f, int *out)
+{
+	if (!f->value)
+		return 0;
+	const char *s = f->value;
+	const char *d = s + (*s == '+' || *s == '-');
+	bool ok = *d != 0;
+	for (const char *p = d; *p; p++)
+		ok = ok && *p >= '0' && *p <= '9';
+	errno = 0;
+	long long v = ok ? strtoll(s, NULL, 10) : 0;
+	if (!ok || errno == ERANGE || v < INT_MIN || v > INT_MAX) {
+		fprintf(stderr, "Error: invalid argument \"%s\" for \"--%s\" flag: strconv.ParseInt: parsing \"%s\": %s\n", s,
+			f->name, s, ok ? "value out of range" : "invalid syntax");
+		return 2;
+	}
+	*out = (int)v;
+	return 0;
 }

@@ -62,4 +62,13 @@ struct cli_flag {
 bool cli_parse(int argc, char **argv, struct cli_flag *flags, size_t n_flags, const char **pos, size_t max_pos,
 	       size_t *n_pos, void (*usage)(FILE *f), int *status);
 
+/* A boolean flag's value as pflag reads it (strconv.ParseBool: 1 t T TRUE true True, 0 f F FALSE false
+ * False; absent = false): 0, or 2 after pflag's error ("invalid argument "x" for "--verbose" flag:
+ * strconv.ParseBool: parsing "x": invalid syntax"). */
+int cli_flag_bool(const struct cli_flag *f, bool *out);
+
+/* An integer flag's value (decimal, optional sign; absent = keeps *out): 0, or 2 after pflag's error
+ * ("invalid argument "x" for "--dimensions" flag: strconv.ParseInt: parsing "x": invalid syntax"). */
+int cli_flag_int(const struct cli_flag *f, int *out);
+
 #endif

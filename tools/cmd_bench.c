@@ -35,6 +35,7 @@
 #include "tools/commands.h"
 #ifdef ORUN_WITH_SERVER
 #include "tools/bench_api.h"
+#include "tools/bench_serve.h"
 #endif
 
 #define BW_BYTES ((size_t)1 << 30) /* streaming-read buffer: far larger than any last-level cache */
@@ -152,6 +153,7 @@ static void usage(FILE *f)
 		   "      --json           one JSON object with every figure\n"
 		   "      --api            measure the HTTP streaming path of orun serve against the engine instead\n"
 		   "                       (see orun bench --api --help)\n"
+		   "      --serve          generate load on a running server over its HTTP API (see orun bench --serve --help)\n"
 		   "  -h, --help           show this help\n");
 }
 
@@ -208,6 +210,11 @@ int cmd_bench(int argc, char **argv)
 			return 2;
 #endif
 		}
+#ifdef ORUN_WITH_SERVER
+	for (int i = 1; i < argc; i++)
+		if (!strcmp(argv[i], "--serve"))
+			return bench_serve(argc, argv); /* a load generator over a server's HTTP API (tools/bench_serve.c) */
+#endif
 	const char *model = NULL, *kv = getenv("OLLAMA_KV_CACHE_TYPE");
 	int n_prompt = 512, n_gen = 128, reps = 3, threads = 0, batch = 512, depth = 0;
 	bool json = false, bandwidth = true, no_mmap = false;

@@ -4,7 +4,9 @@
  * reads lines at a ">>> " prompt, keeping the conversation (/bye ends, /clear forgets, """ starts and ends a
  * multi-line message). The answer streams token by token from /api/chat; thinking is shown between
  * "Thinking..." and "...done thinking." unless --hidethinking; --verbose prints the timings as Ollama's
- * Metrics.Summary. Word wrapping is left to the terminal. Models are not pulled: a missing model is an error.
+ * Metrics.Summary. The flags are Ollama's: a bare --think is true, --format sends "format" as given, and a
+ * model with the embedding capability prints the prompt's embedding (/api/embed, --truncate, --dimensions)
+ * instead of chatting. Models are not pulled: a missing model is an error.
  */
 #include "config.h"
 
@@ -27,14 +29,19 @@ static void usage(FILE *f)
 	fprintf(f, "Run a model\n\n"
 		   "Usage:\n  orun run MODEL [PROMPT] [flags]\n\n"
 		   "Flags:\n"
-		   "      --format string      Response format (e.g. json) (not supported by orun yet)\n"
-		   "  -h, --help               help for run\n"
-		   "      --hidethinking       Hide thinking output (if provided)\n"
-		   "      --insecure           Use an insecure registry (ignored)\n"
-		   "      --keepalive string   Duration to keep a model loaded (e.g. 5m)\n"
-		   "      --nowordwrap         Don't wrap words to the next line automatically (orun never wraps)\n"
-		   "      --think string       Enable thinking mode: true/false or high/medium/low for supported models\n"
-		   "      --verbose            Show timings for response\n\n"
+		   "      --dimensions int         Truncate output embeddings to specified dimension (embedding models "
+		   "only)\n"
+		   "      --format string          Response format (e.g. json)\n"
+		   "  -h, --help                   help for run\n"
+		   "      --hidethinking           Hide thinking output (if provided)\n"
+		   "      --insecure               Use an insecure registry (orun has no registry client: ignored)\n"
+		   "      --keepalive string       Duration to keep a model loaded (e.g. 5m)\n"
+		   "      --nowordwrap             Don't wrap words to the next line automatically\n"
+		   "      --think string[=\"true\"]  Enable thinking mode: true/false or high/medium/low for supported "
+		   "models\n"
+		   "      --truncate               For embedding models: truncate inputs exceeding context length "
+		   "(default: true). Set --truncate=false to error instead\n"
+		   "      --verbose                Show timings for response\n\n"
 		   "Environment Variables:\n"
 		   "      OLLAMA_HOST                IP Address for the ollama server (default 127.0.0.1:11434)\n");
 }
@@ -126,6 +133,8 @@ static void summary(const struct ob_json_doc *d)
 struct convo {
 	struct ob_jw msgs; /* the messages array being built (open) */
 	size_t n;
+	const char *format; /* "format" of every request: JSON text ("\"json\"" or a schema), or NULL */
+	bool wordwrap;      /* wrap words at the terminal width (not --nowordwrap) */
 };
 
 static void convo_add(struct convo *cv, const char *role, const char *content, size_t len)
@@ -161,6 +170,10 @@ static char *build_body(const char *model, struct convo *cv, const char *keepali
 		if (ks)
 			ob_buf_append(&b, ks, k.len);
 		ob_jw_free(&k);
+	}
+	if (cv->format) {
+		ob_buf_puts(&b, ",\"format\":");
+		ob_buf_puts(&b, cv->format);
 	}
 	if (think) {
 		ob_buf_puts(&b, ",\"think\":");
@@ -222,42 +235,166 @@ static char *read_all_stdin(size_t *len)
 	return s ? s : strdup("");
 }
 
+/* --format as Ollama sends it: "json" as the JSON string "json", anything else as JSON text of its own (a
+ * schema); "" sends nothing. NULL after the error Go's json.Marshal gives for a RawMessage that is not JSON. */
+static const char *format_value(const char *format, int *rc)
+{
+	*rc = 0;
+	if (!format || !*format)
+		return NULL;
+	if (!strcmp(format, "json"))
+		return "\"json\"";
+	struct ob_json_error je;
+	struct ob_json_doc *d = ob_json_parse(format, strlen(format), &je);
+	if (!d) {
+		*rc = cli_error("json: error calling MarshalJSON for type json.RawMessage: %s", je.message);
+		return NULL;
+	}
+	ob_json_free(d);
+	return format;
+}
+
+/* The capabilities array of an /api/show answer names cap. */
+static bool has_capability(const struct ob_json_doc *show, const char *cap)
+{
+	const struct ob_json *caps = show ? ob_json_get(ob_json_root(show), "capabilities") : NULL;
+	if (!caps || caps->type != OB_JSON_ARRAY)
+		return false;
+	for (const struct ob_json *c = ob_json_first(caps); c; c = ob_json_after(caps, c))
+		if (ob_json_str_eq(c, cap))
+			return true;
+	return false;
+}
+
+/* Ollama's generateEmbedding: /api/embed with the prompt, printing the first vector as JSON on one line. */
+static int embed_prompt(struct client *c, const char *model, const char *prompt, size_t len, const char *keepalive,
+			const bool *truncate, int dimensions)
+{
+	struct ob_jw w;
+	ob_jw_init(&w, 0, 0);
+	ob_jw_obj(&w);
+	ob_jw_key(&w, "input");
+	ob_jw_stringn(&w, prompt, len);
+	if (truncate) {
+		ob_jw_key(&w, "truncate");
+		ob_jw_bool(&w, *truncate);
+	}
+	if (dimensions > 0) {
+		ob_jw_key(&w, "dimensions");
+		ob_jw_int(&w, dimensions);
+	}
+	if (keepalive) {
+		ob_jw_key(&w, "keep_alive");
+		ob_jw_string(&w, keepalive);
+	}
+	ob_jw_obj_end(&w);
+	const char *rest = ob_jw_str(&w);
+	/* client_model_body wants the members after "model": drop the braces */
+	char *inner = rest && w.len >= 2 ? strndup(rest + 1, w.len - 2) : NULL;
+	ob_jw_free(&w);
+	char *body = inner ? client_model_body(model, inner) : NULL;
+	free(inner);
+	if (!body)
+		return cli_error("out of memory");
+	struct ob_json_doc *d;
+	int rc = client_do_json(c, "POST", "/api/embed", body, strlen(body), &d);
+	free(body);
+	if (rc != 0)
+		return cli_error("%s", c->err);
+	const struct ob_json *e = ob_json_get(ob_json_root(d), "embeddings");
+	const struct ob_json *v = e && e->type == OB_JSON_ARRAY ? ob_json_at(e, 0) : NULL;
+	if (!v || v->type != OB_JSON_ARRAY) {
+		ob_json_free(d);
+		return cli_error("no embeddings returned");
+	}
+	/* the numbers as the server wrote them: Go's encoding of the float32 values, as json.Marshal would */
+	putchar('[');
+	for (const struct ob_json *x = ob_json_first(v); x; x = ob_json_after(v, x))
+		printf("%s%s", x == ob_json_first(v) ? "" : ",", x->type == OB_JSON_NUMBER ? x->str : "null");
+	puts("]");
+	ob_json_free(d);
+	return 0;
+}
+
+/* The one-shot prompt: stdin when it is not a terminal, then the arguments, joined by spaces. */
+static char *gather_prompt(bool tty, const char *const *args, size_t n_args, size_t *len)
+{
+	struct ob_buf p;
+	ob_buf_init(&p, RUN_MAX_INPUT);
+	if (!tty) {
+		size_t n;
+		char *in = read_all_stdin(&n);
+		if (in) {
+			ob_buf_append(&p, in, n);
+			free(in);
+		}
+	}
+	for (size_t i = 0; i < n_args; i++) {
+		if (p.len)
+			ob_buf_putc(&p, ' ');
+		ob_buf_puts(&p, args[i]);
+	}
+	if (p.failed) {
+		ob_buf_free(&p);
+		return NULL;
+	}
+	*len = p.len;
+	char *s = ob_buf_take(&p);
+	return s ? s : strdup("");
+}
+
+enum { F_VERBOSE, F_KEEPALIVE, F_THINK, F_HIDE, F_NOWRAP, F_FORMAT, F_INSECURE, F_TRUNCATE, F_DIMENSIONS, F_N };
+
 int cmd_run(int argc, char **argv)
 {
-	struct cli_flag flags[] = {
-		{"verbose", 0, false, NULL},	{"keepalive", 0, true, NULL}, {"think", 0, true, NULL},
-		{"hidethinking", 0, false, NULL}, {"nowordwrap", 0, false, NULL}, {"format", 0, true, NULL},
-		{"insecure", 0, false, NULL},
+	/* think takes no separate value: bare --think is "true" (pflag's NoOptDefVal), --think=high sets it */
+	struct cli_flag flags[F_N] = {
+		[F_VERBOSE] = {"verbose", 0, false, NULL},	 [F_KEEPALIVE] = {"keepalive", 0, true, NULL},
+		[F_THINK] = {"think", 0, false, NULL},		 [F_HIDE] = {"hidethinking", 0, false, NULL},
+		[F_NOWRAP] = {"nowordwrap", 0, false, NULL},	 [F_FORMAT] = {"format", 0, true, NULL},
+		[F_INSECURE] = {"insecure", 0, false, NULL},	 [F_TRUNCATE] = {"truncate", 0, false, NULL},
+		[F_DIMENSIONS] = {"dimensions", 0, true, NULL},
 	};
 	const char *pos[64];
 	size_t n_pos;
 	int rc;
-	if (!cli_parse(argc, argv, flags, sizeof flags / sizeof flags[0], pos, 64, &n_pos, usage, &rc))
+	if (!cli_parse(argc, argv, flags, F_N, pos, 64, &n_pos, usage, &rc))
 		return rc;
 	if (cli_min_args(n_pos, 1) != 0)
 		return 1;
-	if (flags[5].value && *flags[5].value)
-		return cli_error("--format (JSON mode) is not supported by orun yet");
+	bool verbose, hide, nowrap, insecure, truncate = true;
+	int dimensions = 0;
+	if ((rc = cli_flag_bool(&flags[F_VERBOSE], &verbose)) || (rc = cli_flag_bool(&flags[F_HIDE], &hide)) ||
+	    (rc = cli_flag_bool(&flags[F_NOWRAP], &nowrap)) || (rc = cli_flag_bool(&flags[F_INSECURE], &insecure)) ||
+	    (rc = cli_flag_bool(&flags[F_TRUNCATE], &truncate)) || (rc = cli_flag_int(&flags[F_DIMENSIONS], &dimensions)))
+		return rc;
+	(void)insecure; /* Ollama's is for pulling; orun does not pull */
 	const char *model = pos[0];
-	bool verbose = flags[0].value != NULL, hide = flags[3].value != NULL;
-	const char *keepalive = flags[1].value, *think = flags[2].value;
-	if (keepalive) {
+	const char *keepalive = flags[F_KEEPALIVE].value, *think = flags[F_THINK].value;
+	if (keepalive && *keepalive) {
 		int64_t ns;
 		char msg[128];
 		if (rn_go_parse_duration(keepalive, &ns, msg, sizeof msg) != 0)
 			return cli_error("%s", msg);
+	} else {
+		keepalive = NULL;
 	}
+	if (think && !*think)
+		think = "true";
 	if (think && strcmp(think, "true") && strcmp(think, "false") && strcmp(think, "low") && strcmp(think, "medium") &&
 	    strcmp(think, "high") && strcmp(think, "max"))
-		return cli_error("invalid value for --think: %s (true, false, low, medium, high or max)", think);
+		return cli_error("invalid value for --think: \"%s\" (must be true, false, high, medium, low, or max)", think);
+	const char *format = format_value(flags[F_FORMAT].value, &rc);
+	if (rc)
+		return rc;
 
 	struct client c;
 	if (client_init(&c) != 0)
 		return cli_error("%s", c.err);
 	/* the model must exist (orun does not pull) */
 	char *show = client_model_body(model, NULL);
-	struct client_response resp = {0};
-	if (client_heartbeat(&c) != 0 || client_do(&c, "POST", "/api/show", show, show ? strlen(show) : 0, &resp) != 0) {
+	struct ob_json_doc *info = NULL;
+	if (client_heartbeat(&c) != 0 || client_do_json(&c, "POST", "/api/show", show, show ? strlen(show) : 0, &info)) {
 		free(show);
 		if (strstr(c.err, "not found"))
 			rc = cli_error("model '%s' not found (orun does not pull models: create it with `orun create`)", model);
@@ -266,31 +403,30 @@ int cmd_run(int argc, char **argv)
 		client_cleanup(&c);
 		return rc;
 	}
-	free(resp.body);
 	free(show);
+	bool embedding = has_capability(info, "embedding");
+	if (!think && has_capability(info, "thinking"))
+		think = "true"; /* Ollama's inferThinkingOption: a thinking model thinks unless told otherwise */
+	ob_json_free(info);
 
-	struct convo cv = {0};
+	struct convo cv = {.format = format, .wordwrap = !nowrap};
 	ob_jw_init(&cv.msgs, 0, 0);
 	bool tty = isatty(0);
-	if (n_pos > 1 || !tty) {
-		struct ob_buf p;
-		ob_buf_init(&p, RUN_MAX_INPUT);
-		if (!tty) {
-			size_t n;
-			char *in = read_all_stdin(&n);
-			if (in) {
-				ob_buf_append(&p, in, n);
-				free(in);
-			}
+	if (n_pos > 1 || !tty || embedding) {
+		size_t plen = 0;
+		char *prompt = gather_prompt(tty, pos + 1, n_pos - 1 < 63 ? n_pos - 1 : 63, &plen);
+		if (!prompt)
+			rc = cli_error("out of memory");
+		else if (embedding && !plen)
+			rc = cli_error("embedding models require input text. Usage: orun run %s \"your text here\"", model);
+		else if (embedding)
+			rc = embed_prompt(&c, model, prompt, plen, keepalive, flags[F_TRUNCATE].value ? &truncate : NULL,
+					  dimensions);
+		else {
+			convo_add(&cv, "user", prompt, plen);
+			rc = one_turn(&c, model, &cv, keepalive, think, hide, verbose, false);
 		}
-		for (size_t i = 1; i < n_pos && i < 64; i++) {
-			if (p.len)
-				ob_buf_putc(&p, ' ');
-			ob_buf_puts(&p, pos[i]);
-		}
-		convo_add(&cv, "user", p.p ? p.p : "", p.len);
-		ob_buf_free(&p);
-		rc = one_turn(&c, model, &cv, keepalive, think, hide, verbose, false);
+		free(prompt);
 		ob_jw_free(&cv.msgs);
 		client_cleanup(&c);
 		return rc;

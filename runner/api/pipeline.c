@@ -881,8 +881,8 @@ static int chat_prompt(struct rn_infer *I, const struct msg_list *msgs, const st
 		}
 		if ((long)n <= num_ctx || i == last) {
 			if (i > 0)
-				rn_log(&I->api->log, RN_LOG_DEBUG, "truncating input messages which exceed context length "
-							       "truncated=%zu", msgs->n - i);
+				rn_log_attrs(&I->api->log, RN_LOG_WARN, "truncating input messages which exceed context length",
+					     "truncated=%zu", msgs->n - i);
 			best = p;
 			best_len = pl;
 			/* keep the ids: the prompt need not be tokenized twice */

@@ -6,23 +6,25 @@
 
 #include <pthread.h>
 #include <stdarg.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <time.h>
 
+#include "runner/server/envconfig.h"
 #include "runner/server/log.h"
 
 static pthread_mutex_t log_mu = PTHREAD_MUTEX_INITIALIZER;
 
-void rn_log(const struct rn_log *l, enum rn_log_level lv, const char *fmt, ...)
+static bool log_off(const struct rn_log *l, enum rn_log_level lv)
 {
-	if ((lv == RN_LOG_DEBUG && (!l || l->debug < 1)) || (l && l->quiet && lv < RN_LOG_ERROR))
-		return;
+	return (lv == RN_LOG_DEBUG && (!l || l->debug < 1)) || (l && l->quiet && lv < RN_LOG_ERROR);
+}
+
+/* msg is always quoted (orun's lines always were); attrs follow as given. */
+static void emit(enum rn_log_level lv, const char *msg, const char *attrs)
+{
 	static const char *names[] = {"DEBUG", "INFO", "WARN", "ERROR"};
-	char msg[2048], ts[96];
-	va_list ap;
-	va_start(ap, fmt);
-	vsnprintf(msg, sizeof msg, fmt, ap);
-	va_end(ap);
+	char ts[96];
 	struct timespec now;
 	clock_gettime(CLOCK_REALTIME, &now);
 	struct tm tm;
@@ -41,8 +43,72 @@ void rn_log(const struct rn_log *l, enum rn_log_level lv, const char *fmt, ...)
 		else
 			fputc(*p, stderr);
 	}
-	fputs("\"\n", stderr);
+	fputc('"', stderr);
+	if (attrs && *attrs) {
+		fputc(' ', stderr);
+		fputs(attrs, stderr);
+	}
+	fputc('\n', stderr);
 	pthread_mutex_unlock(&log_mu);
+}
+
+void rn_log(const struct rn_log *l, enum rn_log_level lv, const char *fmt, ...)
+{
+	if (log_off(l, lv))
+		return;
+	char msg[2048];
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof msg, fmt, ap);
+	va_end(ap);
+	emit(lv, msg, NULL);
+}
+
+void rn_log_attrs(const struct rn_log *l, enum rn_log_level lv, const char *msg, const char *attrs, ...)
+{
+	if (log_off(l, lv))
+		return;
+	char a[2048];
+	va_list ap;
+	va_start(ap, attrs);
+	vsnprintf(a, sizeof a, attrs, ap);
+	va_end(ap);
+	emit(lv, msg, a);
+}
+
+const char *rn_log_value(const char *s, char *buf, size_t size)
+{
+	bool quote = !*s;
+	for (const char *p = s; *p && !quote; p++)
+		quote = *p == ' ' || *p == '=' || *p == '"' || (unsigned char)*p < 0x20 || *p == 0x7f;
+	if (!quote) {
+		snprintf(buf, size, "%s", s);
+		return buf;
+	}
+	size_t n = 0;
+	if (size < 3) {
+		if (size)
+			buf[0] = 0;
+		return buf;
+	}
+	buf[n++] = '"';
+	for (const char *p = s; *p && n + 6 < size; p++) {
+		unsigned char c = (unsigned char)*p;
+		if (c == '"' || c == '\\') {
+			buf[n++] = '\\';
+			buf[n++] = (char)c;
+		} else if (c == '\n') {
+			buf[n++] = '\\';
+			buf[n++] = 'n';
+		} else if (c < 0x20 || c == 0x7f) {
+			n += (size_t)snprintf(buf + n, size - n, "\\x%02x", c);
+		} else {
+			buf[n++] = (char)c;
+		}
+	}
+	buf[n++] = '"';
+	buf[n] = 0;
+	return buf;
 }
 
 void rn_log_access(const struct rn_log *l, int status, double seconds, const char *remote, const char *method,
@@ -50,18 +116,22 @@ void rn_log_access(const struct rn_log *l, int status, double seconds, const cha
 {
 	if (l && l->quiet)
 		return;
-	char when[32], dur[32];
+	char when[32], dur[48];
 	time_t t = time(NULL);
 	struct tm tm;
 	localtime_r(&t, &tm);
 	strftime(when, sizeof when, "%Y/%m/%d - %H:%M:%S", &tm);
-	if (seconds < 1e-3)
-		snprintf(dur, sizeof dur, "%.3fµs", seconds * 1e6);
-	else if (seconds < 1)
-		snprintf(dur, sizeof dur, "%.6fms", seconds * 1e3);
-	else
-		snprintf(dur, sizeof dur, "%.9fs", seconds);
+	/* gin prints the latency as Go's time.Duration, whole seconds past a minute */
+	int64_t ns = seconds <= 0 ? 0 : seconds >= 9e9 ? INT64_C(9000000000000000000) : (int64_t)(seconds * 1e9);
+	if (ns > 60 * 1000000000LL)
+		ns -= ns % 1000000000LL;
+	rn_go_format_duration(ns, dur, sizeof dur);
+	int runes = 0; /* Go pads %13v by characters: "µ" is one */
+	for (const char *p = dur; *p; p++)
+		runes += ((unsigned char)*p & 0xC0) != 0x80;
+	int pad = runes < 13 ? 13 - runes : 0;
 	pthread_mutex_lock(&log_mu);
-	fprintf(stderr, "[GIN] %s | %3d | %13s | %15s | %-7s \"%s\"\n", when, status, dur, remote, method, path);
+	fprintf(stderr, "[GIN] %s | %3d | %*s%s | %15s | %-7s  \"%s\"\n", when, status, pad, "", dur, remote, method,
+		path);
 	pthread_mutex_unlock(&log_mu);
 }

@@ -23,7 +23,9 @@
 
 #include "base/buf.h"
 #include "gguf/gguf.h"
+#include "modelfile/create.h"
 #include "runner/backend.h"
+#include "runner/server/log.h"
 #include "runner/server/metrics.h"
 #include "runner/server/sched.h"
 
@@ -51,6 +53,7 @@ struct rn_runner {
 	int64_t expires_wall;
 	bool expire_now;      /* unload as soon as idle */
 	bool needs_reload;    /* a request wants other options: unload when idle, hand out no more */
+	const char *unload_reason; /* why it was doomed, for the log (a literal) */
 	/* loaded objects */
 	struct rn_model *model;
 	struct rn_tok *tok;
@@ -200,9 +203,11 @@ static struct rn_runner *runner_new(struct rn_sched *s, const struct rn_sched_mo
 	return r;
 }
 
-/* Removes r from the table and hands it to the janitor. Caller holds s->mu; r->refs must be 0. */
-static void doom_locked(struct rn_sched *s, struct rn_runner *r)
+/* Removes r from the table and hands it to the janitor, which logs why (reason: a literal). Caller holds s->mu;
+ * r->refs must be 0. */
+static void doom_locked(struct rn_sched *s, struct rn_runner *r, const char *reason)
 {
+	r->unload_reason = reason;
 	for (int i = 0; i < s->n; i++)
 		if (s->runners[i] == r) {
 			s->runners[i] = s->runners[--s->n];
@@ -266,6 +271,124 @@ static uint64_t mem_available(void)
 	return (uint64_t)kb * 1024u;
 }
 
+/* ---------------------------------------------------------------------------------------------------- */
+/* log lines a person can follow: what is loaded, how, why an option was changed, why a model went away */
+
+/* Ollama's format.HumanBytes2: binary units, one decimal. */
+static const char *human_bytes2(uint64_t b, char *buf, size_t size)
+{
+	static const char *units[] = {"B", "KiB", "MiB", "GiB", "TiB"};
+	double v = (double)b;
+	int u = 0;
+	while (v >= 1024 && u < 4) {
+		v /= 1024;
+		u++;
+	}
+	if (u == 0)
+		snprintf(buf, size, "%llu B", (unsigned long long)b);
+	else
+		snprintf(buf, size, "%.1f %s", v, units[u]);
+	return buf;
+}
+
+/* Before a load: the context size asked (or defaulted) and what it becomes, when they differ. */
+static void log_ctx_adjust(const struct rn_sched *s, const struct rn_load_params *asked, const struct rn_load_defaults *d,
+			   int used)
+{
+	if (!s->c.log)
+		return;
+	const bool was_asked = asked->n_ctx > 0;
+	const int want = was_asked ? asked->n_ctx : d->n_ctx > 0 ? d->n_ctx : RN_LOAD_DEFAULT_CTX;
+	if (want == used)
+		return;
+	if (d->n_ctx_max > 0 && want > d->n_ctx_max)
+		rn_log_attrs(s->c.log, RN_LOG_WARN,
+			     was_asked ? "requested context size too large for model" : "default context size too large for model",
+			     "num_ctx=%d n_ctx_train=%d used=%d reason=\"capped at the model's training context\"", want,
+			     d->n_ctx_max, used);
+	else
+		rn_log_attrs(s->c.log, RN_LOG_WARN, "requested context size too small", "num_ctx=%d used=%d reason=\"at least %d\"",
+			     want, used, RN_LOAD_MIN_CTX);
+}
+
+/* Why the weights are copied or mapped (use_no_mmap's rule, told). */
+static const char *placement_reason(int use_mmap, bool gpu, bool copied)
+{
+	if (use_mmap >= 0)
+		return use_mmap ? "use_mmap=true asked" : "use_mmap=false asked";
+	if (gpu)
+		return "a GPU load reads the file mapping";
+	return copied ? "a CPU load copies the weights when the file fits in the available memory"
+		      : "the file does not fit in the available memory with an eighth to spare: left mapped";
+}
+
+/* num_gpu asked for part of the model: the CUDA backend offloads every layer or none; without a GPU, none. */
+static void log_gpu_adjust(const struct rn_sched *s, const struct rn_runner *r, const struct rn_load_params *p)
+{
+	if (!s->c.log || p->num_gpu <= 0)
+		return;
+	const int n_layer = r->model->hp.n_layer;
+	if (!rn_backend_is_gpu(rn_backend_resolve(p->backend)))
+		rn_log_attrs(s->c.log, RN_LOG_WARN, "num_gpu asked without a GPU backend",
+			     "num_gpu=%d used=0 reason=\"no GPU: the model runs on the CPU\"", p->num_gpu);
+	else if (p->num_gpu < n_layer)
+		rn_log_attrs(s->c.log, RN_LOG_WARN, "partial offload asked", "num_gpu=%d layers=%d used=%d "
+			     "reason=\"the CUDA backend offloads every layer or none\"", p->num_gpu, n_layer, n_layer);
+}
+
+static void log_loading(const struct rn_sched *s, const struct rn_runner *r, const struct rn_load_params *p)
+{
+	if (!s->c.log)
+		return;
+	const struct gguf_file *f = r->model->gguf;
+	uint32_t ft = 0;
+	if (gguf_find_u32(f, "general.file_type", &ft) != GGUF_OK)
+		ft = 0;
+	char path[1200], name[300], size[32], threads[16];
+	snprintf(threads, sizeof threads, p->n_threads > 0 ? "%d" : "auto", p->n_threads);
+	rn_log_attrs(s->c.log, RN_LOG_INFO, "loading model",
+		     "model=%s name=%s format=\"GGUF v%u\" arch=%s file_type=%s size=\"%s\" n_ctx_train=%d "
+		     "num_ctx=%d num_batch=%d parallel=%d kv_cache=%s backend=%s threads=%s embedding=%s",
+		     rn_log_value(r->path, path, sizeof path), rn_log_value(r->name, name, sizeof name),
+		     gguf_version(f), r->model->hp.arch_name, mf_file_type_name(ft),
+		     human_bytes2(gguf_file_size(f), size, sizeof size),
+		     r->model->hp.n_ctx_train, p->n_ctx, p->n_batch, p->n_seq, rn_kv_type_name(p->kv_type),
+		     rn_backend_name(rn_backend_resolve(p->backend)), threads, r->embedding ? "true" : "false");
+}
+
+static void log_loaded(const struct rn_sched *s, const struct rn_runner *r, const struct rn_backend *b, int use_mmap,
+		       int64_t ns)
+{
+	if (!s->c.log)
+		return;
+	const struct rn_load_params *bp = rn_backend_params(b);
+	const bool gpu = rn_backend_is_gpu(bp->backend);
+	const uint64_t file = gguf_file_size(r->model->gguf), copied = rn_backend_copied(b);
+	const uint64_t other = rn_backend_memory(b) - copied;
+	char name[300], wsize[32], osize[32], tsize[32], why[200];
+	rn_log_attrs(s->c.log, RN_LOG_INFO, "model weights", "device=%s size=\"%s\" placement=\"%s\" reason=%s",
+		     rn_backend_instance_name(b), human_bytes2(file, wsize, sizeof wsize),
+		     copied ? "copied into memory" : "read in place from the file mapping",
+		     rn_log_value(placement_reason(use_mmap, gpu, copied > 0), why, sizeof why));
+	rn_log_attrs(s->c.log, RN_LOG_INFO, "kv cache and buffers", "device=%s size=\"%s\"", rn_backend_instance_name(b),
+		     human_bytes2(other, osize, sizeof osize));
+	rn_log_attrs(s->c.log, RN_LOG_INFO, "model loaded", "name=%s total=\"%s\" duration=%.2fs",
+		     rn_log_value(r->name, name, sizeof name), human_bytes2(r->size, tsize, sizeof tsize), (double)ns / 1e9);
+	rn_log(s->c.log, RN_LOG_INFO, "llama runner started in %.2f seconds", (double)ns / 1e9);
+}
+
+static void log_unload(const struct rn_sched *s, const struct rn_runner *r)
+{
+	if (!s->c.log)
+		return;
+	if (!r->model || r->state != R_READY)
+		return;
+	char name[300], size[32];
+	rn_log_attrs(s->c.log, RN_LOG_INFO, "unloading model", "name=%s size=\"%s\" reason=\"%s\"",
+		     rn_log_value(r->name, name, sizeof name), human_bytes2(r->size, size, sizeof size),
+		     r->unload_reason ? r->unload_reason : "unknown");
+}
+
 /* use_mmap: 0 copies the weights into memory, 1 reads them in place from the file mapping, -1 (unset) chooses as
  * Ollama does (llm/server.go): a model that runs on the CPU is loaded into memory ("for CPU loads we want the
  * memory to be allocated, not FS cache"), a GPU load stays mapped. Unlike Ollama, a CPU load whose file would
@@ -300,6 +423,9 @@ static int runner_load(struct rn_runner *r, struct rn_sched_error *err)
 	struct rn_load_params p = r->params;
 	p.backend = p.num_gpu == 0 ? rn_backend_find("cpu") : s->c.backend;
 	p.no_mmap = use_no_mmap(p.use_mmap, p.backend, gguf_file_size(r->model->gguf));
+	log_gpu_adjust(s, r, &p);
+	log_loading(s, r, &p);
+	const int64_t t0 = mono_ns();
 	struct rn_backend *b;
 	if (r->embedding) {
 		r->emb = b = rn_backend_load(r->model, &p, &e);
@@ -314,6 +440,7 @@ static int runner_load(struct rn_runner *r, struct rn_sched_error *err)
 	r->size = gguf_file_size(r->model->gguf) + rn_backend_memory(b) - rn_backend_copied(b);
 	if (rn_backend_is_gpu(rn_backend_params(b)->backend))
 		r->size_vram = r->size;
+	log_loaded(s, r, b, p.use_mmap, mono_ns() - t0);
 	if (r->embedding)
 		return 0;
 	if (pthread_create(&r->thread, NULL, engine_main, r) != 0) {
@@ -338,7 +465,9 @@ static void *janitor_main(void *arg)
 			struct rn_runner *r = s->runners[i];
 			if (r->state == R_READY && r->refs == 0 &&
 			    (r->expire_now || r->needs_reload || r->expires_mono <= now)) {
-				doom_locked(s, r);
+				doom_locked(s, r, r->needs_reload ? "reloading with other load options"
+						  : r->expire_now  ? "keep_alive 0 (a request or orun stop asked)"
+								   : "keep_alive expired");
 				i--;
 			}
 		}
@@ -351,6 +480,7 @@ static void *janitor_main(void *arg)
 			for (size_t i = 0; i < n; i++) {
 				if (s->c.metrics)
 					rn_metrics_model_unloaded(s->c.metrics);
+				log_unload(s, list[i]);
 				runner_free(list[i]);
 			}
 			free(list);
@@ -393,7 +523,7 @@ void rn_sched_free(struct rn_sched *s)
 	for (int i = 0; i < s->n; i++) {
 		struct rn_runner *r = s->runners[i];
 		if (r->state != R_LOADING) {
-			doom_locked(s, r);
+			doom_locked(s, r, "server stopping");
 			i--;
 		}
 	}
@@ -519,7 +649,7 @@ struct rn_runner *rn_sched_acquire(struct rn_sched *s, const struct rn_sched_mod
 					victim = r;
 			}
 			if (victim)
-				doom_locked(s, victim);
+				doom_locked(s, victim, "evicted to make room (OLLAMA_MAX_LOADED_MODELS)");
 			struct timespec ts;
 			deadline_in(&ts, WAIT_TICK_MS * 5);
 			pthread_cond_timedwait(&s->cv, &s->mu, &ts);
@@ -533,6 +663,7 @@ struct rn_runner *rn_sched_acquire(struct rn_sched *s, const struct rn_sched_mod
 			continue;
 		}
 		/* load it here */
+		log_ctx_adjust(s, asked, &d, p.n_ctx);
 		struct rn_runner *r = runner_new(s, m, &p);
 		if (!r) {
 			set_err(err, 500, "out of memory");
@@ -725,6 +856,9 @@ static int job_on_event(void *user, const struct rn_event *ev)
 		j->reason = ev->reason;
 		if (ev->stats)
 			j->stats = *ev->stats;
+		if (ev->stats && ev->stats->truncated && j->s->c.log) /* Ollama's line, at the end of the request */
+			rn_log_attrs(j->s->c.log, RN_LOG_WARN, "truncating input prompt", "limit=%d prompt=%d keep=%d new=%d",
+				     ev->stats->n_prompt, ev->stats->n_prompt_in, ev->stats->n_keep, ev->stats->n_prompt);
 		if (ev->error)
 			j->error = *ev->error;
 		if (!e) {

@@ -25,6 +25,7 @@
 #define RN_KEEP_ALIVE_UNSET INT64_MIN
 
 struct rn_metrics;
+struct rn_log;
 
 struct rn_sched_config {
 	unsigned num_parallel;   /* slots per chat model (0 = 1) */
@@ -36,6 +37,7 @@ struct rn_sched_config {
 	enum rn_kv_type kv_type; /* OLLAMA_KV_CACHE_TYPE */
 	int backend;             /* backend index, -1 = best available */
 	struct rn_metrics *metrics; /* may be NULL */
+	const struct rn_log *log;   /* load, unload, option and truncation lines; NULL = none */
 };
 
 /* What to load and how to describe it in /api/ps. Strings are copied. */

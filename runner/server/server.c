@@ -154,6 +154,7 @@ struct rn_server *rn_server_start(const struct rn_srv_config *cfg, bool quiet)
 		.kv_type = kv,
 		.backend = s->backend,
 		.metrics = s->api.metrics,
+		.log = &s->api.log,
 	};
 	s->api.sched = rn_sched_new(&sc);
 	if (!s->api.metrics || !s->api.sched) {
