@@ -314,6 +314,7 @@ struct gen {
 	bool done;
 	enum rn_done_reason reason;
 	int n_tokens;
+	int n_shift;
 };
 
 static int on_event(void *user, const struct rn_event *ev)
@@ -329,6 +330,7 @@ static int on_event(void *user, const struct rn_event *ev)
 	if (ev->done) {
 		g->done = true;
 		g->reason = ev->reason;
+		g->n_shift = ev->stats ? ev->stats->n_shift : 0;
 		if (ev->error)
 			fprintf(stderr, "engine error: %s\n", ev->error->msg);
 	}
@@ -356,7 +358,7 @@ static void test_engine(struct rn_model *m, const struct rn_tok *tok)
 	rn_load_params_init(&ep);
 	ep.n_ctx = 512;
 	ep.n_threads = 2;
-	rn_load_params_resolve(&ep, &(struct rn_load_defaults){.n_ctx_max = m->hp.n_ctx_train, .n_seq = 3});
+	rn_load_params_resolve(&ep, &(struct rn_load_defaults){.n_ctx_max = m->hp.n_ctx_train, .n_seq = 4});
 	struct rn_engine *e = rn_engine_new(m, tok, &ep, &err);
 	CHECKF(e != NULL, "%s", err.msg);
 	if (!e)
@@ -380,20 +382,24 @@ static void test_engine(struct rn_model *m, const struct rn_tok *tok)
 	CHECK_EQ_INT(err.code, RN_ERR_INVALID_ARG);
 	CHECKF(strstr(err.msg, "undefined rule 'nope'") != NULL, "%s", err.msg);
 
-	/* three slots at once: greedy JSON, sampled JSON, greedy nested */
-	static struct gen out[3];
+	/* four slots at once: greedy JSON, sampled JSON (top_k, top_p, min_p, repeat penalty), greedy nested,
+	 * sampled JSON with the other options (typical_p, no top_k, presence and frequency penalties) */
+	static struct gen out[4];
 	memset(out, 0, sizeof out);
-	for (int i = 0; i < 3; i++) {
+	for (int i = 0; i < 4; i++) {
 		rn_request_default(&r);
 		r.prompt = ids;
 		r.n_prompt = n_ids;
 		r.num_predict = 160;
 		r.grammar = i == 2 ? NESTED_GBNF : JSON_GBNF;
 		r.grammar_len = strlen(r.grammar);
-		if (i != 1)
+		if (i == 0 || i == 2)
 			r.sampling.temperature = 0;
-		else
+		else if (i == 1)
 			r.sampling.seed = 42, r.sampling.repeat_penalty = 1.1f, r.sampling.min_p = 0.05f;
+		else
+			r.sampling.seed = 7, r.sampling.temperature = 1.2f, r.sampling.top_k = 0, r.sampling.top_p = 1,
+			r.sampling.typical_p = 0.9f, r.sampling.presence_penalty = 0.5f, r.sampling.frequency_penalty = 0.3f;
 		r.on_event = on_event;
 		r.user = &out[i];
 		CHECKF(rn_engine_submit(e, &r, &err) >= 0, "%s", err.msg);
@@ -404,7 +410,26 @@ static void test_engine(struct rn_model *m, const struct rn_tok *tok)
 		check_json_output(&out[0], "greedy json", g);
 		check_json_output(&out[1], "sampled json", g);
 		check_json_output(&out[2], "greedy nested", gn);
+		check_json_output(&out[3], "sampled json (typical)", g);
 	}
+
+	/* a stop string still ends the request, the text before it a prefix the grammar takes */
+	struct gen stopped = {0};
+	const char *stop[] = {"age"};
+	rn_request_default(&r);
+	r.prompt = ids;
+	r.n_prompt = n_ids;
+	r.num_predict = 64;
+	r.sampling.temperature = 0;
+	r.grammar = JSON_GBNF;
+	r.grammar_len = strlen(JSON_GBNF);
+	r.stop = stop;
+	r.n_stop = 1;
+	r.on_event = on_event;
+	r.user = &stopped;
+	CHECK(rn_engine_run(e, &r, &err) == RN_OK);
+	CHECK(stopped.reason == RN_DONE_STOP && strstr(stopped.text, "age") == NULL);
+	CHECK(g && matches(g, stopped.text, stopped.len, false));
 
 	/* grammar_after: the text up to the trigger is free, the rest constrained. The trigger is the greedy
 	 * output's first token, so the same greedy run meets it at once. */
@@ -433,10 +458,41 @@ static void test_engine(struct rn_model *m, const struct rn_tok *tok)
 	      matches(gd, after.text + free_run.len, after.len - free_run.len, true));
 	rn_grammar_free(gd);
 
+	rn_engine_free(e);
+
+	/* a small context: the generation shifts it several times; the grammar is about the generated text only
+	 * and keeps constraining (a JSON array of numbers never ends by itself under this grammar) */
+	rn_load_params_init(&ep);
+	ep.n_ctx = 64;
+	ep.n_threads = 2;
+	rn_load_params_resolve(&ep, &(struct rn_load_defaults){.n_ctx_max = m->hp.n_ctx_train, .n_seq = 1});
+	e = rn_engine_new(m, tok, &ep, &err);
+	CHECKF(e != NULL, "%s", err.msg);
+	static const char numbers[] = "root ::= \"[\" [0-9]+ (\", \" [0-9]+)*\n";
+	static struct gen shifted;
+	memset(&shifted, 0, sizeof shifted);
+	rn_request_default(&r);
+	r.prompt = ids;
+	r.n_prompt = n_ids;
+	r.num_keep = 4;
+	r.num_predict = 120;
+	r.sampling.temperature = 0;
+	r.grammar = numbers;
+	r.grammar_len = strlen(numbers);
+	r.on_event = on_event;
+	r.user = &shifted;
+	CHECK(e && rn_engine_run(e, &r, &err) == RN_OK);
+	struct rn_grammar *gnum = compile(numbers, &err);
+	fprintf(stderr, "shifted (%s, %d tokens): %.80s...\n", rn_done_reason_name(shifted.reason), shifted.n_tokens,
+		shifted.text);
+	CHECK(shifted.reason == RN_DONE_LENGTH && shifted.n_tokens == 120 && shifted.n_shift > 0);
+	CHECK(gnum && matches(gnum, shifted.text, shifted.len, false));
+	rn_grammar_free(gnum);
+	rn_engine_free(e);
+
 	free(ids);
 	rn_grammar_free(g);
 	rn_grammar_free(gn);
-	rn_engine_free(e);
 }
 
 int main(void)
