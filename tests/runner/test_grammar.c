@@ -62,6 +62,13 @@ static bool gmatch(const char *grammar, const char *s)
 
 /* ---------------------------------------------------------------------------------------------------- */
 
+static double now_ms(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
+}
+
 static void test_compile_errors(void)
 {
 	static const struct {
@@ -186,10 +193,49 @@ static void test_matcher(void)
 	CHECK(gmatch("root ::= x\nx ::= \"(\" x \")\" | \"\"\n", "((()))"));
 	CHECK(!gmatch("root ::= x\nx ::= \"(\" x \")\" | \"\"\n", "(()"));
 
+	/* large grammars: a 2,000-value enum, a 30,000-rule chain whose start expands too deep (refused when the
+	 * state starts, quickly: the expansion work is bounded), 20,000 nullable rules in the worst order for a
+	 * fixed-point pass (the compiler's work list is linear) */
+	struct ob_buf b = {0};
+	ob_buf_printf(&b, "root ::= \"v0\"");
+	for (int k = 1; k < 2000; k++)
+		ob_buf_printf(&b, " | \"v%d\"", k);
+	ob_buf_printf(&b, "\n");
+	g = rn_grammar_compile(b.p, b.len, NULL, &err);
+	CHECKF(g != NULL, "%s", err.msg);
+	CHECK(g && matches(g, "v1234", 5, true) && !matches(g, "v2000", 5, true));
+	rn_grammar_free(g);
+	b.len = 0;
+	ob_buf_printf(&b, "root ::= r1 \"x\" | \"a\"\n");
+	for (int k = 1; k < 30000; k++)
+		ob_buf_printf(&b, "r%d ::= r%d \"x\" | \"a\"\n", k, k + 1);
+	ob_buf_printf(&b, "r30000 ::= \"z\"\n");
+	double t0 = now_ms();
+	g = rn_grammar_compile(b.p, b.len, NULL, &err);
+	double t1 = now_ms();
+	CHECKF(g != NULL, "%s", err.msg);
+	struct rn_grammar_state *st = g ? rn_grammar_state_new(g, NULL, &err) : NULL;
+	fprintf(stderr, "30,000-rule chain: compiled in %.1f ms, start %s in %.1f ms: %s\n", t1 - t0,
+		st ? "accepted" : "refused", now_ms() - t1, st ? "" : err.msg);
+	CHECK(st == NULL && err.code == RN_ERR_INVALID_ARG);
+	rn_grammar_state_free(st);
+	rn_grammar_free(g);
+	b.len = 0;
+	ob_buf_printf(&b, "root ::= r1 \"end\"\n");
+	for (int k = 1; k < 20000; k++)
+		ob_buf_printf(&b, "r%d ::= r%d | \"\"\n", k, k + 1);
+	ob_buf_printf(&b, "r20000 ::= \"\"\n");
+	t0 = now_ms();
+	g = rn_grammar_compile(b.p, b.len, NULL, &err);
+	fprintf(stderr, "20,000 nullable rules: compiled in %.1f ms\n", now_ms() - t0);
+	CHECKF(g != NULL, "%s", err.msg);
+	rn_grammar_free(g);
+	free(b.p);
+
 	/* a character split over several byte pushes (byte-fallback tokens): the partial state carries over,
 	 * and a prefix that no code point the grammar takes can start is refused at its first byte */
 	g = compile("root ::= \"\xe2\x82\xac\" [a]\n", &err);
-	struct rn_grammar_state *st = g ? rn_grammar_state_new(g, NULL, &err) : NULL;
+	st = g ? rn_grammar_state_new(g, NULL, &err) : NULL;
 	CHECK(st != NULL);
 	if (st) {
 		CHECK(!rn_grammar_state_accept_bytes(st, "\xe3", 1));
@@ -217,13 +263,6 @@ static void test_matcher(void)
 
 /* ---------------------------------------------------------------------------------------------------- */
 /* with the real vocabulary */
-
-static double now_ms(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
-}
 
 /* The mask and allows agree on every token, after each of the prefixes. */
 static void check_mask(struct rn_grammar_state *st, int n_vocab, float *row, const char *what)
