@@ -499,6 +499,22 @@ static void test_engine(struct rn_model *m, const struct rn_tok *tok)
 
 	rn_engine_free(e);
 
+	/* an engine without a tokenizer refuses a grammar request, saying why */
+	rn_load_params_init(&ep);
+	ep.n_ctx = 64;
+	ep.n_threads = 2;
+	rn_load_params_resolve(&ep, &(struct rn_load_defaults){.n_ctx_max = m->hp.n_ctx_train, .n_seq = 1});
+	e = rn_engine_new(m, NULL, &ep, &err);
+	CHECKF(e != NULL, "%s", err.msg);
+	rn_request_default(&r);
+	r.prompt = ids;
+	r.n_prompt = n_ids;
+	r.grammar = JSON_GBNF;
+	r.grammar_len = strlen(JSON_GBNF);
+	CHECK(e && rn_engine_submit(e, &r, &err) < 0 && err.code == RN_ERR_INVALID_ARG &&
+	      strstr(err.msg, "tokenizer") != NULL);
+	rn_engine_free(e);
+
 	/* a small context: the generation shifts it several times; the grammar is about the generated text only
 	 * and keeps constraining (a JSON array of numbers never ends by itself under this grammar) */
 	rn_load_params_init(&ep);
