@@ -42,7 +42,9 @@ void rn_grammar_state_free(struct rn_grammar_state *s); /* accepts NULL */
 /* Whether token may come next (cheap: one trie walk for that token only). */
 bool rn_grammar_state_allows(struct rn_grammar_state *s, int32_t token);
 
-/* Set logits[t] = -INFINITY for every token t the grammar cannot take next (n_vocab entries). */
+/* Set logits[t] = -INFINITY for every token t the grammar cannot take next (the vocabulary's entries; ids
+ * past them are not touched). A walk of the vocabulary trie, or one of the state's last 8 masks. A hostile
+ * grammar whose walk passes its work budget (grammar_int.h) gets every token masked. */
 void rn_grammar_state_mask(struct rn_grammar_state *s, float *logits);
 
 /* Advance over token (which must be allowed). Returns RN_OK, or RN_ERR_INVALID_ARG when the token breaks the

@@ -354,6 +354,7 @@ struct gen {
 	enum rn_done_reason reason;
 	int n_tokens;
 	int n_shift;
+	int n_cached;
 };
 
 static int on_event(void *user, const struct rn_event *ev)
@@ -370,6 +371,7 @@ static int on_event(void *user, const struct rn_event *ev)
 		g->done = true;
 		g->reason = ev->reason;
 		g->n_shift = ev->stats ? ev->stats->n_shift : 0;
+		g->n_cached = ev->stats ? ev->stats->n_cached : 0;
 		if (ev->error)
 			fprintf(stderr, "engine error: %s\n", ev->error->msg);
 	}
@@ -451,6 +453,23 @@ static void test_engine(struct rn_model *m, const struct rn_tok *tok)
 		check_json_output(&out[2], "greedy nested", gn);
 		check_json_output(&out[3], "sampled json (typical)", g);
 	}
+
+	/* the prompt cache: the same greedy request again reuses the cached prompt and gives the same text (the
+	 * grammar's state is about the generated text only) */
+	static struct gen again;
+	memset(&again, 0, sizeof again);
+	rn_request_default(&r);
+	r.prompt = ids;
+	r.n_prompt = n_ids;
+	r.num_predict = 160;
+	r.sampling.temperature = 0;
+	r.grammar = JSON_GBNF;
+	r.grammar_len = strlen(JSON_GBNF);
+	r.on_event = on_event;
+	r.user = &again;
+	CHECK(rn_engine_run(e, &r, &err) == RN_OK);
+	CHECK(again.n_cached > 0);
+	CHECK_STREQ(again.text, out[0].text);
 
 	/* a stop string still ends the request, the text before it a prefix the grammar takes */
 	struct gen stopped = {0};
