@@ -880,8 +880,13 @@ int rn_engine_step(struct rn_engine *e)
 			float *lg = e->logits + (size_t)s->out_row * (size_t)e->n_vocab;
 			if (s->req.logprobs) /* the sampler changes lg: logprobs are of the raw logits */
 				memcpy(s->lp_row, lg, (size_t)e->n_vocab * sizeof *lg);
+			/* under a grammar, the raw logits are copied for a second draw only when penalties change them */
+			const struct rn_sampler_params *sp = &s->req.sampling;
+			bool pen = sp->repeat_last_n != 0 && (sp->repeat_penalty != 1.0f || sp->presence_penalty != 0.0f ||
+							      sp->frequency_penalty != 0.0f);
 			bool masked;
-			int32_t t = s->g_on ? rn_grammar_sample(s->gs, s->smp, lg, s->g_row, e->n_vocab, &masked)
+			int32_t t = s->g_on ? rn_grammar_sample(s->gs, s->smp, lg, pen ? s->g_row : NULL, e->n_vocab,
+								&masked)
 					    : rn_sampler_sample(s->smp, lg);
 			if (t < 0) {
 				fail(e, s, RN_ERR_INVALID_ARG, "the grammar allows no token here (or its stacks went past "

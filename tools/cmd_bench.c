@@ -206,7 +206,6 @@ struct bench_grammar {
 	struct rn_grammar_vocab *v;
 	struct rn_grammar_state *gs;
 	struct rn_sampler *smp;
-	float *scratch;
 	const struct rn_tok *tok;
 	int n_vocab;
 	long n_tokens, n_masked, n_restarts;
@@ -233,10 +232,9 @@ static int bench_grammar_open(struct bench_grammar *bg, const char *path, const 
 	else if ((bg->g = rn_grammar_compile(text.p, text.len, NULL, &err)) && (bg->v = rn_grammar_vocab_new(tok, &err)))
 		bg->gs = rn_grammar_state_new(bg->g, bg->v, &err);
 	free(text.p);
-	if (bg->gs && !((bg->smp = rn_sampler_new(&sp, n_vocab, 1, &err)) &&
-			(bg->scratch = malloc((size_t)n_vocab * sizeof *bg->scratch))))
+	if (bg->gs && !(bg->smp = rn_sampler_new(&sp, n_vocab, 1, &err)))
 		rn_error_set(&err, RN_ERR_NOMEM, "out of memory");
-	if (!bg->gs || !bg->scratch) {
+	if (!bg->gs || !bg->smp) {
 		fprintf(stderr, "orun bench: %s: %s\n", path, err.msg);
 		return -1;
 	}
@@ -249,7 +247,7 @@ static int32_t bench_grammar_pick(struct bench_grammar *bg, float *logits)
 {
 	bool masked, final = false;
 	double t0 = now_s();
-	int32_t t = rn_grammar_sample(bg->gs, bg->smp, logits, bg->scratch, bg->n_vocab, &masked);
+	int32_t t = rn_grammar_sample(bg->gs, bg->smp, logits, NULL, bg->n_vocab, &masked); /* no penalties */
 	if (t < 0 || rn_grammar_state_accept(bg->gs, t) != RN_OK) {
 		fprintf(stderr, "orun bench: the grammar allows no token\n");
 		return -1;
@@ -276,7 +274,6 @@ static void bench_grammar_close(struct bench_grammar *bg)
 	rn_grammar_vocab_free(bg->v);
 	rn_grammar_free(bg->g);
 	rn_sampler_free(bg->smp);
-	free(bg->scratch);
 }
 
 int cmd_bench(int argc, char **argv)

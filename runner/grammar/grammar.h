@@ -63,8 +63,10 @@ const struct rn_grammar_vocab *rn_grammar_state_vocab(const struct rn_grammar_st
 
 /* Choose the next token from logits[0..n_vocab) under the grammar with smp (runner/sampler.h): smp's choice
  * when the grammar allows it, else smp's choice from the logits with every rejected token masked (the mask
- * applies before the sampler's chain). logits is modified (as rn_sampler_sample does), scratch [n_vocab] is
- * overwritten; ids at or past the vocabulary's size are never chosen. *masked tells whether the mask was
+ * applies before the sampler's chain). logits is modified (as rn_sampler_sample does). scratch [n_vocab]
+ * receives a copy of the raw logits for the second draw; pass NULL when smp has no repetition, presence or
+ * frequency penalty (rn_sampler_sample then only reads logits) to save the copy. Ids at or past the
+ * vocabulary's size are never chosen. *masked tells whether the mask was
  * needed. Returns the token, or -1 when the grammar allows none (or its stacks went past their limit). The
  * state is not advanced. */
 int32_t rn_grammar_sample(struct rn_grammar_state *s, struct rn_sampler *smp, float *logits, float *scratch,

@@ -18,12 +18,14 @@ int32_t rn_grammar_sample(struct rn_grammar_state *s, struct rn_sampler *smp, fl
 	*masked = false;
 	for (int i = (int)v->n_vocab; i < n_vocab; i++)
 		logits[i] = -INFINITY; /* ids past the tokenizer's vocabulary (padding) are never text */
-	memcpy(scratch, logits, (size_t)n_vocab * sizeof *logits); /* the sampler changes logits (penalties) */
+	if (scratch) /* the sampler's penalties change logits: keep the raw ones for the second draw */
+		memcpy(scratch, logits, (size_t)n_vocab * sizeof *logits);
 	int32_t t = rn_sampler_sample(smp, logits);
 	if (rn_grammar_state_allows(s, t))
 		return t;
 	*masked = true;
-	rn_grammar_state_mask(s, scratch);
-	t = rn_sampler_sample(smp, scratch);
+	float *raw = scratch ? scratch : logits;
+	rn_grammar_state_mask(s, raw);
+	t = rn_sampler_sample(smp, raw);
 	return rn_grammar_state_allows(s, t) ? t : -1;
 }

@@ -152,7 +152,8 @@ static void test_matcher(void)
 {
 	static const char *const json_ok[] = {
 		"{}", "{ }", "{\"a\":1}", "{\"a\": [1, 2.5, -3e10, true, false, null, \"x\"]}",
-		"{\"k\": {\"n\": {\"m\": []}}}", "{\"esc\": \"\\n\\t\\\"\\\\\\u00e9\"}", "{\"u\": \"h\xc3\xa9llo \xe2\x82\xac \xf0\x9f\x98\x80\"}",
+		"{\"k\": {\"n\": {\"m\": []}}}", "{\"esc\": \"\\n\\t\\\"\\\\\\u00e9\"}",
+		"{\"u\": \"h\xc3\xa9llo \xe2\x82\xac \xf0\x9f\x98\x80\"}",
 		"{\n  \"a\": 0\n}", "{\"a\":-0.5E+3}",
 	};
 	static const char *const json_bad[] = {
