@@ -580,8 +580,11 @@ static bool *compute_nullable(const struct parser *p)
 	uint32_t *occ_start = calloc(R + 1, sizeof *occ_start);     /* CSR: the alternatives referring to rule r */
 	uint32_t *occ = malloc((n_ref ? n_ref : 1) * sizeof *occ);
 	uint32_t *queue = malloc((R ? R : 1) * sizeof *queue);
-	if (!nul || !alt_rule || !left || !dead || !occ_start || !occ || !queue)
-		goto fail;
+	if (!nul || !alt_rule || !left || !dead || !occ_start || !occ || !queue) {
+		free(nul);
+		nul = NULL;
+		goto out;
+	}
 	for (size_t r = 0; r < R; r++)
 		for (size_t k = 0; k < p->rules[r].n; k++)
 			if (p->rules[r].el[k].type == GE_REF)
@@ -618,6 +621,7 @@ static bool *compute_nullable(const struct parser *p)
 			}
 		}
 	}
+out:
 	free(alt_rule);
 	free(left);
 	free(dead);
@@ -625,15 +629,6 @@ static bool *compute_nullable(const struct parser *p)
 	free(occ);
 	free(queue);
 	return nul;
-fail:
-	free(nul);
-	free(alt_rule);
-	free(left);
-	free(dead);
-	free(occ_start);
-	free(occ);
-	free(queue);
-	return NULL;
 }
 
 /* Left recursion: a rule that can reach itself without consuming a character. Depth-first search over the

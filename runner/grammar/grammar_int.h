@@ -85,6 +85,6 @@ bool rn_grammar_state_mask_failed(const struct rn_grammar_state *s);
  * tokens (eog may be NULL); a token with len 0 is never text. What rn_grammar_vocab_new builds from a
  * tokenizer; the fuzz target builds one by hand. */
 struct rn_grammar_vocab *rn_grammar_vocab_from_pieces(const char *const *text, const uint32_t *len,
-						      const uint8_t *eog, uint32_t n, struct rn_error *err);
+						      const uint8_t *eog, uint32_t n, struct rn_error *err) RN_WUR;
 
 #endif

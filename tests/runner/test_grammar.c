@@ -379,6 +379,21 @@ static int on_event(void *user, const struct rn_event *ev)
 	return 0;
 }
 
+/* A request for the test prompt, constrained by grammar (NULL: none), events into out. */
+static void req_for(struct rn_request *r, const int32_t *ids, size_t n_ids, int num_predict, const char *grammar,
+		    struct gen *out)
+{
+	rn_request_default(r);
+	r->prompt = ids;
+	r->n_prompt = n_ids;
+	r->num_predict = num_predict;
+	r->sampling.temperature = 0;
+	r->grammar = grammar;
+	r->grammar_len = grammar ? strlen(grammar) : 0;
+	r->on_event = on_event;
+	r->user = out;
+}
+
 static void check_json_output(const struct gen *o, const char *what, const struct rn_grammar *g)
 {
 	fprintf(stderr, "%s (%s, %d tokens): %s\n", what, rn_done_reason_name(o->reason), o->n_tokens, o->text);
@@ -393,16 +408,23 @@ static void check_json_output(const struct gen *o, const char *what, const struc
 	}
 }
 
-static void test_engine(struct rn_model *m, const struct rn_tok *tok)
+static struct rn_engine *engine_for(struct rn_model *m, const struct rn_tok *tok, int n_ctx, int n_seq)
 {
 	struct rn_error err = {0};
 	struct rn_load_params ep;
 	rn_load_params_init(&ep);
-	ep.n_ctx = 512;
+	ep.n_ctx = n_ctx;
 	ep.n_threads = 2;
-	rn_load_params_resolve(&ep, &(struct rn_load_defaults){.n_ctx_max = m->hp.n_ctx_train, .n_seq = 4});
+	rn_load_params_resolve(&ep, &(struct rn_load_defaults){.n_ctx_max = m->hp.n_ctx_train, .n_seq = n_seq});
 	struct rn_engine *e = rn_engine_new(m, tok, &ep, &err);
 	CHECKF(e != NULL, "%s", err.msg);
+	return e;
+}
+
+static void test_engine(struct rn_model *m, const struct rn_tok *tok)
+{
+	struct rn_error err = {0};
+	struct rn_engine *e = engine_for(m, tok, 512, 4);
 	if (!e)
 		return;
 	static const char prompt[] = "<|im_start|>user\nDescribe a cat as a JSON object with a name and an age."
@@ -415,11 +437,7 @@ static void test_engine(struct rn_model *m, const struct rn_tok *tok)
 
 	/* a bad grammar fails the submit with the compiler's message */
 	struct rn_request r;
-	rn_request_default(&r);
-	r.prompt = ids;
-	r.n_prompt = n_ids;
-	r.grammar = "root ::= nope\n";
-	r.grammar_len = strlen(r.grammar);
+	req_for(&r, ids, n_ids, -1, "root ::= nope\n", NULL);
 	CHECK(rn_engine_submit(e, &r, &err) < 0);
 	CHECK_EQ_INT(err.code, RN_ERR_INVALID_ARG);
 	CHECKF(strstr(err.msg, "undefined rule 'nope'") != NULL, "%s", err.msg);
@@ -429,21 +447,13 @@ static void test_engine(struct rn_model *m, const struct rn_tok *tok)
 	static struct gen out[4];
 	memset(out, 0, sizeof out);
 	for (int i = 0; i < 4; i++) {
-		rn_request_default(&r);
-		r.prompt = ids;
-		r.n_prompt = n_ids;
-		r.num_predict = 160;
-		r.grammar = i == 2 ? NESTED_GBNF : JSON_GBNF;
-		r.grammar_len = strlen(r.grammar);
-		if (i == 0 || i == 2)
-			r.sampling.temperature = 0;
-		else if (i == 1)
-			r.sampling.seed = 42, r.sampling.repeat_penalty = 1.1f, r.sampling.min_p = 0.05f;
-		else
+		req_for(&r, ids, n_ids, 160, i == 2 ? NESTED_GBNF : JSON_GBNF, &out[i]);
+		if (i == 1)
+			r.sampling.temperature = 0.8f, r.sampling.seed = 42, r.sampling.repeat_penalty = 1.1f,
+			r.sampling.min_p = 0.05f;
+		else if (i == 3)
 			r.sampling.seed = 7, r.sampling.temperature = 1.2f, r.sampling.top_k = 0, r.sampling.top_p = 1,
 			r.sampling.typical_p = 0.9f, r.sampling.presence_penalty = 0.5f, r.sampling.frequency_penalty = 0.3f;
-		r.on_event = on_event;
-		r.user = &out[i];
 		CHECKF(rn_engine_submit(e, &r, &err) >= 0, "%s", err.msg);
 	}
 	while (rn_engine_step(e) > 0)
@@ -459,15 +469,7 @@ static void test_engine(struct rn_model *m, const struct rn_tok *tok)
 	 * grammar's state is about the generated text only) */
 	static struct gen again;
 	memset(&again, 0, sizeof again);
-	rn_request_default(&r);
-	r.prompt = ids;
-	r.n_prompt = n_ids;
-	r.num_predict = 160;
-	r.sampling.temperature = 0;
-	r.grammar = JSON_GBNF;
-	r.grammar_len = strlen(JSON_GBNF);
-	r.on_event = on_event;
-	r.user = &again;
+	req_for(&r, ids, n_ids, 160, JSON_GBNF, &again);
 	CHECK(rn_engine_run(e, &r, &err) == RN_OK);
 	CHECK(again.n_cached > 0);
 	CHECK_STREQ(again.text, out[0].text);
@@ -475,17 +477,9 @@ static void test_engine(struct rn_model *m, const struct rn_tok *tok)
 	/* a stop string still ends the request, the text before it a prefix the grammar takes */
 	struct gen stopped = {0};
 	const char *stop[] = {"age"};
-	rn_request_default(&r);
-	r.prompt = ids;
-	r.n_prompt = n_ids;
-	r.num_predict = 64;
-	r.sampling.temperature = 0;
-	r.grammar = JSON_GBNF;
-	r.grammar_len = strlen(JSON_GBNF);
+	req_for(&r, ids, n_ids, 64, JSON_GBNF, &stopped);
 	r.stop = stop;
 	r.n_stop = 1;
-	r.on_event = on_event;
-	r.user = &stopped;
 	CHECK(rn_engine_run(e, &r, &err) == RN_OK);
 	CHECK(stopped.reason == RN_DONE_STOP && strstr(stopped.text, "age") == NULL);
 	CHECK(g && matches(g, stopped.text, stopped.len, false));
@@ -493,13 +487,7 @@ static void test_engine(struct rn_model *m, const struct rn_tok *tok)
 	/* grammar_after: the text up to the trigger is free, the rest constrained. The trigger is the greedy
 	 * output's first token, so the same greedy run meets it at once. */
 	struct gen free_run = {0}, after = {0};
-	rn_request_default(&r);
-	r.prompt = ids;
-	r.n_prompt = n_ids;
-	r.num_predict = 1;
-	r.sampling.temperature = 0;
-	r.on_event = on_event;
-	r.user = &free_run;
+	req_for(&r, ids, n_ids, 1, NULL, &free_run);
 	CHECK(rn_engine_run(e, &r, &err) == RN_OK);
 	CHECK(free_run.len > 0);
 	static const char digits[] = "root ::= [0-9]{3} \"!\"\n";
@@ -520,42 +508,19 @@ static void test_engine(struct rn_model *m, const struct rn_tok *tok)
 	rn_engine_free(e);
 
 	/* an engine without a tokenizer refuses a grammar request, saying why */
-	rn_load_params_init(&ep);
-	ep.n_ctx = 64;
-	ep.n_threads = 2;
-	rn_load_params_resolve(&ep, &(struct rn_load_defaults){.n_ctx_max = m->hp.n_ctx_train, .n_seq = 1});
-	e = rn_engine_new(m, NULL, &ep, &err);
-	CHECKF(e != NULL, "%s", err.msg);
-	rn_request_default(&r);
-	r.prompt = ids;
-	r.n_prompt = n_ids;
-	r.grammar = JSON_GBNF;
-	r.grammar_len = strlen(JSON_GBNF);
+	e = engine_for(m, NULL, 64, 1);
+	req_for(&r, ids, n_ids, -1, JSON_GBNF, NULL);
 	CHECK(e && rn_engine_submit(e, &r, &err) < 0 && err.code == RN_ERR_INVALID_ARG &&
 	      strstr(err.msg, "tokenizer") != NULL);
 	rn_engine_free(e);
 
 	/* a small context: the generation shifts it several times; the grammar is about the generated text only
 	 * and keeps constraining (a JSON array of numbers never ends by itself under this grammar) */
-	rn_load_params_init(&ep);
-	ep.n_ctx = 64;
-	ep.n_threads = 2;
-	rn_load_params_resolve(&ep, &(struct rn_load_defaults){.n_ctx_max = m->hp.n_ctx_train, .n_seq = 1});
-	e = rn_engine_new(m, tok, &ep, &err);
-	CHECKF(e != NULL, "%s", err.msg);
+	e = engine_for(m, tok, 64, 1);
 	static const char numbers[] = "root ::= \"[\" [0-9]+ (\", \" [0-9]+)*\n";
 	static struct gen shifted;
 	memset(&shifted, 0, sizeof shifted);
-	rn_request_default(&r);
-	r.prompt = ids;
-	r.n_prompt = n_ids;
-	r.num_keep = 4;
-	r.num_predict = 120;
-	r.sampling.temperature = 0;
-	r.grammar = numbers;
-	r.grammar_len = strlen(numbers);
-	r.on_event = on_event;
-	r.user = &shifted;
+	req_for(&r, ids, n_ids, 120, numbers, &shifted);
 	CHECK(e && rn_engine_run(e, &r, &err) == RN_OK);
 	struct rn_grammar *gnum = compile(numbers, &err);
 	fprintf(stderr, "shifted (%s, %d tokens): %.80s...\n", rn_done_reason_name(shifted.reason), shifted.n_tokens,
