@@ -17,6 +17,7 @@
 #include "runner/error.h"
 
 struct rn_tok;
+struct rn_sampler;
 struct rn_grammar;
 struct rn_grammar_vocab;
 struct rn_grammar_state;
@@ -41,7 +42,9 @@ void rn_grammar_state_free(struct rn_grammar_state *s); /* accepts NULL */
 /* Whether token may come next (cheap: one trie walk for that token only). */
 bool rn_grammar_state_allows(struct rn_grammar_state *s, int32_t token);
 
-/* Set logits[t] = -INFINITY for every token t the grammar cannot take next (n_vocab entries). */
+/* Set logits[t] = -INFINITY for every token t the grammar cannot take next (the vocabulary's entries; ids
+ * past them are not touched). A walk of the vocabulary trie, or one of the state's last 8 masks. A hostile
+ * grammar whose walk passes its work budget (grammar_int.h) gets every token masked. */
 void rn_grammar_state_mask(struct rn_grammar_state *s, float *logits);
 
 /* Advance over token (which must be allowed). Returns RN_OK, or RN_ERR_INVALID_ARG when the token breaks the
@@ -54,5 +57,19 @@ bool rn_grammar_state_accept_bytes(struct rn_grammar_state *s, const char *text,
 
 /* The grammar is complete here (an end-of-generation token is allowed); `final`: nothing else can follow. */
 bool rn_grammar_state_can_end(const struct rn_grammar_state *s, bool *final);
+
+/* The vocabulary the state was made with (borrowed). */
+const struct rn_grammar_vocab *rn_grammar_state_vocab(const struct rn_grammar_state *s);
+
+/* Choose the next token from logits[0..n_vocab) under the grammar with smp (runner/sampler.h): smp's choice
+ * when the grammar allows it, else smp's choice from the logits with every rejected token masked (the mask
+ * applies before the sampler's chain). logits is modified (as rn_sampler_sample does). scratch [n_vocab]
+ * receives a copy of the raw logits for the second draw; pass NULL when smp has no repetition, presence or
+ * frequency penalty (rn_sampler_sample then only reads logits) to save the copy. Ids at or past the
+ * vocabulary's size are never chosen. *masked tells whether the mask was
+ * needed. Returns the token, or -1 when the grammar allows none (or its stacks went past their limit). The
+ * state is not advanced. */
+int32_t rn_grammar_sample(struct rn_grammar_state *s, struct rn_sampler *smp, float *logits, float *scratch,
+			  int n_vocab, bool *masked);
 
 #endif

@@ -2,3 +2,6 @@
 # schemas turned into GBNF. Part of the engine core (the engine masks with it), so built in every
 # configuration.
 librunner_a_SOURCES += runner/grammar/grammar.h runner/grammar/json_schema.h
+librunner_a_SOURCES += runner/grammar/grammar_int.h runner/grammar/gbnf.c runner/grammar/vocab.c \
+	runner/grammar/match.c runner/grammar/sample.c
+EXTRA_DIST += runner/grammar/README.md

@@ -1,6 +1,8 @@
 # tests/runner/ — tests of the runner module (owned with the module's issue).
 check_PROGRAMS += tests/runner/test_model tests/runner/test_sampler tests/runner/test_kvcache tests/runner/test_forward \
-	tests/runner/test_engine tests/runner/test_synthetic tests/runner/test_load tests/runner/test_logprob
+	tests/runner/test_engine tests/runner/test_synthetic tests/runner/test_load tests/runner/test_logprob \
+	tests/runner/test_grammar
+tests_runner_test_grammar_LDADD = $(TEST_LDADD)
 tests_runner_test_load_LDADD = $(TEST_LDADD)
 tests_runner_test_logprob_LDADD = $(TEST_LDADD)
 tests_runner_test_synthetic_LDADD = $(TEST_LDADD)
@@ -10,10 +12,27 @@ tests_runner_test_model_LDADD = $(TEST_LDADD)
 tests_runner_test_sampler_LDADD = $(TEST_LDADD)
 tests_runner_test_kvcache_LDADD = $(TEST_LDADD)
 TESTS += tests/runner/test_model tests/runner/test_sampler tests/runner/test_kvcache tests/runner/test_forward \
-	tests/runner/test_engine tests/runner/test_synthetic tests/runner/test_load tests/runner/test_logprob
+	tests/runner/test_engine tests/runner/test_synthetic tests/runner/test_load tests/runner/test_logprob \
+	tests/runner/test_grammar
 EXTRA_DIST += tests/data/engine
+EXTRA_DIST += tests/data/grammar/json.gbnf tests/data/grammar/nested.gbnf
 EXTRA_DIST += tests/runner/tinymodel.h
 TESTS += tests/runner/test_mkmodel.sh
 EXTRA_DIST += tests/runner/test_mkmodel.sh
 TESTS += tests/runner/test_generate.sh
 EXTRA_DIST += tests/runner/test_generate.sh
+# Fuzz target for the grammar compiler and matcher (tests/fuzz/fuzz_grammar.c): `make check` replays its corpus;
+# with `./configure CC=clang --enable-fuzzing` the libFuzzer binary is built too (tests/fuzz/README.md).
+check_PROGRAMS += tests/fuzz/replay_grammar
+tests_fuzz_replay_grammar_SOURCES = tests/fuzz/replay.c tests/fuzz/fuzz_grammar.c
+tests_fuzz_replay_grammar_CPPFLAGS = $(AM_CPPFLAGS) -DFUZZ_CORPUS='"tests/fuzz/corpus/grammar"'
+tests_fuzz_replay_grammar_LDADD = $(TEST_LDADD)
+TESTS += tests/fuzz/replay_grammar
+EXTRA_DIST += tests/fuzz/corpus/grammar
+if ENABLE_FUZZING
+noinst_PROGRAMS += tests/fuzz/fuzz_grammar
+tests_fuzz_fuzz_grammar_SOURCES = tests/fuzz/fuzz_grammar.c
+tests_fuzz_fuzz_grammar_CFLAGS = $(AM_CFLAGS) -fsanitize=fuzzer
+tests_fuzz_fuzz_grammar_LDFLAGS = $(AM_LDFLAGS) -fsanitize=fuzzer
+tests_fuzz_fuzz_grammar_LDADD = $(TEST_LDADD)
+endif
