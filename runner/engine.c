@@ -9,6 +9,7 @@
 
 #include <errno.h>
 #include <inttypes.h>
+#include <math.h>
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdio.h>
@@ -18,6 +19,7 @@
 
 #include "base/buf.h"
 #include "runner/engine.h"
+#include "runner/grammar/grammar.h"
 
 enum slot_state { SLOT_IDLE = 0, SLOT_QUEUED, SLOT_PREFILL, SLOT_DECODE };
 
@@ -57,6 +59,15 @@ struct slot {
 	size_t n_preserved;
 	struct rn_engine_stats stats;
 	int64_t t_start, t_first;
+	/* grammar (rn_request.grammar): the compiled rules and the matcher; g_on once grammar_after was seen */
+	struct rn_grammar *gr;
+	struct rn_grammar_state *gs;
+	bool g_on;
+	char *g_after;       /* rn_request.grammar_after, copied; NULL: on from the first token */
+	size_t g_after_len;
+	char *g_win;         /* the generated text's tail while waiting for g_after */
+	size_t g_win_len, g_win_cap;
+	float *g_row;        /* the logits before the sampler, for a resample under the mask [n_vocab] */
 };
 
 struct rn_engine {
@@ -73,6 +84,8 @@ struct rn_engine {
 	pthread_mutex_t mu;
 	pthread_cond_t cv;
 	int n_queued;
+	struct rn_grammar_vocab *gvocab; /* built at the first grammar request, kept; under gv_mu */
+	pthread_mutex_t gv_mu;
 };
 
 static int64_t now_ns(void)
@@ -118,6 +131,14 @@ static void slot_release_request(struct slot *s)
 	s->ts = NULL;
 	s->pend_len = 0;
 	s->n_lp = 0;
+	rn_grammar_state_free(s->gs);
+	s->gs = NULL;
+	rn_grammar_free(s->gr);
+	s->gr = NULL;
+	free(s->g_after);
+	s->g_after = NULL;
+	s->g_on = false;
+	s->g_win_len = 0;
 }
 
 struct rn_engine *rn_engine_new(const struct rn_model *m, const struct rn_tok *tok, const struct rn_load_params *p,
@@ -165,6 +186,7 @@ struct rn_engine *rn_engine_new(const struct rn_model *m, const struct rn_tok *t
 	}
 	pthread_mutex_init(&e->mu, NULL);
 	pthread_cond_init(&e->cv, NULL);
+	pthread_mutex_init(&e->gv_mu, NULL);
 	return e;
 fail:
 	if (e->slots)
@@ -189,10 +211,14 @@ void rn_engine_free(struct rn_engine *e)
 			free(e->slots[i].lp);
 			free(e->slots[i].lp_span);
 			free(e->slots[i].lp_row);
+			free(e->slots[i].g_win);
+			free(e->slots[i].g_row);
 		}
 		pthread_mutex_destroy(&e->mu);
 		pthread_cond_destroy(&e->cv);
+		pthread_mutex_destroy(&e->gv_mu);
 	}
+	rn_grammar_vocab_free(e->gvocab);
 	free(e->slots);
 	rn_backend_free(e->b);
 	free(e->bt_tok);
@@ -226,6 +252,32 @@ int rn_engine_idle_slots(struct rn_engine *e)
 
 /* ---------------------------------------------------------------------------------------------------- */
 /* submit / cancel */
+
+/* Compile r's grammar and start its matcher over the engine's vocabulary (built at the first grammar
+ * request). Returns RN_OK with *gr and *gs NULL when r has no grammar. */
+static int grammar_prepare(struct rn_engine *e, const struct rn_request *r, struct rn_grammar **gr,
+			   struct rn_grammar_state **gs, struct rn_error *err)
+{
+	*gr = NULL;
+	*gs = NULL;
+	if (!r->grammar)
+		return RN_OK;
+	if (!e->tok)
+		return rn_error_set(err, RN_ERR_INVALID_ARG, "a grammar needs the model's tokenizer, and this engine has none");
+	if (!(*gr = rn_grammar_compile(r->grammar, r->grammar_len, NULL, err)))
+		return err ? err->code : RN_ERR_INVALID_ARG;
+	pthread_mutex_lock(&e->gv_mu);
+	if (!e->gvocab)
+		e->gvocab = rn_grammar_vocab_new(e->tok, err);
+	struct rn_grammar_vocab *v = e->gvocab;
+	pthread_mutex_unlock(&e->gv_mu);
+	if (!v || !(*gs = rn_grammar_state_new(*gr, v, err))) {
+		rn_grammar_free(*gr);
+		*gr = NULL;
+		return err ? err->code : RN_ERR_NOMEM;
+	}
+	return RN_OK;
+}
 
 int rn_engine_submit(struct rn_engine *e, const struct rn_request *r, struct rn_error *err)
 {
@@ -270,9 +322,17 @@ int rn_engine_submit(struct rn_engine *e, const struct rn_request *r, struct rn_
 	struct rn_sampler *smp = rn_sampler_new(&r->sampling, e->n_vocab, e->p.n_ctx, err);
 	if (!smp)
 		return -1;
+	struct rn_grammar *gr;
+	struct rn_grammar_state *gs;
+	if (grammar_prepare(e, r, &gr, &gs, err) != RN_OK) {
+		rn_sampler_free(smp);
+		return -1;
+	}
 	struct rn_tok_stream *ts = NULL;
 	if (e->tok && !(ts = rn_tok_stream_new(e->tok, r->render_special))) {
 		rn_sampler_free(smp);
+		rn_grammar_state_free(gs);
+		rn_grammar_free(gr);
 		rn_error_set(err, RN_ERR_NOMEM, "out of memory");
 		return -1;
 	}
@@ -299,6 +359,8 @@ int rn_engine_submit(struct rn_engine *e, const struct rn_request *r, struct rn_
 		pthread_mutex_unlock(&e->mu);
 		rn_sampler_free(smp);
 		rn_tok_stream_free(ts);
+		rn_grammar_state_free(gs);
+		rn_grammar_free(gr);
 		if (r->slot >= 0)
 			rn_error_set(err, RN_ERR_BUSY, "slot %d is busy", r->slot);
 		else
@@ -319,6 +381,14 @@ int rn_engine_submit(struct rn_engine *e, const struct rn_request *r, struct rn_
 	if (rc == RN_OK && r->logprobs && !s->lp_row &&
 	    !(s->lp_row = malloc((size_t)e->n_vocab * sizeof *s->lp_row)))
 		rc = RN_ERR_NOMEM;
+	if (rc == RN_OK && gs && !s->g_row && !(s->g_row = malloc((size_t)e->n_vocab * sizeof *s->g_row)))
+		rc = RN_ERR_NOMEM;
+	if (rc == RN_OK && gs && r->grammar_after && r->grammar_after[0]) {
+		if (!(s->g_after = strdup(r->grammar_after)))
+			rc = RN_ERR_NOMEM;
+		else
+			s->g_after_len = strlen(r->grammar_after);
+	}
 	int n_stop = 0;
 	for (int i = 0; rc == RN_OK && i < r->n_stop; i++) {
 		if (!r->stop[i][0])
@@ -334,6 +404,8 @@ int rn_engine_submit(struct rn_engine *e, const struct rn_request *r, struct rn_
 		pthread_mutex_unlock(&e->mu);
 		rn_sampler_free(smp);
 		rn_tok_stream_free(ts);
+		rn_grammar_state_free(gs);
+		rn_grammar_free(gr);
 		rn_error_set(err, RN_ERR_NOMEM, "out of memory");
 		return -1;
 	}
@@ -348,6 +420,12 @@ int rn_engine_submit(struct rn_engine *e, const struct rn_request *r, struct rn_
 	s->req.preserved = NULL;
 	s->smp = smp;
 	s->ts = ts;
+	s->gr = gr;
+	s->gs = gs;
+	s->g_on = gs && !s->g_after;
+	s->g_win_len = 0;
+	s->req.grammar = NULL;
+	s->req.grammar_after = NULL;
 	atomic_store(&s->cancel, false);
 	s->state = SLOT_QUEUED;
 	s->t_start = now_ns();
@@ -582,6 +660,55 @@ static bool on_token(struct rn_engine *e, struct slot *s, int32_t tok)
 }
 
 /* ---------------------------------------------------------------------------------------------------- */
+/* grammar */
+
+/* Sample under the grammar: the sampler's choice when the grammar allows it, else a second draw from the
+ * logits with every token the grammar rejects masked (llama.cpp's common_sampler does the same: the full mask
+ * costs a walk of the vocabulary trie, the check one token's bytes). Returns -1 when no token is allowed. */
+static int32_t grammar_sample(struct rn_engine *e, struct slot *s, float *lg)
+{
+	int n_text = (int)rn_tok_n_vocab(e->tok);
+	for (int i = n_text; i < e->n_vocab; i++)
+		lg[i] = -INFINITY; /* ids past the tokenizer's vocabulary (padding) are never text */
+	memcpy(s->g_row, lg, (size_t)e->n_vocab * sizeof *lg);
+	int32_t t = rn_sampler_sample(s->smp, lg);
+	if (rn_grammar_state_allows(s->gs, t))
+		return t;
+	rn_grammar_state_mask(s->gs, s->g_row);
+	t = rn_sampler_sample(s->smp, s->g_row);
+	return rn_grammar_state_allows(s->gs, t) ? t : -1;
+}
+
+/* Before the grammar is on: look for grammar_after in the generated text; once found, feed the grammar what
+ * followed it in the same token and switch it on. */
+static void grammar_watch(struct rn_engine *e, struct slot *s, int32_t tok)
+{
+	const char *piece;
+	size_t plen;
+	if (rn_tok_piece(e->tok, tok, true, &piece, &plen) != RN_TOK_OK || plen == 0)
+		return;
+	if (ob_grow(&s->g_win, &s->g_win_cap, s->g_win_len + plen, 1, 64, 0) != OB_GROW_OK)
+		return;
+	memcpy(s->g_win + s->g_win_len, piece, plen);
+	s->g_win_len += plen;
+	const char *m = find_bytes(s->g_win, s->g_win_len, s->g_after, s->g_after_len);
+	if (m) {
+		size_t rest = s->g_win_len - (size_t)(m - s->g_win) - s->g_after_len;
+		/* text that breaks the grammar (the model went on after the trigger with something else) is
+		 * dropped: the grammar starts fresh with the next token */
+		(void)rn_grammar_state_accept_bytes(s->gs, m + s->g_after_len, rest);
+		s->g_on = true;
+		s->g_win_len = 0;
+		return;
+	}
+	size_t keep = s->g_after_len - 1;
+	if (s->g_win_len > keep) {
+		memmove(s->g_win, s->g_win + s->g_win_len - keep, keep);
+		s->g_win_len = keep;
+	}
+}
+
+/* ---------------------------------------------------------------------------------------------------- */
 /* activation, context shift */
 
 /* Prepare a queued request: truncate the prompt to the window, reuse the cached prefix. Returns false when
@@ -771,7 +898,12 @@ int rn_engine_step(struct rn_engine *e)
 			float *lg = e->logits + (size_t)s->out_row * (size_t)e->n_vocab;
 			if (s->req.logprobs) /* the sampler changes lg: logprobs are of the raw logits */
 				memcpy(s->lp_row, lg, (size_t)e->n_vocab * sizeof *lg);
-			int32_t t = rn_sampler_sample(s->smp, lg);
+			int32_t t = s->g_on ? grammar_sample(e, s, lg) : rn_sampler_sample(s->smp, lg);
+			if (t < 0) {
+				fail(e, s, RN_ERR_INVALID_ARG, "the grammar allows no token here (or its stacks went past "
+				     "their limit)");
+				continue;
+			}
 			rn_sampler_accept(s->smp, t);
 			s->n_gen++;
 			if (!s->t_first)
@@ -782,7 +914,20 @@ int rn_engine_step(struct rn_engine *e)
 				finish(e, s, RN_DONE_STOP, NULL, true);
 				continue;
 			}
-			(void)on_token(e, s, t);
+			bool g_final = false;
+			if (s->g_on) {
+				if (rn_grammar_state_accept(s->gs, t) != RN_OK) { /* allowed a moment ago: cannot happen */
+					fail(e, s, RN_ERR_INVALID_ARG, "the grammar rejected the token it allowed");
+					continue;
+				}
+				(void)rn_grammar_state_can_end(s->gs, &g_final);
+			} else if (s->gs) {
+				grammar_watch(e, s, t);
+				(void)rn_grammar_state_can_end(s->gs, &g_final);
+				g_final = g_final && s->g_on;
+			}
+			if (!on_token(e, s, t) && g_final) /* nothing can follow: done */
+				finish(e, s, RN_DONE_STOP, NULL, true);
 		}
 	}
 	for (int i = 0; i < S; i++) {

@@ -1,6 +1,8 @@
 # tests/runner/ — tests of the runner module (owned with the module's issue).
 check_PROGRAMS += tests/runner/test_model tests/runner/test_sampler tests/runner/test_kvcache tests/runner/test_forward \
-	tests/runner/test_engine tests/runner/test_synthetic tests/runner/test_load tests/runner/test_logprob
+	tests/runner/test_engine tests/runner/test_synthetic tests/runner/test_load tests/runner/test_logprob \
+	tests/runner/test_grammar
+tests_runner_test_grammar_LDADD = $(TEST_LDADD)
 tests_runner_test_load_LDADD = $(TEST_LDADD)
 tests_runner_test_logprob_LDADD = $(TEST_LDADD)
 tests_runner_test_synthetic_LDADD = $(TEST_LDADD)
@@ -10,7 +12,8 @@ tests_runner_test_model_LDADD = $(TEST_LDADD)
 tests_runner_test_sampler_LDADD = $(TEST_LDADD)
 tests_runner_test_kvcache_LDADD = $(TEST_LDADD)
 TESTS += tests/runner/test_model tests/runner/test_sampler tests/runner/test_kvcache tests/runner/test_forward \
-	tests/runner/test_engine tests/runner/test_synthetic tests/runner/test_load tests/runner/test_logprob
+	tests/runner/test_engine tests/runner/test_synthetic tests/runner/test_load tests/runner/test_logprob \
+	tests/runner/test_grammar
 EXTRA_DIST += tests/data/engine
 EXTRA_DIST += tests/runner/tinymodel.h
 TESTS += tests/runner/test_mkmodel.sh
