@@ -1529,7 +1529,8 @@ static char *js_array(struct js *c, const struct ob_json *s, const char *name)
 static char *js_string(struct js *c, const struct ob_json *s, const char *name)
 {
 	const struct ob_json *fmt = ob_json_get(s, "format"), *pat = ob_json_get(s, "pattern");
-	bool has_len = ob_json_get(s, "minLength") || ob_json_get(s, "maxLength");
+	const char *len_kw = ob_json_get(s, "minLength") ? "minLength" : ob_json_get(s, "maxLength") ? "maxLength" : NULL;
+	bool has_len = len_kw != NULL;
 	const char *prim = NULL;
 	if (fmt && fmt->type == OB_JSON_STRING) {
 		if (strcmp(fmt->str, "date") == 0 || strcmp(fmt->str, "time") == 0 || strcmp(fmt->str, "date-time") == 0)
@@ -1539,7 +1540,7 @@ static char *js_string(struct js *c, const struct ob_json *s, const char *name)
 	}
 	if (prim) {
 		if (pat || has_len) {
-			js_fail(c, "unsupported keyword '%s' beside 'format' '%s'", pat ? "pattern" : "minLength/maxLength", fmt->str);
+			js_fail(c, "unsupported keyword '%s' beside 'format' '%s'", pat ? "pattern" : len_kw, fmt->str);
 			return NULL;
 		}
 		char pn[32];
@@ -1556,7 +1557,7 @@ static char *js_string(struct js *c, const struct ob_json *s, const char *name)
 			return NULL;
 		}
 		if (has_len) {
-			js_fail(c, "unsupported keyword 'minLength/maxLength' beside 'pattern'");
+			js_fail(c, "unsupported keyword '%s' beside 'pattern'", len_kw);
 			ob_buf_free(&b);
 			return NULL;
 		}

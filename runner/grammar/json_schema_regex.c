@@ -38,7 +38,7 @@ struct rx {
 static bool rx_fail(struct rx *x, const char *what)
 {
 	if (!x->failed)
-		snprintf(x->msg, x->msgsz, "%s at offset %zu", what, x->i);
+		snprintf(x->msg, x->msgsz, "%s (offset %zu)", what, x->i);
 	x->failed = true;
 	return false;
 }
