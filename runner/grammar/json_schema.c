@@ -1028,25 +1028,13 @@ struct js_trie {
 	bool end;
 };
 
-static void js_cp_class(struct ob_buf *b, uint32_t cp)
-{
-	if ((cp >= '0' && cp <= '9') || (cp >= 'A' && cp <= 'Z') || (cp >= 'a' && cp <= 'z'))
-		ob_buf_putc(b, (char)cp);
-	else if (cp < 0x80)
-		ob_buf_printf(b, "\\x%02X", (unsigned)cp);
-	else if (cp <= 0xFFFF)
-		ob_buf_printf(b, "\\u%04X", (unsigned)cp);
-	else
-		ob_buf_printf(b, "\\U%08X", (unsigned)cp);
-}
-
 static void js_trie_emit(struct ob_buf *b, const struct js_trie *t, uint32_t node)
 {
 	bool first = true;
 	for (uint32_t ch = t[node].child; ch; ch = t[ch].next) {
 		ob_buf_puts(b, first ? "[" : " | [");
 		first = false;
-		js_cp_class(b, t[ch].cp);
+		rn_js_gbnf_class_char(b, t[ch].cp);
 		ob_buf_putc(b, ']');
 		if (t[ch].child) {
 			ob_buf_puts(b, " (");
@@ -1058,7 +1046,7 @@ static void js_trie_emit(struct ob_buf *b, const struct js_trie *t, uint32_t nod
 	}
 	ob_buf_puts(b, first ? "[^\\x22\\x5C\\x7F\\x00-\\x1F" : " | [^\\x22\\x5C\\x7F\\x00-\\x1F");
 	for (uint32_t ch = t[node].child; ch; ch = t[ch].next)
-		js_cp_class(b, t[ch].cp);
+		rn_js_gbnf_class_char(b, t[ch].cp);
 	ob_buf_puts(b, "] key-char*");
 }
 
