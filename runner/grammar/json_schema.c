@@ -1,6 +1,7 @@
 /* runner/grammar/json_schema.c — a JSON schema turned into GBNF the way llama.cpp's json_schema_to_grammar
  * (and so Ollama's SchemaToGrammar) does: the same rule shapes, the bounded `space` rule, properties in their
- * order with optional ones chained, repetitions for min/max counts, digit-range rules for integer bounds.
+ * order with optional ones chained, repetitions for min/max counts, digit-range rules for number bounds
+ * (exact decimals, where llama.cpp bounds integers only).
  * Where llama.cpp silently ignores a keyword that constrains the value (not, if/then/else, multipleOf,
  * uniqueItems, patternProperties, remote $ref, ...), this converter refuses the schema with the keyword and
  * its JSON pointer; a grammar may be stricter than its schema (no extra properties unless allowed), never
@@ -26,6 +27,7 @@
 #define RN_JS_MAX_RULES 4096          /* rules in one grammar */
 #define RN_JS_MAX_TEXT (1u << 20)     /* bytes of grammar text (the GBNF compiler's limit too) */
 #define RN_JS_MAX_BOUND 1e15          /* |minimum|, |maximum|: 16 digits at most, as llama.cpp's integer rules */
+#define RN_JS_MAX_DECIMALS 15         /* fraction digits of a bound */
 #define RN_JS_NAME_MAX 96             /* bytes of a rule name taken from property names, before any suffix */
 #define RN_JS_MAX_KEY_TRIE 1024       /* bytes of a property name excluded from additional properties' keys */
 #define RN_JS_SLOTS 8192              /* hash slots for rule names: twice RN_JS_MAX_RULES */
@@ -595,8 +597,75 @@ static void js_int_range(struct ob_buf *b, int64_t lo, int64_t hi)
 		ob_buf_printf(b, " | [1-9] [0-9]{%zu,15}", dl);
 }
 
-/* a bound keyword as a number: false when absent; fails unless a finite number within RN_JS_MAX_BOUND */
-static bool js_bound(struct js *c, const struct ob_json *s, const char *kw, double *v)
+/* A bound as an exact decimal: sign, integer digits (no leading zero but "0") and fraction digits (no trailing
+ * zero), read from the JSON literal so that 0.1 is 0.1 and not the nearest double. */
+struct js_dec {
+	bool neg;
+	char ip[20];
+	char fp[RN_JS_MAX_DECIMALS + 1];
+};
+
+/* the decimal of a JSON number literal whose magnitude is at most RN_JS_MAX_BOUND; false when it has more than
+ * RN_JS_MAX_DECIMALS fraction digits */
+static bool js_dec_parse(const char *lit, struct js_dec *d)
+{
+	char digits[64];
+	size_t nd = 0, nint = 0;
+	long exp = 0;
+	const char *p = lit;
+	d->neg = *p == '-';
+	if (d->neg)
+		p++;
+	for (; *p >= '0' && *p <= '9'; p++, nint++)
+		if (nd < sizeof digits)
+			digits[nd++] = *p;
+	if (*p == '.')
+		for (p++; *p >= '0' && *p <= '9'; p++)
+			if (nd < sizeof digits)
+				digits[nd++] = *p;
+	if (*p == 'e' || *p == 'E')
+		exp = strtol(p + 1, NULL, 10);
+	if (nd >= sizeof digits || exp > 40 || exp < -40)
+		return false;
+	long point = (long)nint + exp; /* digits[0 .. point) is the integer part */
+	size_t ni = 0, nf = 0;
+	for (long i = 0; i < point; i++) {
+		char ch = i < (long)nd ? digits[i] : '0';
+		if (ni == 0 && ch == '0')
+			continue;
+		if (ni + 1 >= sizeof d->ip)
+			return false;
+		d->ip[ni++] = ch;
+	}
+	if (ni == 0)
+		d->ip[ni++] = '0';
+	d->ip[ni] = 0;
+	for (long i = point < 0 ? point : point; i < (long)nd; i++) {
+		char ch = i < 0 ? '0' : digits[i];
+		if (nf >= RN_JS_MAX_DECIMALS + 1)
+			return false;
+		d->fp[nf++] = ch;
+		if (nf > RN_JS_MAX_DECIMALS) {
+			/* acceptable only when the rest is zeros */
+			bool zeros = true;
+			for (long k = i; k < (long)nd; k++)
+				zeros = zeros && (k < 0 || digits[k] == '0');
+			if (!zeros)
+				return false;
+			nf--;
+			break;
+		}
+	}
+	while (nf > 0 && d->fp[nf - 1] == '0')
+		nf--;
+	d->fp[nf] = 0;
+	if (strcmp(d->ip, "0") == 0 && nf == 0)
+		d->neg = false; /* -0 is 0 */
+	return true;
+}
+
+/* a bound keyword: false when absent (or a draft-4 boolean); fails unless a number within the limits */
+static bool js_bound(struct js *c, const struct ob_json *s, const char *kw, struct js_dec *v)
 {
 	const struct ob_json *j = ob_json_get(s, kw);
 	if (!j || j->type == OB_JSON_BOOL)
@@ -609,15 +678,30 @@ static bool js_bound(struct js *c, const struct ob_json *s, const char *kw, doub
 		js_fail(c, "'%s' %s is beyond the supported magnitude 1e15", kw, j->str);
 		return false;
 	}
-	*v = j->number;
+	if (!js_dec_parse(j->str, v)) {
+		js_fail(c, "'%s' %s has more than %d decimals", kw, j->str, RN_JS_MAX_DECIMALS);
+		return false;
+	}
 	return true;
 }
 
+static int js_dec_cmp(const struct js_dec *a, const struct js_dec *b)
+{
+	if (a->neg != b->neg)
+		return a->neg ? -1 : 1;
+	size_t la = strlen(a->ip), lb = strlen(b->ip);
+	int m = la != lb ? (la < lb ? -1 : 1) : strcmp(a->ip, b->ip);
+	if (m == 0)
+		m = strcmp(a->fp, b->fp); /* no trailing zeros: plain string order is the order of the fractions */
+	m = m < 0 ? -1 : m > 0;
+	return a->neg ? -m : m;
+}
+
 /* the lower (lower = true) or upper bound of s: draft 6+ exclusive numbers and draft 4 boolean flags */
-static bool js_bounds_of(struct js *c, const struct ob_json *s, bool lower, double *v, bool *excl)
+static bool js_bounds_of(struct js *c, const struct ob_json *s, bool lower, struct js_dec *v, bool *excl)
 {
 	const char *inc = lower ? "minimum" : "maximum", *exc = lower ? "exclusiveMinimum" : "exclusiveMaximum";
-	double a = 0, e = 0;
+	struct js_dec a, e;
 	bool has_a = js_bound(c, s, inc, &a), has_e = js_bound(c, s, exc, &e);
 	const struct ob_json *flag = ob_json_get(s, exc);
 	if (has_a && flag && flag->type == OB_JSON_BOOL && flag->boolean) {
@@ -626,44 +710,137 @@ static bool js_bounds_of(struct js *c, const struct ob_json *s, bool lower, doub
 		return true;
 	}
 	if (has_a && has_e) { /* the tighter one */
-		bool e_wins = lower ? e >= a : e <= a;
+		int k = js_dec_cmp(&e, &a);
+		bool e_wins = lower ? k >= 0 : k <= 0;
 		*v = e_wins ? e : a;
 		*excl = e_wins;
 		return true;
 	}
-	*v = has_a ? a : e;
+	if (has_a || has_e)
+		*v = has_a ? a : e;
 	*excl = has_e;
 	return has_a || has_e;
 }
 
-/* magnitudes x = I.F (I the integer part) with lo <(=) x <(=) hi (hi < 0: unbounded), integer bounds; false when
- * none. The fraction may be any (I strictly inside), zeros only (x == hi), or not all zeros (x just above lo). */
-static bool js_magnitude(struct ob_buf *b, int64_t lo, bool lo_ex, int64_t hi, bool hi_ex)
+/* The fraction digits f (a string, maybe empty, read as 0.f) with lo <(=) f <(=) hi (NULL: no bound; "" is 0),
+ * at most budget digits, at least one when need. Appends an expression for the non-empty ones; returns 0 when no
+ * string is allowed, 1 when only the empty one, 2 when the expression was written (it may also match empty). */
+static int js_frac(struct ob_buf *b, const char *lo, bool lo_ex, const char *hi, bool hi_ex, int budget, bool need)
 {
-	if (hi >= 0 && (hi < lo || (hi == lo && (lo_ex || hi_ex))))
+	if (lo && !*lo && !lo_ex)
+		lo = NULL; /* f >= 0: any */
+	bool can_end = !need && !lo && (!hi || *hi || !hi_ex);
+	if (budget == 0)
+		return can_end ? 1 : 0;
+	if (!lo && !hi) {
+		ob_buf_printf(b, "[0-9]{%d,%d}", need ? 1 : 0, budget);
+		return 2;
+	}
+	if (!lo && !*hi && !hi_ex) { /* equal to the bound so far: zeros only */
+		ob_buf_printf(b, "\"0\"{%d,%d}", need ? 1 : 0, budget);
+		return 2;
+	}
+	if (!hi && !*lo) { /* equal to an exclusive lower bound so far: some digit must not be 0 */
+		ob_buf_printf(b, "\"0\"{0,%d} [1-9] [0-9]{0,%d}", budget - 1, budget - 1);
+		return 2;
+	}
+	size_t mark = b->len;
+	int alts = 0;
+	ob_buf_putc(b, '(');
+	for (int d = 0; d <= 9;) {
+		/* the bounds after digit d: NULL free, a pointer the rest to match; dead when out */
+		const char *nl[10], *nh[10];
+		bool dead[10];
+		for (int k = d; k <= 9; k++) {
+			int lo_d = lo ? (*lo ? *lo - '0' : 0) : -1, hi_d = hi ? (*hi ? *hi - '0' : 0) : 10;
+			dead[k] = k < lo_d || k > hi_d;
+			nl[k] = !lo || k > lo_d ? NULL : *lo ? lo + 1 : lo;
+			nh[k] = !hi || k < hi_d ? NULL : *hi ? hi + 1 : hi;
+		}
+		int e = d;
+		while (e < 9 && dead[e + 1] == dead[d] && nl[e + 1] == nl[d] && nh[e + 1] == nh[d])
+			e++;
+		if (!dead[d]) {
+			struct ob_buf sub;
+			js_buf(&sub);
+			int r = js_frac(&sub, nl[d], lo_ex, nh[d], hi_ex, budget - 1, false);
+			if (r) {
+				ob_buf_puts(b, alts++ ? " | " : "");
+				js_digit_class(b, (char)('0' + d), (char)('0' + e));
+				if (r == 2 && sub.p)
+					ob_buf_printf(b, " (%s)", sub.p);
+			}
+			if (sub.failed)
+				b->failed = true;
+			ob_buf_free(&sub);
+		}
+		d = e + 1;
+	}
+	if (!alts) {
+		b->len = mark;
+		if (b->p)
+			b->p[mark] = 0;
+		return can_end ? 1 : 0;
+	}
+	ob_buf_puts(b, can_end ? ")?" : ")");
+	return 2;
+}
+
+/* integer part ip written literally, then a fraction within (lo, hi) as js_frac takes them; false when none */
+static bool js_int_then_frac(struct ob_buf *b, const char *ip, const char *lo, bool lo_ex, const char *hi, bool hi_ex,
+			     bool first)
+{
+	struct ob_buf f;
+	js_buf(&f);
+	int r = js_frac(&f, lo, lo_ex, hi, hi_ex, RN_JS_MAX_DECIMALS + 1, true);
+	bool can_end = (!lo || (!*lo && !lo_ex)) && (!hi || *hi || !hi_ex);
+	bool any = r == 2 || can_end;
+	if (any) {
+		ob_buf_printf(b, "%s\"%s\"", first ? "" : " | ", ip);
+		if (r == 2)
+			ob_buf_printf(b, can_end ? " (\".\" %s)?" : " \".\" %s", f.p);
+	}
+	if (f.failed)
+		b->failed = true;
+	ob_buf_free(&f);
+	return any;
+}
+
+/* magnitudes x with lo <(=) x <(=) hi (hi NULL: unbounded) as alternatives; false when none */
+static bool js_magnitude(struct ob_buf *b, const struct js_dec *lo, bool lo_ex, const struct js_dec *hi, bool hi_ex)
+{
+	int64_t li = strtoll(lo->ip, NULL, 10), hi_i = hi ? strtoll(hi->ip, NULL, 10) : -1;
+	if (hi && hi_i == li)
+		return js_int_then_frac(b, lo->ip, lo->fp, lo_ex, hi->fp, hi_ex, true);
+	if (hi && hi_i < li)
 		return false;
-	bool first = true;
-	int64_t a = lo_ex ? lo + 1 : lo, z = hi >= 0 ? hi - 1 : -1;
-	if (hi < 0 || a <= z) {
-		ob_buf_putc(b, '(');
-		js_int_range(b, a, z);
+	bool any = js_int_then_frac(b, lo->ip, lo->fp, lo_ex, NULL, false, true);
+	if (!hi || li + 1 <= hi_i - 1) {
+		ob_buf_puts(b, any ? " | (" : "(");
+		js_int_range(b, li + 1, hi ? hi_i - 1 : -1);
 		ob_buf_puts(b, ") (\".\" decimal-part)?");
-		first = false;
+		any = true;
 	}
-	if (lo_ex) {
-		ob_buf_printf(b, "%s\"%" PRId64 ".\" [0-9]{0,15} [1-9]", first ? "" : " | ", lo);
-		first = false;
-	}
-	if (hi >= 0 && !hi_ex) {
-		ob_buf_printf(b, "%s\"%" PRId64 "\" (\".\" \"0\"{1,16})?", first ? "" : " | ", hi);
-		first = false;
-	}
-	return true;
+	if (hi)
+		any = js_int_then_frac(b, hi->ip, NULL, false, hi->fp, hi_ex, !any) || any;
+	return any;
+}
+
+/* the smallest (lower) or largest integer within a bound */
+static int64_t js_dec_int(const struct js_dec *d, bool excl, bool lower)
+{
+	int64_t i = strtoll(d->ip, NULL, 10);
+	bool frac = d->fp[0] != 0;
+	int64_t v = d->neg ? -i : i;
+	/* v is the bound truncated toward zero */
+	if (lower)
+		return (frac && !d->neg) || (!frac && excl) ? v + 1 : v;
+	return (frac && d->neg) || (!frac && excl) ? v - 1 : v;
 }
 
 static char *js_number(struct js *c, const struct ob_json *s, bool integer)
 {
-	double lo = 0, hi = 0;
+	struct js_dec lo = {0}, hi = {0};
 	bool lo_ex = false, hi_ex = false;
 	bool has_lo = js_bounds_of(c, s, true, &lo, &lo_ex), has_hi = js_bounds_of(c, s, false, &hi, &hi_ex);
 	if (c->failed)
@@ -672,79 +849,60 @@ static char *js_number(struct js *c, const struct ob_json *s, bool integer)
 		return js_prim(c, integer ? "integer" : "number") ? strdup(integer ? "integer" : "number") : NULL;
 	struct ob_buf b;
 	js_buf(&b);
-	if (integer) {
-		/* exact: the integers in the interval */
-		int64_t m = 0, M = 0;
-		if (has_lo)
-			m = (int64_t)(lo_ex ? floor(lo) + 1 : ceil(lo));
-		if (has_hi)
-			M = (int64_t)(hi_ex ? ceil(hi) - 1 : floor(hi));
-		if (has_lo && has_hi && m > M) {
-			js_fail(c, "no integer lies between the minimum and the maximum");
-			ob_buf_free(&b);
-			return NULL;
-		}
-		ob_buf_putc(&b, '(');
-		bool first = true;
-		if (!has_lo || m < 0) { /* negatives: magnitudes max(1, -M) .. -m */
-			int64_t a = has_hi && M < -1 ? -M : 1;
-			ob_buf_puts(&b, "\"-\" (");
-			js_int_range(&b, a, has_lo ? -m : -1);
-			ob_buf_putc(&b, ')');
-			first = false;
-		}
-		if (!has_hi || M >= 0) {
-			ob_buf_puts(&b, first ? "" : " | ");
-			js_int_range(&b, has_lo && m > 0 ? m : 0, has_hi ? M : -1);
-		}
-		ob_buf_puts(&b, ") space");
-		js_prim(c, "space");
-		return js_take(c, &b);
-	}
-	if ((has_lo && lo != floor(lo)) || (has_hi && hi != floor(hi))) {
-		js_fail(c, "a bound that is not a whole number on a 'number' (only whole-number bounds are supported)");
-		ob_buf_free(&b);
-		return NULL;
-	}
-	int64_t L = (int64_t)lo, U = (int64_t)hi;
-	if (has_lo && has_hi && (L > U || (L == U && (lo_ex || hi_ex)))) {
-		js_fail(c, "no number lies between the minimum and the maximum");
-		ob_buf_free(&b);
-		return NULL;
-	}
 	ob_buf_putc(&b, '(');
 	bool any = false;
-	/* negatives: v = -x with x <(=) -L and x >(=) -U (x > 0 when U is 0 exclusive) */
-	if (!has_lo || L < 0) {
-		size_t mark = b.len;
-		ob_buf_puts(&b, "\"-\" (");
-		int64_t xlo = has_hi && U <= 0 ? -U : 0;
-		bool xlo_ex = has_hi && U <= 0 ? hi_ex : false;
-		if (js_magnitude(&b, xlo, xlo_ex, has_lo ? -L : -1, lo_ex)) {
-			ob_buf_putc(&b, ')');
-			any = true;
-		} else {
-			b.len = mark;
+	if (integer) {
+		/* exact: the integers in the interval */
+		int64_t m = has_lo ? js_dec_int(&lo, lo_ex, true) : 0, M = has_hi ? js_dec_int(&hi, hi_ex, false) : 0;
+		if (!(has_lo && has_hi && m > M)) {
+			if (!has_lo || m < 0) { /* negatives: magnitudes max(1, -M) .. -m */
+				ob_buf_puts(&b, "\"-\" (");
+				js_int_range(&b, has_hi && M < -1 ? -M : 1, has_lo ? -m : -1);
+				ob_buf_putc(&b, ')');
+				any = true;
+			}
+			if (!has_hi || M >= 0) {
+				ob_buf_puts(&b, any ? " | " : "");
+				js_int_range(&b, has_lo && m > 0 ? m : 0, has_hi ? M : -1);
+				any = true;
+			}
 		}
-	}
-	/* non-negatives: x >(=) max(L, 0), x <(=) U */
-	if (!has_hi || U > 0 || (U == 0 && !hi_ex)) {
-		size_t mark = b.len;
-		ob_buf_puts(&b, any ? " | (" : "(");
-		int64_t xlo = has_lo && L >= 0 ? L : 0;
-		bool xlo_ex = has_lo && L >= 0 ? lo_ex : false;
-		if (js_magnitude(&b, xlo, xlo_ex, has_hi ? U : -1, hi_ex)) {
-			ob_buf_putc(&b, ')');
-			any = true;
-		} else {
-			b.len = mark;
+	} else {
+		static const struct js_dec zero = {false, "0", ""};
+		/* negatives: v = -x with x <(=) |lo| and x >(=) |hi| (x >(=) 0 when hi is not negative) */
+		if (!has_lo || lo.neg) {
+			size_t mark = b.len;
+			ob_buf_puts(&b, "\"-\" (");
+			struct js_dec xl = has_hi && hi.neg ? hi : zero, xh = lo;
+			xl.neg = xh.neg = false;
+			bool xl_ex = has_hi && (hi.neg || js_dec_cmp(&hi, &zero) == 0) ? hi_ex : false;
+			if (js_magnitude(&b, &xl, xl_ex, has_lo ? &xh : NULL, lo_ex)) {
+				ob_buf_putc(&b, ')');
+				any = true;
+			} else {
+				b.len = mark;
+				b.p[mark] = 0;
+			}
 		}
+		/* non-negatives: x >(=) max(lo, 0), x <(=) hi */
+		if (!has_hi || !hi.neg) {
+			size_t mark = b.len;
+			ob_buf_puts(&b, any ? " | (" : "(");
+			bool lo_pos = has_lo && !lo.neg;
+			if (js_magnitude(&b, lo_pos ? &lo : &zero, lo_pos ? lo_ex : false, has_hi ? &hi : NULL, hi_ex)) {
+				ob_buf_putc(&b, ')');
+				any = true;
+			} else {
+				b.len = mark;
+				b.p[mark] = 0;
+			}
+		}
+		js_prim(c, "decimal-part");
 	}
 	ob_buf_puts(&b, ") space");
-	js_prim(c, "decimal-part");
 	js_prim(c, "space");
 	if (!any) {
-		js_fail(c, "no number lies between the minimum and the maximum");
+		js_fail(c, "no %s lies between the minimum and the maximum", integer ? "integer" : "number");
 		ob_buf_free(&b);
 		return NULL;
 	}

@@ -362,6 +362,11 @@ static const struct vcase vcases[] = {
 	{"{\"type\":\"number\",\"exclusiveMinimum\":0}", {"0.001", "5", "123.4"}, {"0", "0.0", "-1"}},
 	{"{\"type\":\"number\",\"exclusiveMaximum\":0}", {"-0.001", "-5"}, {"0", "1", "0.5"}},
 	{"{\"type\":\"number\",\"minimum\":2,\"exclusiveMaximum\":3}", {"2", "2.5", "2.999"}, {"3", "3.0", "1.9"}},
+	{"{\"type\":\"number\",\"minimum\":0.25,\"maximum\":2.5}", {"0.25", "0.3", "1", "2.5", "2.50", "0.250001"}, {"0.2", "0.24999", "2.51", "3", "0", "-1"}},
+	{"{\"type\":\"number\",\"exclusiveMinimum\":-1.5,\"exclusiveMaximum\":-0.5}", {"-1", "-0.6", "-1.49", "-0.51"}, {"-1.5", "-0.5", "0", "-2", "-0.4"}},
+	{"{\"type\":\"number\",\"minimum\":1.05,\"maximum\":1.2}", {"1.05", "1.1", "1.2", "1.199"}, {"1.04", "1.0", "1", "1.21", "1.3"}},
+	{"{\"type\":\"number\",\"exclusiveMaximum\":1e-3}", {"0.0009", "-5", "0"}, {"0.001", "0.0011", "1"}},
+	{"{\"type\":\"integer\",\"minimum\":-2.5,\"maximum\":2.5}", {"-2", "2", "0"}, {"-3", "3"}},
 	/* strings, formats, literals */
 	{"{\"type\":\"string\",\"minLength\":1,\"maxLength\":3}", {"\"a\"", "\"abc\"", "\"\\u00e9\\n\""}, {"\"\"", "\"abcd\""}},
 	{"{\"type\":\"string\",\"maxLength\":0}", {"\"\""}, {"\"a\""}},
