@@ -141,20 +141,38 @@ struct js {
 	int guard; /* objects and arrays entered: a $ref met again at the same count reads no input in between */
 	struct rn_error *err;
 	bool failed;
+	bool skippable; /* the failure is a feature the converter cannot honour (js_refuse), not a broken schema */
 };
 
-static RN_PRINTF(2, 3) void js_fail(struct js *c, const char *fmt, ...)
+static void js_vfail(struct js *c, bool skippable, const char *fmt, va_list ap)
 {
 	if (c->failed)
 		return;
 	c->failed = true;
+	c->skippable = skippable;
 	char m[400];
-	va_list ap;
-	va_start(ap, fmt);
 	vsnprintf(m, sizeof m, fmt, ap);
-	va_end(ap);
 	const char *p = c->path.p && !c->path.failed ? c->path.p : "";
 	rn_error_set(c->err, RN_ERR_INVALID_ARG, "json schema: %s at #%.*s", m, 80, p);
+}
+
+/* the schema is broken (a keyword of the wrong kind, an empty interval, a limit passed) */
+static RN_PRINTF(2, 3) void js_fail(struct js *c, const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	js_vfail(c, false, fmt, ap);
+	va_end(ap);
+}
+
+/* the schema asks for what the converter cannot honour: an alternative of anyOf/oneOf that does is left out
+ * (the grammar is then stricter than the schema), anywhere else the schema is refused */
+static RN_PRINTF(2, 3) void js_refuse(struct js *c, const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	js_vfail(c, true, fmt, ap);
+	va_end(ap);
 }
 
 static void js_nomem(struct js *c)
@@ -675,11 +693,11 @@ static bool js_bound(struct js *c, const struct ob_json *s, const char *kw, stru
 		return false;
 	}
 	if (!(fabs(j->number) <= RN_JS_MAX_BOUND)) {
-		js_fail(c, "'%s' %s is beyond the supported magnitude 1e15", kw, j->str);
+		js_refuse(c, "'%s' %s is beyond the supported magnitude 1e15", kw, j->str);
 		return false;
 	}
 	if (!js_dec_parse(j->str, v)) {
-		js_fail(c, "'%s' %s has more than %d decimals", kw, j->str, RN_JS_MAX_DECIMALS);
+		js_refuse(c, "'%s' %s has more than %d decimals", kw, j->str, RN_JS_MAX_DECIMALS);
 		return false;
 	}
 	return true;
@@ -948,7 +966,7 @@ static bool js_no_siblings(struct js *c, const struct ob_json *s, const char *kw
 {
 	const char *other = js_constraint_besides(s, kw, also);
 	if (other) {
-		js_fail(c, "unsupported keyword '%s' beside '%s'", other, kw);
+		js_refuse(c, "unsupported keyword '%s' beside '%s'", other, kw);
 		return false;
 	}
 	return true;
@@ -1031,13 +1049,13 @@ static const char *js_ref(struct js *c, const struct ob_json *ref)
 		if (strcmp(c->refs[i].ref, ref->str) != 0)
 			continue;
 		if (!c->refs[i].done && c->refs[i].guard == c->guard) {
-			js_fail(c, "'$ref' '%.200s' refers back to itself before any object or array", ref->str);
+			js_refuse(c, "'$ref' '%.200s' refers back to itself before any object or array", ref->str);
 			return NULL;
 		}
 		return c->refs[i].rule;
 	}
 	if (ref->len == 0 || ref->str[0] != '#') {
-		js_fail(c, "unsupported remote '$ref' '%.200s' (only local references \"#/...\" are)", ref->str);
+		js_refuse(c, "unsupported remote '$ref' '%.200s' (only local references \"#/...\" are)", ref->str);
 		return NULL;
 	}
 	const char *frag = ref->str + 1;
@@ -1154,7 +1172,7 @@ static bool js_props_collect(struct js *c, struct js_props *ps, const struct ob_
 			if (have) {
 				if (allof && have->schema && js_json_equal(v, have->schema))
 					continue;
-				js_fail(c, "property '%.100s' defined by two members of 'allOf' (not supported)", k->str);
+				js_refuse(c, "property '%.100s' defined by two members of 'allOf' (not supported)", k->str);
 				return false;
 			}
 			if (!js_props_add(c, ps, k->str, k->len, v, "properties"))
@@ -1426,7 +1444,7 @@ static char *js_object(struct js *c, const struct ob_json *s, const char *name)
 	bool open = addl && (addl->type == OB_JSON_OBJECT || addl->boolean);
 	const struct ob_json *unev = ob_json_get(s, "unevaluatedProperties");
 	if (unev && !(unev->type == OB_JSON_BOOL && (unev->boolean || !open))) {
-		js_fail(c, "unsupported keyword 'unevaluatedProperties'");
+		js_refuse(c, "unsupported keyword 'unevaluatedProperties'");
 		free(ps.p);
 		return NULL;
 	}
@@ -1435,12 +1453,12 @@ static char *js_object(struct js *c, const struct ob_json *s, const char *name)
 		n_req += ps.p[i].required;
 	long minp = js_count(c, s, "minProperties"), maxp = js_count(c, s, "maxProperties");
 	if (minp > (long)n_req) {
-		js_fail(c, "unsupported keyword 'minProperties' above the number of required properties");
+		js_refuse(c, "unsupported keyword 'minProperties' above the number of required properties");
 		free(ps.p);
 		return NULL;
 	}
 	if (maxp >= 0 && (open || maxp < (long)ps.n)) {
-		js_fail(c, "unsupported keyword 'maxProperties' below the number of properties allowed");
+		js_refuse(c, "unsupported keyword 'maxProperties' below the number of properties allowed");
 		free(ps.p);
 		return NULL;
 	}
@@ -1467,7 +1485,7 @@ static const struct ob_json *js_deref(struct js *c, const struct ob_json *s)
 		if (!r)
 			return s;
 		if (hops > RN_JS_MAX_DEPTH || r->type != OB_JSON_STRING || r->len == 0 || r->str[0] != '#') {
-			js_fail(c, "unsupported '$ref' in 'allOf'");
+			js_refuse(c, "unsupported '$ref' in 'allOf'");
 			return NULL;
 		}
 		const struct ob_json *t = js_pointer(c->root, r->str + 1, r->len - 1);
@@ -1520,7 +1538,7 @@ static char *js_body_allof(struct js *c, const struct ob_json *s, const char *na
 				}
 			}
 			if (bad)
-				js_fail(c, "unsupported keyword '%s' in an 'allOf' of objects", bad);
+				js_refuse(c, "unsupported keyword '%s' in an 'allOf' of objects", bad);
 			else
 				js_props_collect(c, &ps, m, true);
 		}
@@ -1603,7 +1621,7 @@ static char *js_array(struct js *c, const struct ob_json *s, const char *name)
 	}
 	const struct ob_json *u = ob_json_get(s, "uniqueItems");
 	if (u && !(u->type == OB_JSON_BOOL && !u->boolean)) {
-		js_fail(c, "unsupported keyword 'uniqueItems'");
+		js_refuse(c, "unsupported keyword 'uniqueItems'");
 		return NULL;
 	}
 	long min = js_count(c, s, "minItems"), max = js_count(c, s, "maxItems");
@@ -1617,7 +1635,7 @@ static char *js_array(struct js *c, const struct ob_json *s, const char *name)
 	}
 	long n = tuple ? (long)tuple->count : 0;
 	if (max >= 0 && max < n) {
-		js_fail(c, "'maxItems' below the number of '%s' (not supported)", tuple_kw);
+		js_refuse(c, "'maxItems' below the number of '%s' (not supported)", tuple_kw);
 		return NULL;
 	}
 	bool rest_none = rest && rest->type == OB_JSON_BOOL && !rest->boolean;
@@ -1686,7 +1704,7 @@ static char *js_string(struct js *c, const struct ob_json *s, const char *name)
 	}
 	if (prim) {
 		if (pat || has_len) {
-			js_fail(c, "unsupported keyword '%s' beside 'format' '%s'", pat ? "pattern" : len_kw, fmt->str);
+			js_refuse(c, "unsupported keyword '%s' beside 'format' '%s'", pat ? "pattern" : len_kw, fmt->str);
 			return NULL;
 		}
 		char pn[32];
@@ -1703,7 +1721,7 @@ static char *js_string(struct js *c, const struct ob_json *s, const char *name)
 			return NULL;
 		}
 		if (has_len) {
-			js_fail(c, "unsupported keyword '%s' beside 'pattern'", len_kw);
+			js_refuse(c, "unsupported keyword '%s' beside 'pattern'", len_kw);
 			ob_buf_free(&b);
 			return NULL;
 		}
@@ -1712,7 +1730,7 @@ static char *js_string(struct js *c, const struct ob_json *s, const char *name)
 		ob_buf_puts(&b, "\"\\\"\" ");
 		size_t mark = b.len;
 		if (!rn_js_regex_gbnf(&b, pat->str, pat->len, &uses_char, msg, sizeof msg)) {
-			js_fail(c, "'pattern' \"%.100s\": %s", pat->str, msg);
+			js_refuse(c, "'pattern' \"%.100s\": %s", pat->str, msg);
 			ob_buf_free(&b);
 			return NULL;
 		}
@@ -1764,6 +1782,37 @@ static const char *js_infer_type(const struct ob_json *s)
 	return NULL;
 }
 
+/* the rule and $ref tables' sizes, to take back what a left-out alternative added */
+struct js_mark {
+	size_t n_rules, n_refs, text;
+};
+
+static struct js_mark js_mark(const struct js *c)
+{
+	return (struct js_mark){c->n_rules, c->n_refs, c->text};
+}
+
+static void js_rollback(struct js *c, const struct js_mark *m)
+{
+	for (size_t i = m->n_rules; i < c->n_rules; i++) {
+		free(c->rules[i].name);
+		free(c->rules[i].body);
+	}
+	for (size_t i = m->n_refs; i < c->n_refs; i++)
+		free(c->refs[i].ref);
+	c->n_rules = m->n_rules;
+	c->n_refs = m->n_refs;
+	c->text = m->text;
+	memset(c->slots, 0, RN_JS_SLOTS * sizeof *c->slots);
+	for (size_t i = 0; i < c->n_rules; i++) {
+		uint32_t k = js_hash(c->rules[i].name) & (RN_JS_SLOTS - 1);
+		while (c->slots[k])
+			k = (k + 1) & (RN_JS_SLOTS - 1);
+		c->slots[k] = (uint32_t)(i + 1);
+	}
+	c->failed = false;
+}
+
 static char *js_union(struct js *c, const struct ob_json *s, const struct ob_json *alts, const char *kw,
 		      const char *name)
 {
@@ -1777,15 +1826,35 @@ static char *js_union(struct js *c, const struct ob_json *s, const struct ob_jso
 	js_buf(&b);
 	size_t i = 0;
 	char rn[JS_NAME_BUF];
+	size_t n = 0;
+	struct rn_error first = {0}, before = {0};
+	bool skipped = false;
+	if (c->err)
+		before = *c->err;
 	OB_JSON_FOREACH(a, alts) {
 		char sfx[48];
 		snprintf(sfx, sizeof sfx, *name ? "%zu" : "alternative-%zu", i);
-		size_t mark = js_path_index(c, kw, i);
+		size_t mark = js_path_index(c, kw, i++);
+		struct js_mark m = js_mark(c);
 		const char *r = js_visit(c, a, js_sub(rn, sizeof rn, name, sfx, strlen(sfx)));
 		js_path_pop(c, mark);
+		if (!r && c->skippable) { /* an alternative the grammar cannot express: left out */
+			if (!skipped && c->err)
+				first = *c->err;
+			if (c->err)
+				*c->err = before;
+			skipped = true;
+			js_rollback(c, &m);
+			continue;
+		}
 		if (!r)
 			break;
-		ob_buf_printf(&b, "%s%s", i++ ? " | " : "", r);
+		ob_buf_printf(&b, "%s%s", n++ ? " | " : "", r);
+	}
+	if (!c->failed && n == 0) { /* every alternative left out: the first one's refusal */
+		c->failed = true;
+		if (c->err)
+			*c->err = first;
 	}
 	if (c->failed) {
 		ob_buf_free(&b);
@@ -1817,7 +1886,7 @@ static char *js_body(struct js *c, const struct ob_json *s, const char *name, co
 	OB_JSON_FOREACH_MEMBER(k, v, s) {
 		(void)v;
 		if (js_in(js_unsupported, k->str)) {
-			js_fail(c, "unsupported keyword '%s'", k->str);
+			js_refuse(c, "unsupported keyword '%s'", k->str);
 			return NULL;
 		}
 	}
@@ -1841,7 +1910,7 @@ static char *js_body(struct js *c, const struct ob_json *s, const char *name, co
 			body = r ? strdup(r) : NULL;
 		}
 	} else if (ob_json_get(s, "anyOf") && ob_json_get(s, "oneOf")) {
-		js_fail(c, "unsupported keyword 'oneOf' beside 'anyOf'");
+		js_refuse(c, "unsupported keyword 'oneOf' beside 'anyOf'");
 	} else if ((x = ob_json_get(s, "anyOf")) || (x = ob_json_get(s, "oneOf"))) {
 		/* oneOf as anyOf, as llama.cpp does: exclusivity cannot be expressed */
 		body = js_union(c, s, x, ob_json_get(s, "anyOf") ? "anyOf" : "oneOf", name);

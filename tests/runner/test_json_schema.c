@@ -312,7 +312,7 @@ static void test_limits(void)
 	expect_refusal("{\"type\":\"string\",\"pattern\":\"^a{1,99999}$\"}", "regex repetition count above the limit 4096");
 	expect_refusal("{\"type\":\"integer\",\"maximum\":1e300}", "beyond the supported magnitude");
 	/* a recursive $ref that reads no input first */
-	expect_refusal("{\"$defs\":{\"a\":{\"anyOf\":[{\"$ref\":\"#/$defs/a\"},{\"type\":\"null\"}]}},\"$ref\":\"#/$defs/a\"}",
+	expect_refusal("{\"$defs\":{\"a\":{\"allOf\":[{\"$ref\":\"#/$defs/a\"}]}},\"$ref\":\"#/$defs/a\"}",
 		       "refers back to itself before any object or array");
 
 	/* the largest accepted counts still make a grammar that compiles */
@@ -377,6 +377,14 @@ static const struct vcase vcases[] = {
 	{"{\"type\":\"string\",\"nullable\":true}", {"\"x\"", "null"}, {"1"}},
 	{"true", {"1", "\"s\"", "{\"a\":[]}", "null"}, {"tru"}},
 	{"{}", {"[1,{}]"}, {"x"}},
+	/* an alternative the grammar cannot express is left out (pydantic's Decimal: a number, or a string with a
+	 * lookahead pattern) */
+	{"{\"anyOf\":[{\"type\":\"number\"},{\"type\":\"string\",\"pattern\":\"^(?!^[-+.]*$)[+-]?0*\\\\d*\\\\.?\\\\d*$\"}]}",
+	 {"1.5", "-2"}, {"\"1.5\"", "null"}},
+	{"{\"oneOf\":[{\"type\":\"integer\",\"multipleOf\":3},{\"$ref\":\"https://x.org/s.json\"},{\"type\":\"boolean\"}]}",
+	 {"true"}, {"3", "\"a\""}},
+	/* ... as is one that refers back to itself before reading anything */
+	{"{\"$defs\":{\"a\":{\"anyOf\":[{\"$ref\":\"#/$defs/a\"},{\"type\":\"null\"}]}},\"$ref\":\"#/$defs/a\"}", {"null"}, {"1"}},
 	/* objects */
 	{"{\"type\":\"object\",\"properties\":{\"a\":{\"type\":\"integer\"},\"ab\":{\"type\":\"integer\"}},\"additionalProperties\":{\"type\":\"string\"}}",
 	 {"{\"a\":1,\"ab\":2}", "{\"a\":1,\"x\":\"y\",\"abc\":\"z\"}", "{\"b\":\"y\"}", "{}", "{\"\":\"e\"}"},
