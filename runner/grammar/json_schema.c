@@ -1204,7 +1204,11 @@ struct js_trie {
 	bool end;
 };
 
-static void js_trie_emit(struct ob_buf *b, const struct js_trie *t, uint32_t node)
+#define JS_TRIE_NEST 32 /* trie levels written inside one rule: the GBNF compiler bounds parentheses' nesting */
+
+/* the alternatives after trie node `node`; a subtree deeper than JS_TRIE_NEST levels becomes a rule of its own */
+static void js_trie_emit(struct js *c, struct ob_buf *b, const struct js_trie *t, uint32_t node, int depth,
+			 const char *name)
 {
 	bool first = true;
 	for (uint32_t ch = t[node].child; ch; ch = t[ch].next) {
@@ -1212,13 +1216,22 @@ static void js_trie_emit(struct ob_buf *b, const struct js_trie *t, uint32_t nod
 		first = false;
 		rn_js_gbnf_class_char(b, t[ch].cp);
 		ob_buf_putc(b, ']');
-		if (t[ch].child) {
-			ob_buf_puts(b, " (");
-			js_trie_emit(b, t, ch);
-			ob_buf_puts(b, t[ch].end ? ")" : ")?");
-		} else {
+		if (!t[ch].child) {
 			ob_buf_puts(b, " key-char+");
+			continue;
 		}
+		ob_buf_puts(b, " (");
+		if (depth + 1 < JS_TRIE_NEST) {
+			js_trie_emit(c, b, t, ch, depth + 1, name);
+		} else {
+			struct ob_buf sub;
+			js_buf(&sub);
+			js_trie_emit(c, &sub, t, ch, 0, name);
+			char *body = js_take(c, &sub);
+			const char *r = body ? js_add(c, name, body) : NULL;
+			ob_buf_puts(b, r ? r : "");
+		}
+		ob_buf_puts(b, t[ch].end ? ")" : ")?");
 	}
 	ob_buf_puts(b, first ? "[^\\x22\\x5C\\x7F\\x00-\\x1F" : " | [^\\x22\\x5C\\x7F\\x00-\\x1F");
 	for (uint32_t ch = t[node].child; ch; ch = t[ch].next)
@@ -1228,7 +1241,7 @@ static void js_trie_emit(struct ob_buf *b, const struct js_trie *t, uint32_t nod
 
 /* a key rule for any string but the declared names (those JSON writes without escapes; the additional keys
  * are written without escapes too, so no escaped spelling of a declared name gets through) */
-static char *js_not_names(struct js *c, const struct js_props *ps)
+static char *js_not_names(struct js *c, const struct js_props *ps, const char *name)
 {
 	struct js_trie *t = NULL;
 	size_t n = 1, cap = 0;
@@ -1279,7 +1292,7 @@ static char *js_not_names(struct js *c, const struct js_props *ps)
 	struct ob_buf b;
 	js_buf(&b);
 	ob_buf_puts(&b, "\"\\\"\" (");
-	js_trie_emit(&b, t, 0);
+	js_trie_emit(c, &b, t, 0, 0, name);
 	ob_buf_puts(&b, t[0].end ? ") \"\\\"\" space" : ")? \"\\\"\" space");
 	free(t);
 	js_prim(c, "key-char");
@@ -1383,7 +1396,9 @@ static char *js_object_rule(struct js *c, struct js_props *ps, const struct ob_j
 		if (ps->n == 0) {
 			kr = js_prim(c, "string");
 		} else {
-			char *kb = js_not_names(c, ps);
+			char kn[JS_NAME_BUF];
+			js_sub(kn, sizeof kn, name, "additional-k-part", 17);
+			char *kb = js_not_names(c, ps, kn);
 			kr = kb ? js_add(c, js_sub(rn, sizeof rn, name, "additional-k", 12), kb) : NULL;
 		}
 		if (vr && kr) {
@@ -1690,7 +1705,7 @@ static char *js_array(struct js *c, const struct ob_json *s, const char *name)
 	return js_take(c, &b);
 }
 
-static char *js_string(struct js *c, const struct ob_json *s, const char *name)
+static char *js_string(struct js *c, const struct ob_json *s)
 {
 	const struct ob_json *fmt = ob_json_get(s, "format"), *pat = ob_json_get(s, "pattern");
 	const char *len_kw = ob_json_get(s, "minLength") ? "minLength" : ob_json_get(s, "maxLength") ? "maxLength" : NULL;
@@ -1738,7 +1753,6 @@ static char *js_string(struct js *c, const struct ob_json *s, const char *name)
 		if (uses_char)
 			js_prim(c, "char");
 		js_prim(c, "space");
-		(void)name;
 		return js_take(c, &b);
 	}
 	if (has_len) {
@@ -1969,7 +1983,7 @@ static char *js_body(struct js *c, const struct ob_json *s, const char *name, co
 			else if (strcmp(ty, "array") == 0)
 				body = js_array(c, s, name);
 			else if (strcmp(ty, "string") == 0)
-				body = js_string(c, s, name);
+				body = js_string(c, s);
 			else if (strcmp(ty, "integer") == 0 || strcmp(ty, "number") == 0)
 				body = js_number(c, s, ty[0] == 'i');
 			else if (strcmp(ty, "boolean") == 0 || strcmp(ty, "null") == 0)

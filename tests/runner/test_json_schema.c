@@ -315,6 +315,36 @@ static void test_limits(void)
 	expect_refusal("{\"$defs\":{\"a\":{\"allOf\":[{\"$ref\":\"#/$defs/a\"}]}},\"$ref\":\"#/$defs/a\"}",
 		       "refers back to itself before any object or array");
 
+	/* a long declared name beside additionalProperties: the key trie is cut into rules (the GBNF compiler bounds
+	 * the nesting of parentheses; found by fuzz_schema) */
+	char key[301];
+	memset(key, '-', 300);
+	key[0] = 'k';
+	key[300] = 0;
+	ob_buf_init(&b, 0);
+	ob_buf_printf(&b, "{\"type\":\"object\",\"properties\":{\"%s\":{\"type\":\"integer\"}},"
+			  "\"additionalProperties\":{\"type\":\"string\"}}", key);
+	struct rn_error kerr = {0};
+	char *kg = convert(b.p, &kerr);
+	CHECKF(kg != NULL, "%s", kerr.msg);
+	struct rn_grammar *kgr = kg ? compile(kg, "long key") : NULL;
+	if (kgr) {
+		struct ob_buf inst;
+		ob_buf_init(&inst, 0);
+		ob_buf_printf(&inst, "{\"%s\":1}", key);
+		CHECK(matches(kgr, inst.p));
+		ob_buf_reset(&inst);
+		ob_buf_printf(&inst, "{\"%s-\":\"x\",\"%.150s\":\"y\"}", key, key);
+		CHECK(matches(kgr, inst.p));
+		ob_buf_reset(&inst);
+		ob_buf_printf(&inst, "{\"%s\":\"x\"}", key);
+		CHECK(!matches(kgr, inst.p));
+		ob_buf_free(&inst);
+	}
+	rn_grammar_free(kgr);
+	free(kg);
+	ob_buf_free(&b);
+
 	/* the largest accepted counts still make a grammar that compiles */
 	struct rn_error err = {0};
 	char *g = convert("{\"type\":\"object\",\"properties\":{\"s\":{\"type\":\"string\",\"minLength\":4096,\"maxLength\":4096},"
