@@ -20,6 +20,7 @@
 #include "base/buf.h"
 #include "base/json.h"
 #include "base/utf8.h"
+#include "runner/grammar/grammar.h"
 #include "runner/grammar/json_schema.h"
 #include "runner/grammar/json_schema_regex.h"
 
@@ -2037,6 +2038,23 @@ char *rn_json_schema_to_gbnf(const struct ob_json *schema, struct rn_error *err)
 	for (size_t i = 0; i < c.n_rules; i++)
 		ob_buf_printf(&b, "%s ::= %s\n", c.rules[i].name, c.rules[i].body ? c.rules[i].body : "");
 	out = js_take(&c, &b);
+	if (out) {
+		/* the grammar must compile: repetitions and groups can pass the compiler's limits on rules and elements
+		 * although the text is within its size (20 strings of maxLength 4096 make 80k rules) */
+		struct rn_error cerr = {0};
+		struct rn_grammar *g = rn_grammar_compile(out, strlen(out), NULL, &cerr);
+		if (!g) {
+			free(out);
+			out = NULL;
+			if (cerr.code == RN_ERR_NOMEM) {
+				js_nomem(&c);
+			} else {
+				ob_buf_reset(&c.path);
+				js_fail(&c, "the grammar passes the GBNF compiler's limits (%.300s)", cerr.msg);
+			}
+		}
+		rn_grammar_free(g);
+	}
 done:
 	for (size_t i = 0; i < c.n_rules; i++) {
 		free(c.rules[i].name);

@@ -345,6 +345,16 @@ static void test_limits(void)
 	free(kg);
 	ob_buf_free(&b);
 
+	/* repetitions within the counts' limit but past the compiler's rules together: refused, not a grammar that
+	 * does not compile */
+	ob_buf_init(&b, 0);
+	ob_buf_puts(&b, "{\"type\":\"object\",\"properties\":{");
+	for (int i = 0; i < 20; i++)
+		ob_buf_printf(&b, "%s\"s%d\":{\"type\":\"string\",\"maxLength\":4096}", i ? "," : "", i);
+	ob_buf_puts(&b, "}}");
+	expect_refusal(b.p, "the grammar passes the GBNF compiler's limits (grammar: ");
+	ob_buf_free(&b);
+
 	/* the largest accepted counts still make a grammar that compiles */
 	struct rn_error err = {0};
 	char *g = convert("{\"type\":\"object\",\"properties\":{\"s\":{\"type\":\"string\",\"minLength\":4096,\"maxLength\":4096},"
