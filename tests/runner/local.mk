@@ -27,3 +27,4 @@ check_PROGRAMS += tests/runner/test_json_schema
 tests_runner_test_json_schema_LDADD = $(TEST_LDADD)
 TESTS += tests/runner/test_json_schema
 EXTRA_DIST += tests/data/schemas tests/data/schema_golden tests/data/schema_refusals.json
+EXTRA_DIST += tests/runner/json_schema_differential.py

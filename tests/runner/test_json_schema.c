@@ -531,12 +531,43 @@ static void bench_50_properties(void)
 	ob_buf_free(&b);
 }
 
+/* --match: for each stdin line {"schema": S, "inst": [JSON texts]} prints "R " and a 1 or 0 per text (the grammar
+ * takes it whole), or "E message" when S is refused (tests/runner/json_schema_differential.py drives it) */
+static int match_lines(void)
+{
+	static char line[1 << 22];
+	while (fgets(line, sizeof line, stdin)) {
+		struct ob_json_doc *d = parse(line, strlen(line));
+		if (!d)
+			return 1;
+		const struct ob_json *r = ob_json_root(d), *insts = ob_json_get(r, "inst");
+		struct rn_error err = {0};
+		char *gbnf = rn_json_schema_to_gbnf(ob_json_get(r, "schema"), &err);
+		struct rn_grammar *g = gbnf ? rn_grammar_compile(gbnf, strlen(gbnf), NULL, &err) : NULL;
+		if (!g) {
+			printf("E %s\n", err.msg);
+		} else {
+			fputs("R ", stdout);
+			if (insts)
+				OB_JSON_FOREACH(t, insts) putchar(matches(g, t->str) ? '1' : '0');
+			putchar('\n');
+		}
+		fflush(stdout);
+		rn_grammar_free(g);
+		free(gbnf);
+		ob_json_free(d);
+	}
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	if (argc > 1 && strcmp(argv[1], "--bench") == 0) {
 		bench_50_properties();
 		return check_done();
 	}
+	if (argc > 1 && strcmp(argv[1], "--match") == 0)
+		return match_lines();
 	test_json_grammar();
 	test_golden();
 	test_refusals();
