@@ -3,7 +3,9 @@
  * limits on hostile schemas, regex patterns, and the corpus (tests/data/schemas, one NAME.json each): every schema's grammar
  * compiles, and through a matcher every "valid" instance (compact and pretty-printed with a 2-space indent, as
  * models write it) is accepted to its end and every "invalid" one is not. Prints the time of schema -> GBNF ->
- * compiled grammar for a 50-property schema (no assertion on it: the machine is shared).
+ * compiled grammar for a 50-property schema (no assertion on it: the machine is shared). Other modes: --bench
+ * (the timing alone), --gbnf FILE (a schema's grammar, for `orun bench --grammar`), --match (for
+ * tests/runner/json_schema_differential.py).
  */
 #include "config.h"
 
@@ -560,8 +562,29 @@ static int match_lines(void)
 	return 0;
 }
 
+/* --gbnf FILE: prints the grammar of the schema in FILE (a corpus file's "schema" member when it has one), e.g.
+ * for `orun bench --grammar` */
+static int print_gbnf(const char *path)
+{
+	struct ob_json_doc *d = load(path);
+	if (!d)
+		return 1;
+	const struct ob_json *r = ob_json_root(d), *s = ob_json_get(r, "schema");
+	struct rn_error err = {0};
+	char *g = rn_json_schema_to_gbnf(s ? s : r, &err);
+	if (g)
+		fputs(g, stdout);
+	else
+		fprintf(stderr, "%s\n", err.msg);
+	free(g);
+	ob_json_free(d);
+	return g ? 0 : 1;
+}
+
 int main(int argc, char **argv)
 {
+	if (argc > 2 && strcmp(argv[1], "--gbnf") == 0)
+		return print_gbnf(argv[2]);
 	if (argc > 1 && strcmp(argv[1], "--bench") == 0) {
 		bench_50_properties();
 		return check_done();
