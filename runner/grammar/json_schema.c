@@ -1207,6 +1207,86 @@ struct js_trie {
 
 #define JS_TRIE_NEST 32 /* trie levels written inside one rule: the GBNF compiler bounds parentheses' nesting */
 
+/* Adds the code points of s[0..len) to the trie *t (n nodes, node 0 the root, made when n is 0), children kept
+ * in code point order; marks the last node an end. False when out of memory (then *t is still the caller's). */
+static bool js_trie_add(struct js *c, struct js_trie **t, size_t *n, size_t *cap, const char *s, size_t len)
+{
+	if (*n == 0) {
+		if (OB_GROW(*t, *cap, 1, SIZE_MAX / sizeof **t) != 0) {
+			js_nomem(c);
+			return false;
+		}
+		(*t)[0] = (struct js_trie){0, 0, 0, false};
+		*n = 1;
+	}
+	const unsigned char *k = (const unsigned char *)s;
+	uint32_t node = 0;
+	for (size_t j = 0; j < len;) {
+		size_t sz;
+		uint32_t cp = ob_utf8_decode(k + j, len - j, &sz);
+		j += sz;
+		uint32_t *link = &(*t)[node].child;
+		while (*link && (*t)[*link].cp < cp)
+			link = &(*t)[*link].next;
+		if (!*link || (*t)[*link].cp != cp) {
+			if (OB_GROW(*t, *cap, *n + 1, SIZE_MAX / sizeof **t) != 0) {
+				js_nomem(c);
+				return false;
+			}
+			link = &(*t)[node].child; /* *t moved: find the place again */
+			while (*link && (*t)[*link].cp < cp)
+				link = &(*t)[*link].next;
+			(*t)[*n] = (struct js_trie){cp, 0, *link, false};
+			*link = (uint32_t)(*n)++;
+		}
+		node = *link;
+	}
+	(*t)[node].end = true;
+	return true;
+}
+
+/* The literals of trie t below node as alternatives, runs without a branch written as one literal: a matcher
+ * keeps one stack per distinct prefix instead of one per literal (an enum of 5,000 values would pass its
+ * limit of live stacks). Subtrees deeper than JS_TRIE_NEST branchings become rules of their own. */
+static void js_lit_emit(struct js *c, struct ob_buf *b, const struct js_trie *t, uint32_t node, int depth,
+			const char *name)
+{
+	bool first = true;
+	for (uint32_t ch = t[node].child; ch; ch = t[ch].next) {
+		ob_buf_puts(b, first ? "" : " | ");
+		first = false;
+		struct ob_buf run;
+		ob_buf_init(&run, RN_JS_MAX_TEXT);
+		uint32_t x = ch;
+		for (;;) {
+			char u[OB_UTF8_MAX];
+			ob_buf_append(&run, u, ob_utf8_encode(u, t[x].cp));
+			if (t[x].end || !t[x].child || t[t[x].child].next)
+				break;
+			x = t[x].child;
+		}
+		rn_js_gbnf_literal(b, run.p ? run.p : "", run.len);
+		if (run.failed)
+			b->failed = true;
+		ob_buf_free(&run);
+		if (!t[x].child)
+			continue;
+		ob_buf_puts(b, " (");
+		if (depth + 1 < JS_TRIE_NEST) {
+			js_lit_emit(c, b, t, x, depth + 1, name);
+		} else {
+			struct ob_buf sub;
+			js_buf(&sub);
+			js_lit_emit(c, &sub, t, x, 0, name);
+			char *body = js_take(c, &sub);
+			const char *r = body ? js_add(c, name, body) : NULL;
+			ob_buf_puts(b, r ? r : "");
+		}
+		ob_buf_puts(b, t[x].end ? ")?" : ")");
+	}
+}
+
+
 /* the alternatives after trie node `node`; a subtree deeper than JS_TRIE_NEST levels becomes a rule of its own */
 static void js_trie_emit(struct js *c, struct ob_buf *b, const struct js_trie *t, uint32_t node, int depth,
 			 const char *name)
@@ -1245,12 +1325,10 @@ static void js_trie_emit(struct js *c, struct ob_buf *b, const struct js_trie *t
 static char *js_not_names(struct js *c, const struct js_props *ps, const char *name)
 {
 	struct js_trie *t = NULL;
-	size_t n = 1, cap = 0;
-	if (OB_GROW(t, cap, 1, SIZE_MAX / sizeof *t) != 0) {
-		js_nomem(c);
+	size_t n = 0, cap = 0;
+	if (!js_trie_add(c, &t, &n, &cap, "", 0)) /* the root */
 		return NULL;
-	}
-	t[0] = (struct js_trie){0, 0, 0, false};
+	t[0].end = false;
 	for (size_t i = 0; i < ps->n; i++) {
 		const unsigned char *k = (const unsigned char *)ps->p[i].key;
 		size_t len = ps->p[i].len;
@@ -1266,29 +1344,10 @@ static char *js_not_names(struct js *c, const struct js_props *ps, const char *n
 			}
 			continue; /* an additional key never spells it */
 		}
-		uint32_t node = 0;
-		for (size_t j = 0; j < len;) {
-			size_t sz;
-			uint32_t cp = ob_utf8_decode(k + j, len - j, &sz);
-			j += sz;
-			uint32_t *link = &t[node].child;
-			while (*link && t[*link].cp < cp)
-				link = &t[*link].next;
-			if (!*link || t[*link].cp != cp) {
-				if (OB_GROW(t, cap, n + 1, SIZE_MAX / sizeof *t) != 0) {
-					js_nomem(c);
-					free(t);
-					return NULL;
-				}
-				link = &t[node].child; /* t moved: find the place again */
-				while (*link && t[*link].cp < cp)
-					link = &t[*link].next;
-				t[n] = (struct js_trie){cp, 0, *link, false};
-				*link = (uint32_t)n++;
-			}
-			node = *link;
+		if (!js_trie_add(c, &t, &n, &cap, ps->p[i].key, len)) {
+			free(t);
+			return NULL;
 		}
-		t[node].end = true;
 	}
 	struct ob_buf b;
 	js_buf(&b);
@@ -1580,7 +1639,9 @@ static bool js_has_type(const struct ob_json *v, const char *t)
 }
 
 /* const / enum: the values as JSON literals (those of type t when t is given) */
-static char *js_literals(struct js *c, const struct ob_json *s, const char *t)
+#define JS_ENUM_LIST 32 /* enum values written as a plain list of alternatives; more go through a trie */
+
+static char *js_literals(struct js *c, const struct ob_json *s, const char *t, const char *name)
 {
 	const struct ob_json *cv = ob_json_get(s, "const"), *ev = ob_json_get(s, "enum");
 	const char *kw = cv ? "const" : "enum";
@@ -1594,19 +1655,37 @@ static char *js_literals(struct js *c, const struct ob_json *s, const char *t)
 	js_buf(&b);
 	ob_buf_putc(&b, '(');
 	size_t n = 0;
+	bool many = !cv && ev->count > JS_ENUM_LIST;
+	struct js_trie *trie = NULL;
+	size_t tn = 0, tcap = 0;
 	const struct ob_json *v = cv ? cv : ob_json_first(ev);
-	for (; v; v = cv ? NULL : ob_json_after(ev, v)) {
+	for (; v && !c->failed; v = cv ? NULL : ob_json_after(ev, v)) {
 		if (t && !js_has_type(v, t))
 			continue;
-		if (n++)
-			ob_buf_puts(&b, " | ");
-		if (!js_json_literal(c, &b, v)) {
-			ob_buf_free(&b);
-			return NULL;
+		if (!many) {
+			ob_buf_puts(&b, n ? " | " : "");
+			js_json_literal(c, &b, v);
+		} else {
+			struct ob_jw w;
+			ob_jw_init(&w, RN_JS_MAX_TEXT, OB_JW_NO_HTML_ESCAPE);
+			ob_jw_value(&w, v, false);
+			const char *lit = ob_jw_str(&w);
+			if (!lit)
+				js_nomem(c);
+			else
+				js_trie_add(c, &trie, &tn, &tcap, lit, w.len);
+			ob_jw_free(&w);
 		}
+		n++;
 	}
-	if (n == 0) {
+	if (!c->failed && n == 0)
 		js_fail(c, "'%s' has no value%s%s", kw, t ? " of type " : "", t ? t : "");
+	if (!c->failed && many) {
+		char rn[JS_NAME_BUF];
+		js_lit_emit(c, &b, trie, 0, 0, js_sub(rn, sizeof rn, name, "enum-part", 9));
+	}
+	free(trie);
+	if (c->failed) {
 		ob_buf_free(&b);
 		return NULL;
 	}
@@ -1973,7 +2052,7 @@ static char *js_body(struct js *c, const struct ob_json *s, const char *name, co
 		if (t && !type && t->type != OB_JSON_STRING)
 			js_fail(c, "'type' must be a string or an array of strings");
 		else if (ob_json_get(s, "const") || ob_json_get(s, "enum"))
-			body = js_literals(c, s, ty);
+			body = js_literals(c, s, ty, name);
 		else {
 			if (!ty)
 				ty = js_infer_type(s);
