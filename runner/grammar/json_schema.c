@@ -9,6 +9,7 @@
  */
 #include "config.h"
 
+#include <ctype.h>
 #include <inttypes.h>
 #include <math.h>
 #include <stdarg.h>
@@ -990,6 +991,11 @@ static const struct ob_json *js_pointer(const struct ob_json *root, const char *
 			if (p[i] == '~' && i + 1 < n && (p[i + 1] == '0' || p[i + 1] == '1')) {
 				tok[k++] = p[i + 1] == '0' ? '~' : '/';
 				i += 2;
+			} else if (p[i] == '%' && i + 2 < n && isxdigit((unsigned char)p[i + 1]) &&
+				   isxdigit((unsigned char)p[i + 2])) { /* a URI fragment's percent-encoding */
+				char hex[3] = {p[i + 1], p[i + 2], 0};
+				tok[k++] = (char)strtol(hex, NULL, 16);
+				i += 3;
 			} else {
 				tok[k++] = p[i++];
 			}
@@ -1542,8 +1548,12 @@ static char *js_object(struct js *c, const struct ob_json *s, const char *name)
 		return NULL;
 	}
 	char *body;
-	if (ps.n == 0 && (!addl || (addl->type == OB_JSON_BOOL && addl->boolean)))
-		body = js_prim(c, "object") ? strdup("object") : NULL; /* any object */
+	/* no "properties" (and no other constraint): any object; declared properties, even none, close the object
+	 * unless additionalProperties opens it, as llama.cpp does */
+	if (!ob_json_get(s, "properties") && ps.n == 0 && (!addl || (addl->type == OB_JSON_BOOL && addl->boolean)))
+		body = js_prim(c, "object") ? strdup("object") : NULL;
+	else if (ps.n == 0 && addl && addl->type == OB_JSON_BOOL && addl->boolean)
+		body = js_prim(c, "object") ? strdup("object") : NULL;
 	else
 		body = js_object_rule(c, &ps, addl, name);
 	free(ps.p);

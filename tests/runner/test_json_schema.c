@@ -452,6 +452,9 @@ static const struct vcase vcases[] = {
 	 {"{\"a\":1,\"ab\":2}", "{\"a\":1,\"x\":\"y\",\"abc\":\"z\"}", "{\"b\":\"y\"}", "{}", "{\"\":\"e\"}"},
 	 {"{\"a\":\"s\"}", "{\"ab\":\"s\"}", "{\"x\":1}"}},
 	{"{\"type\":\"object\",\"required\":[\"id\"]}", {"{\"id\":[1]}", "{\"id\":null}"}, {"{}", "{\"x\":1}"}},
+	{"{\"type\":\"object\",\"properties\":{}}", {"{}"}, {"{\"a\":1}"}},
+	{"{\"type\":\"object\"}", {"{}", "{\"a\":1}"}, {"[]"}},
+	{"{\"$defs\":{\"My Model\":{\"const\":1}},\"$ref\":\"#/$defs/My%20Model\"}", {"1"}, {"2"}},
 	{"{\"type\":\"object\",\"properties\":{\"a\":{\"type\":\"null\"}},\"minProperties\":1,\"required\":[\"a\"]}", {"{\"a\":null}"}, {"{}"}},
 	/* arrays */
 	{"{\"type\":\"array\",\"prefixItems\":[{\"type\":\"integer\"}],\"items\":{\"type\":\"string\"},\"maxItems\":3}",
