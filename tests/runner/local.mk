@@ -21,6 +21,13 @@ TESTS += tests/runner/test_mkmodel.sh
 EXTRA_DIST += tests/runner/test_mkmodel.sh
 TESTS += tests/runner/test_generate.sh
 EXTRA_DIST += tests/runner/test_generate.sh
+# JSON schema to GBNF (runner/grammar/json_schema.c): golden grammars, refusals, limits, and the schema corpus
+# matched through the GBNF compiler.
+check_PROGRAMS += tests/runner/test_json_schema
+tests_runner_test_json_schema_LDADD = $(TEST_LDADD)
+TESTS += tests/runner/test_json_schema
+EXTRA_DIST += tests/data/schemas tests/data/schema_golden tests/data/schema_refusals.json
+EXTRA_DIST += tests/runner/json_schema_differential.py
 # Fuzz target for the grammar compiler and matcher (tests/fuzz/fuzz_grammar.c): `make check` replays its corpus;
 # with `./configure CC=clang --enable-fuzzing` the libFuzzer binary is built too (tests/fuzz/README.md).
 check_PROGRAMS += tests/fuzz/replay_grammar
