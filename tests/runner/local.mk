@@ -43,3 +43,18 @@ tests_fuzz_fuzz_grammar_CFLAGS = $(AM_CFLAGS) -fsanitize=fuzzer
 tests_fuzz_fuzz_grammar_LDFLAGS = $(AM_LDFLAGS) -fsanitize=fuzzer
 tests_fuzz_fuzz_grammar_LDADD = $(TEST_LDADD)
 endif
+# Fuzz target for JSON schema -> GBNF -> compiled grammar (tests/fuzz/fuzz_schema.c): `make check` replays its
+# corpus; with `./configure CC=clang --enable-fuzzing` the libFuzzer binary is built too.
+check_PROGRAMS += tests/fuzz/replay_schema
+TESTS += tests/fuzz/replay_schema
+tests_fuzz_replay_schema_SOURCES = tests/fuzz/replay.c tests/fuzz/fuzz_schema.c
+tests_fuzz_replay_schema_CPPFLAGS = $(AM_CPPFLAGS) -DFUZZ_CORPUS='"tests/fuzz/corpus/schema"'
+tests_fuzz_replay_schema_LDADD = $(TEST_LDADD)
+if ENABLE_FUZZING
+noinst_PROGRAMS += tests/fuzz/fuzz_schema
+tests_fuzz_fuzz_schema_SOURCES = tests/fuzz/fuzz_schema.c
+tests_fuzz_fuzz_schema_CFLAGS = $(AM_CFLAGS) -fsanitize=fuzzer
+tests_fuzz_fuzz_schema_LDFLAGS = $(AM_LDFLAGS) -fsanitize=fuzzer
+tests_fuzz_fuzz_schema_LDADD = $(TEST_LDADD)
+endif
+EXTRA_DIST += tests/fuzz/corpus/schema
