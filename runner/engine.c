@@ -9,7 +9,6 @@
 
 #include <errno.h>
 #include <inttypes.h>
-#include <math.h>
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdio.h>
@@ -662,23 +661,6 @@ static bool on_token(struct rn_engine *e, struct slot *s, int32_t tok)
 /* ---------------------------------------------------------------------------------------------------- */
 /* grammar */
 
-/* Sample under the grammar: the sampler's choice when the grammar allows it, else a second draw from the
- * logits with every token the grammar rejects masked (llama.cpp's common_sampler does the same: the full mask
- * costs a walk of the vocabulary trie, the check one token's bytes). Returns -1 when no token is allowed. */
-static int32_t grammar_sample(struct rn_engine *e, struct slot *s, float *lg)
-{
-	int n_text = (int)rn_tok_n_vocab(e->tok);
-	for (int i = n_text; i < e->n_vocab; i++)
-		lg[i] = -INFINITY; /* ids past the tokenizer's vocabulary (padding) are never text */
-	memcpy(s->g_row, lg, (size_t)e->n_vocab * sizeof *lg);
-	int32_t t = rn_sampler_sample(s->smp, lg);
-	if (rn_grammar_state_allows(s->gs, t))
-		return t;
-	rn_grammar_state_mask(s->gs, s->g_row);
-	t = rn_sampler_sample(s->smp, s->g_row);
-	return rn_grammar_state_allows(s->gs, t) ? t : -1;
-}
-
 /* Before the grammar is on: look for grammar_after in the generated text; once found, feed the grammar what
  * followed it in the same token and switch it on. */
 static void grammar_watch(struct rn_engine *e, struct slot *s, int32_t tok)
@@ -898,7 +880,9 @@ int rn_engine_step(struct rn_engine *e)
 			float *lg = e->logits + (size_t)s->out_row * (size_t)e->n_vocab;
 			if (s->req.logprobs) /* the sampler changes lg: logprobs are of the raw logits */
 				memcpy(s->lp_row, lg, (size_t)e->n_vocab * sizeof *lg);
-			int32_t t = s->g_on ? grammar_sample(e, s, lg) : rn_sampler_sample(s->smp, lg);
+			bool masked;
+			int32_t t = s->g_on ? rn_grammar_sample(s->gs, s->smp, lg, s->g_row, e->n_vocab, &masked)
+					    : rn_sampler_sample(s->smp, lg);
 			if (t < 0) {
 				fail(e, s, RN_ERR_INVALID_ARG, "the grammar allows no token here (or its stacks went past "
 				     "their limit)");

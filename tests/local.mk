@@ -45,3 +45,4 @@ include tests/cpu/local.mk
 include tests/server/local.mk
 include tests/chatfmt/local.mk
 include tests/cuda/local.mk
+include tests/fuzz/local.mk

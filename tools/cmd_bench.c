@@ -25,10 +25,12 @@
 #define BENCH_X86 1
 #endif
 
+#include "base/buf.h"
 #include "base/json.h"
 #include "runner/backend.h"
 #include "runner/cpu/features.h"
 #include "runner/cpu/pool.h"
+#include "runner/grammar/grammar.h"
 #include "runner/model.h"
 #include "runner/sampler.h"
 #include "runner/tokenizer/tokenizer.h"
@@ -149,6 +151,8 @@ static void usage(FILE *f)
 		   "      --no-mmap        copy the weights into memory (huge pages) instead of reading them in place\n"
 		   "                       from the file mapping (Ollama's use_mmap false, llama-bench's -mmp 0)\n"
 		   "      --no-bandwidth   skip the streaming-read measurement\n"
+		   "      --grammar FILE   decode under this GBNF grammar (the engine's sample-then-mask path); the\n"
+		   "                       grammar restarts when it ends; prints how often the mask was needed\n"
 		   "      --json           one JSON object with every figure\n"
 		   "      --api            measure the HTTP streaming path of orun serve against the engine instead\n"
 		   "                       (see orun bench --api --help)\n"
@@ -196,6 +200,85 @@ static int prefill(struct rn_backend *b, const int32_t *tok, int n, int p0, int 
 	return RN_OK;
 }
 
+/* --grammar: the decode loop chooses greedily under the grammar, as the engine does. */
+struct bench_grammar {
+	struct rn_grammar *g;
+	struct rn_grammar_vocab *v;
+	struct rn_grammar_state *gs;
+	struct rn_sampler *smp;
+	float *scratch;
+	const struct rn_tok *tok;
+	int n_vocab;
+	long n_tokens, n_masked, n_restarts;
+	double seconds; /* in the grammar (choice, accept, restart), all runs */
+};
+
+static int bench_grammar_open(struct bench_grammar *bg, const char *path, const struct rn_tok *tok, int n_vocab)
+{
+	struct ob_buf text = {.max = 1 << 20};
+	struct rn_error err = {0};
+	struct rn_sampler_params sp;
+	rn_sampler_params_default(&sp);
+	sp.temperature = 0;
+	sp.repeat_last_n = 0;
+	if (!ob_buf_read_file(&text, path)) {
+		fprintf(stderr, "orun bench: cannot read %s%s\n", path, text.over ? " (over 1 MiB)" : "");
+		free(text.p);
+		return -1;
+	}
+	bg->tok = tok;
+	bg->n_vocab = n_vocab;
+	if (!tok)
+		rn_error_set(&err, RN_ERR_INVALID_ARG, "the model has no tokenizer");
+	else if ((bg->g = rn_grammar_compile(text.p, text.len, NULL, &err)) && (bg->v = rn_grammar_vocab_new(tok, &err)))
+		bg->gs = rn_grammar_state_new(bg->g, bg->v, &err);
+	free(text.p);
+	if (bg->gs && !((bg->smp = rn_sampler_new(&sp, n_vocab, 1, &err)) &&
+			(bg->scratch = malloc((size_t)n_vocab * sizeof *bg->scratch))))
+		rn_error_set(&err, RN_ERR_NOMEM, "out of memory");
+	if (!bg->gs || !bg->scratch) {
+		fprintf(stderr, "orun bench: %s: %s\n", path, err.msg);
+		return -1;
+	}
+	return 0;
+}
+
+/* The next token under the grammar; the grammar starts again when it ended (an end-of-generation token, or
+ * nothing can follow), so that every token of the run is constrained. -1 when none is allowed. */
+static int32_t bench_grammar_pick(struct bench_grammar *bg, float *logits)
+{
+	bool masked, final = false;
+	double t0 = now_s();
+	int32_t t = rn_grammar_sample(bg->gs, bg->smp, logits, bg->scratch, bg->n_vocab, &masked);
+	if (t < 0 || rn_grammar_state_accept(bg->gs, t) != RN_OK) {
+		fprintf(stderr, "orun bench: the grammar allows no token\n");
+		return -1;
+	}
+	bg->n_tokens++;
+	bg->n_masked += masked;
+	(void)rn_grammar_state_can_end(bg->gs, &final);
+	if (final || rn_tok_is_eog(bg->tok, t)) {
+		struct rn_error err;
+		struct rn_grammar_state *ns = rn_grammar_state_new(bg->g, bg->v, &err);
+		if (ns) {
+			rn_grammar_state_free(bg->gs);
+			bg->gs = ns;
+			bg->n_restarts++;
+		}
+	}
+	bg->seconds += now_s() - t0;
+	return t;
+}
+
+static void bench_grammar_close(struct bench_grammar *bg)
+{
+	rn_grammar_state_free(bg->gs);
+	rn_grammar_vocab_free(bg->v);
+	rn_grammar_free(bg->g);
+	rn_sampler_free(bg->smp);
+	free(bg->scratch);
+}
+
 int cmd_bench(int argc, char **argv)
 {
 	for (int i = 1; i < argc; i++)
@@ -208,10 +291,10 @@ int cmd_bench(int argc, char **argv)
 			return 2;
 #endif
 		}
-	const char *model = NULL, *kv = getenv("OLLAMA_KV_CACHE_TYPE");
+	const char *model = NULL, *kv = getenv("OLLAMA_KV_CACHE_TYPE"), *grammar_file = NULL;
 	int n_prompt = 512, n_gen = 128, reps = 3, threads = 0, batch = 512, depth = 0;
 	bool json = false, bandwidth = true, no_mmap = false;
-	enum { O_KV_TYPE = 256, O_NO_BANDWIDTH, O_NO_MMAP, O_JSON };
+	enum { O_KV_TYPE = 256, O_NO_BANDWIDTH, O_NO_MMAP, O_JSON, O_GRAMMAR };
 	static const struct option longopts[] = {
 		{"help", no_argument, NULL, 'h'},
 		{"model", required_argument, NULL, 'm'},
@@ -225,6 +308,7 @@ int cmd_bench(int argc, char **argv)
 		{"no-bandwidth", no_argument, NULL, O_NO_BANDWIDTH},
 		{"no-mmap", no_argument, NULL, O_NO_MMAP},
 		{"json", no_argument, NULL, O_JSON},
+		{"grammar", required_argument, NULL, O_GRAMMAR},
 		{NULL, 0, NULL, 0},
 	};
 	const char *cmd = "orun bench";
@@ -270,6 +354,9 @@ int cmd_bench(int argc, char **argv)
 		case O_JSON:
 			json = true;
 			break;
+		case O_GRAMMAR:
+			grammar_file = v;
+			break;
 		default: /* '?': argopt_next said why */
 			bad = 1;
 		}
@@ -296,6 +383,7 @@ int cmd_bench(int argc, char **argv)
 	float *logits = NULL;
 	double gbs = 0;
 	uint8_t *bwbuf = NULL; /* the bandwidth test's buffer */
+	struct bench_grammar bg = {0};
 	double t_load = now_s();
 	m = rn_model_open(model, &err);
 	if (!m) {
@@ -321,6 +409,8 @@ int cmd_bench(int argc, char **argv)
 		goto out;
 	}
 	t_load = now_s() - t_load;
+	if (grammar_file && bench_grammar_open(&bg, grammar_file, tok, m->hp.n_vocab) != 0)
+		goto out;
 	const int V = m->hp.n_vocab, B = rn_backend_params(b)->n_batch;
 	const int n_rand = n_prompt > depth ? n_prompt : depth;
 	prompt = malloc((size_t)n_rand * sizeof *prompt);
@@ -340,6 +430,7 @@ int cmd_bench(int argc, char **argv)
 		} while (tok && (rn_tok_is_control(tok, t) || (uint32_t)t >= rn_tok_n_vocab(tok)));
 		prompt[i] = t;
 	}
+	double t_decode = 0; /* all runs' decode seconds, for the grammar's share */
 	double pp[MAX_REPS], tg[MAX_REPS], ttft[MAX_REPS], bw[MAX_REPS], ratio[MAX_REPS];
 	double rss_mib = 0;
 	struct rn_outputs out = {.logits = logits};
@@ -384,9 +475,12 @@ int cmd_bench(int argc, char **argv)
 				fprintf(stderr, "orun bench: %s\n", err.msg);
 				goto out;
 			}
-			t = rn_argmax(logits, V);
+			t = bg.gs ? bench_grammar_pick(&bg, logits) : rn_argmax(logits, V);
+			if (t < 0)
+				goto out;
 		}
 		double t3 = now_s();
+		t_decode += t3 - t2;
 		if (r >= 0) {
 			ttft[r] = (t1 - t0) * 1e3;
 			pp[r] = n_prompt / (t1 - t0);
@@ -480,6 +574,11 @@ int cmd_bench(int argc, char **argv)
 		       rp->no_mmap ? "copied (no mmap)" : "mapped");
 		printf("prefill            %.2f tok/s (%d tokens, median of %d)\n", pp_m, n_prompt, reps);
 		printf("decode             %.2f tok/s (%d tokens from depth %d, median of %d)\n", tg_m, n_gen, depth, reps);
+		if (bg.gs)
+			printf("grammar            %s: %.3f ms per token, %.2f%% of the decode time; %ld tokens, the "
+			       "sampled one rejected (mask used) for %ld, %ld restarts\n", grammar_file,
+			       bg.n_tokens ? bg.seconds * 1e3 / (double)bg.n_tokens : 0, 100.0 * bg.seconds / t_decode,
+			       bg.n_tokens, bg.n_masked, bg.n_restarts);
 		printf("time to first tok  %.1f ms\n", ttft_m);
 		printf("peak RSS           %.1f MiB\n", rss_mib);
 		printf("achieved           %.2f GB/s\n", achieved);
@@ -503,6 +602,7 @@ out:
 	free(seq);
 	free(logits);
 	rn_backend_free(b);
+	bench_grammar_close(&bg);
 	rn_tok_free(tok);
 	rn_model_free(m);
 	return rc;

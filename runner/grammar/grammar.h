@@ -17,6 +17,7 @@
 #include "runner/error.h"
 
 struct rn_tok;
+struct rn_sampler;
 struct rn_grammar;
 struct rn_grammar_vocab;
 struct rn_grammar_state;
@@ -54,5 +55,17 @@ bool rn_grammar_state_accept_bytes(struct rn_grammar_state *s, const char *text,
 
 /* The grammar is complete here (an end-of-generation token is allowed); `final`: nothing else can follow. */
 bool rn_grammar_state_can_end(const struct rn_grammar_state *s, bool *final);
+
+/* The vocabulary the state was made with (borrowed). */
+const struct rn_grammar_vocab *rn_grammar_state_vocab(const struct rn_grammar_state *s);
+
+/* Choose the next token from logits[0..n_vocab) under the grammar with smp (runner/sampler.h): smp's choice
+ * when the grammar allows it, else smp's choice from the logits with every rejected token masked (the mask
+ * applies before the sampler's chain). logits is modified (as rn_sampler_sample does), scratch [n_vocab] is
+ * overwritten; ids at or past the vocabulary's size are never chosen. *masked tells whether the mask was
+ * needed. Returns the token, or -1 when the grammar allows none (or its stacks went past their limit). The
+ * state is not advanced. */
+int32_t rn_grammar_sample(struct rn_grammar_state *s, struct rn_sampler *smp, float *logits, float *scratch,
+			  int n_vocab, bool *masked);
 
 #endif

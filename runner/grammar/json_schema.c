@@ -1,6 +1,7 @@
 /* runner/grammar/json_schema.c — a JSON schema turned into GBNF the way llama.cpp's json_schema_to_grammar
  * (and so Ollama's SchemaToGrammar) does: the same rule shapes, the bounded `space` rule, properties in their
- * order with optional ones chained, repetitions for min/max counts, digit-range rules for integer bounds.
+ * order with optional ones chained, repetitions for min/max counts, digit-range rules for number bounds
+ * (exact decimals, where llama.cpp bounds integers only).
  * Where llama.cpp silently ignores a keyword that constrains the value (not, if/then/else, multipleOf,
  * uniqueItems, patternProperties, remote $ref, ...), this converter refuses the schema with the keyword and
  * its JSON pointer; a grammar may be stricter than its schema (no extra properties unless allowed), never
@@ -26,6 +27,7 @@
 #define RN_JS_MAX_RULES 4096          /* rules in one grammar */
 #define RN_JS_MAX_TEXT (1u << 20)     /* bytes of grammar text (the GBNF compiler's limit too) */
 #define RN_JS_MAX_BOUND 1e15          /* |minimum|, |maximum|: 16 digits at most, as llama.cpp's integer rules */
+#define RN_JS_MAX_DECIMALS 15         /* fraction digits of a bound */
 #define RN_JS_NAME_MAX 96             /* bytes of a rule name taken from property names, before any suffix */
 #define RN_JS_MAX_KEY_TRIE 1024       /* bytes of a property name excluded from additional properties' keys */
 #define RN_JS_SLOTS 8192              /* hash slots for rule names: twice RN_JS_MAX_RULES */
@@ -139,20 +141,38 @@ struct js {
 	int guard; /* objects and arrays entered: a $ref met again at the same count reads no input in between */
 	struct rn_error *err;
 	bool failed;
+	bool skippable; /* the failure is a feature the converter cannot honour (js_refuse), not a broken schema */
 };
 
-static RN_PRINTF(2, 3) void js_fail(struct js *c, const char *fmt, ...)
+static void js_vfail(struct js *c, bool skippable, const char *fmt, va_list ap)
 {
 	if (c->failed)
 		return;
 	c->failed = true;
+	c->skippable = skippable;
 	char m[400];
-	va_list ap;
-	va_start(ap, fmt);
 	vsnprintf(m, sizeof m, fmt, ap);
-	va_end(ap);
 	const char *p = c->path.p && !c->path.failed ? c->path.p : "";
 	rn_error_set(c->err, RN_ERR_INVALID_ARG, "json schema: %s at #%.*s", m, 80, p);
+}
+
+/* the schema is broken (a keyword of the wrong kind, an empty interval, a limit passed) */
+static RN_PRINTF(2, 3) void js_fail(struct js *c, const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	js_vfail(c, false, fmt, ap);
+	va_end(ap);
+}
+
+/* the schema asks for what the converter cannot honour: an alternative of anyOf/oneOf that does is left out
+ * (the grammar is then stricter than the schema), anywhere else the schema is refused */
+static RN_PRINTF(2, 3) void js_refuse(struct js *c, const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	js_vfail(c, true, fmt, ap);
+	va_end(ap);
 }
 
 static void js_nomem(struct js *c)
@@ -595,8 +615,75 @@ static void js_int_range(struct ob_buf *b, int64_t lo, int64_t hi)
 		ob_buf_printf(b, " | [1-9] [0-9]{%zu,15}", dl);
 }
 
-/* a bound keyword as a number: false when absent; fails unless a finite number within RN_JS_MAX_BOUND */
-static bool js_bound(struct js *c, const struct ob_json *s, const char *kw, double *v)
+/* A bound as an exact decimal: sign, integer digits (no leading zero but "0") and fraction digits (no trailing
+ * zero), read from the JSON literal so that 0.1 is 0.1 and not the nearest double. */
+struct js_dec {
+	bool neg;
+	char ip[20];
+	char fp[RN_JS_MAX_DECIMALS + 1];
+};
+
+/* the decimal of a JSON number literal whose magnitude is at most RN_JS_MAX_BOUND; false when it has more than
+ * RN_JS_MAX_DECIMALS fraction digits */
+static bool js_dec_parse(const char *lit, struct js_dec *d)
+{
+	char digits[64];
+	size_t nd = 0, nint = 0;
+	long exp = 0;
+	const char *p = lit;
+	d->neg = *p == '-';
+	if (d->neg)
+		p++;
+	for (; *p >= '0' && *p <= '9'; p++, nint++)
+		if (nd < sizeof digits)
+			digits[nd++] = *p;
+	if (*p == '.')
+		for (p++; *p >= '0' && *p <= '9'; p++)
+			if (nd < sizeof digits)
+				digits[nd++] = *p;
+	if (*p == 'e' || *p == 'E')
+		exp = strtol(p + 1, NULL, 10);
+	if (nd >= sizeof digits || exp > 40 || exp < -40)
+		return false;
+	long point = (long)nint + exp; /* digits[0 .. point) is the integer part */
+	size_t ni = 0, nf = 0;
+	for (long i = 0; i < point; i++) {
+		char ch = i < (long)nd ? digits[i] : '0';
+		if (ni == 0 && ch == '0')
+			continue;
+		if (ni + 1 >= sizeof d->ip)
+			return false;
+		d->ip[ni++] = ch;
+	}
+	if (ni == 0)
+		d->ip[ni++] = '0';
+	d->ip[ni] = 0;
+	for (long i = point < 0 ? point : point; i < (long)nd; i++) {
+		char ch = i < 0 ? '0' : digits[i];
+		if (nf >= RN_JS_MAX_DECIMALS + 1)
+			return false;
+		d->fp[nf++] = ch;
+		if (nf > RN_JS_MAX_DECIMALS) {
+			/* acceptable only when the rest is zeros */
+			bool zeros = true;
+			for (long k = i; k < (long)nd; k++)
+				zeros = zeros && (k < 0 || digits[k] == '0');
+			if (!zeros)
+				return false;
+			nf--;
+			break;
+		}
+	}
+	while (nf > 0 && d->fp[nf - 1] == '0')
+		nf--;
+	d->fp[nf] = 0;
+	if (strcmp(d->ip, "0") == 0 && nf == 0)
+		d->neg = false; /* -0 is 0 */
+	return true;
+}
+
+/* a bound keyword: false when absent (or a draft-4 boolean); fails unless a number within the limits */
+static bool js_bound(struct js *c, const struct ob_json *s, const char *kw, struct js_dec *v)
 {
 	const struct ob_json *j = ob_json_get(s, kw);
 	if (!j || j->type == OB_JSON_BOOL)
@@ -606,18 +693,33 @@ static bool js_bound(struct js *c, const struct ob_json *s, const char *kw, doub
 		return false;
 	}
 	if (!(fabs(j->number) <= RN_JS_MAX_BOUND)) {
-		js_fail(c, "'%s' %s is beyond the supported magnitude 1e15", kw, j->str);
+		js_refuse(c, "'%s' %s is beyond the supported magnitude 1e15", kw, j->str);
 		return false;
 	}
-	*v = j->number;
+	if (!js_dec_parse(j->str, v)) {
+		js_refuse(c, "'%s' %s has more than %d decimals", kw, j->str, RN_JS_MAX_DECIMALS);
+		return false;
+	}
 	return true;
 }
 
+static int js_dec_cmp(const struct js_dec *a, const struct js_dec *b)
+{
+	if (a->neg != b->neg)
+		return a->neg ? -1 : 1;
+	size_t la = strlen(a->ip), lb = strlen(b->ip);
+	int m = la != lb ? (la < lb ? -1 : 1) : strcmp(a->ip, b->ip);
+	if (m == 0)
+		m = strcmp(a->fp, b->fp); /* no trailing zeros: plain string order is the order of the fractions */
+	m = m < 0 ? -1 : m > 0;
+	return a->neg ? -m : m;
+}
+
 /* the lower (lower = true) or upper bound of s: draft 6+ exclusive numbers and draft 4 boolean flags */
-static bool js_bounds_of(struct js *c, const struct ob_json *s, bool lower, double *v, bool *excl)
+static bool js_bounds_of(struct js *c, const struct ob_json *s, bool lower, struct js_dec *v, bool *excl)
 {
 	const char *inc = lower ? "minimum" : "maximum", *exc = lower ? "exclusiveMinimum" : "exclusiveMaximum";
-	double a = 0, e = 0;
+	struct js_dec a, e;
 	bool has_a = js_bound(c, s, inc, &a), has_e = js_bound(c, s, exc, &e);
 	const struct ob_json *flag = ob_json_get(s, exc);
 	if (has_a && flag && flag->type == OB_JSON_BOOL && flag->boolean) {
@@ -626,44 +728,137 @@ static bool js_bounds_of(struct js *c, const struct ob_json *s, bool lower, doub
 		return true;
 	}
 	if (has_a && has_e) { /* the tighter one */
-		bool e_wins = lower ? e >= a : e <= a;
+		int k = js_dec_cmp(&e, &a);
+		bool e_wins = lower ? k >= 0 : k <= 0;
 		*v = e_wins ? e : a;
 		*excl = e_wins;
 		return true;
 	}
-	*v = has_a ? a : e;
+	if (has_a || has_e)
+		*v = has_a ? a : e;
 	*excl = has_e;
 	return has_a || has_e;
 }
 
-/* magnitudes x = I.F (I the integer part) with lo <(=) x <(=) hi (hi < 0: unbounded), integer bounds; false when
- * none. The fraction may be any (I strictly inside), zeros only (x == hi), or not all zeros (x just above lo). */
-static bool js_magnitude(struct ob_buf *b, int64_t lo, bool lo_ex, int64_t hi, bool hi_ex)
+/* The fraction digits f (a string, maybe empty, read as 0.f) with lo <(=) f <(=) hi (NULL: no bound; "" is 0),
+ * at most budget digits, at least one when need. Appends an expression for the non-empty ones; returns 0 when no
+ * string is allowed, 1 when only the empty one, 2 when the expression was written (it may also match empty). */
+static int js_frac(struct ob_buf *b, const char *lo, bool lo_ex, const char *hi, bool hi_ex, int budget, bool need)
 {
-	if (hi >= 0 && (hi < lo || (hi == lo && (lo_ex || hi_ex))))
+	if (lo && !*lo && !lo_ex)
+		lo = NULL; /* f >= 0: any */
+	bool can_end = !need && !lo && (!hi || *hi || !hi_ex);
+	if (budget == 0)
+		return can_end ? 1 : 0;
+	if (!lo && !hi) {
+		ob_buf_printf(b, "[0-9]{%d,%d}", need ? 1 : 0, budget);
+		return 2;
+	}
+	if (!lo && !*hi && !hi_ex) { /* equal to the bound so far: zeros only */
+		ob_buf_printf(b, "\"0\"{%d,%d}", need ? 1 : 0, budget);
+		return 2;
+	}
+	if (!hi && !*lo) { /* equal to an exclusive lower bound so far: some digit must not be 0 */
+		ob_buf_printf(b, "\"0\"{0,%d} [1-9] [0-9]{0,%d}", budget - 1, budget - 1);
+		return 2;
+	}
+	size_t mark = b->len;
+	int alts = 0;
+	ob_buf_putc(b, '(');
+	for (int d = 0; d <= 9;) {
+		/* the bounds after digit d: NULL free, a pointer the rest to match; dead when out */
+		const char *nl[10], *nh[10];
+		bool dead[10];
+		for (int k = d; k <= 9; k++) {
+			int lo_d = lo ? (*lo ? *lo - '0' : 0) : -1, hi_d = hi ? (*hi ? *hi - '0' : 0) : 10;
+			dead[k] = k < lo_d || k > hi_d;
+			nl[k] = !lo || k > lo_d ? NULL : *lo ? lo + 1 : lo;
+			nh[k] = !hi || k < hi_d ? NULL : *hi ? hi + 1 : hi;
+		}
+		int e = d;
+		while (e < 9 && dead[e + 1] == dead[d] && nl[e + 1] == nl[d] && nh[e + 1] == nh[d])
+			e++;
+		if (!dead[d]) {
+			struct ob_buf sub;
+			js_buf(&sub);
+			int r = js_frac(&sub, nl[d], lo_ex, nh[d], hi_ex, budget - 1, false);
+			if (r) {
+				ob_buf_puts(b, alts++ ? " | " : "");
+				js_digit_class(b, (char)('0' + d), (char)('0' + e));
+				if (r == 2 && sub.p)
+					ob_buf_printf(b, " (%s)", sub.p);
+			}
+			if (sub.failed)
+				b->failed = true;
+			ob_buf_free(&sub);
+		}
+		d = e + 1;
+	}
+	if (!alts) {
+		b->len = mark;
+		if (b->p)
+			b->p[mark] = 0;
+		return can_end ? 1 : 0;
+	}
+	ob_buf_puts(b, can_end ? ")?" : ")");
+	return 2;
+}
+
+/* integer part ip written literally, then a fraction within (lo, hi) as js_frac takes them; false when none */
+static bool js_int_then_frac(struct ob_buf *b, const char *ip, const char *lo, bool lo_ex, const char *hi, bool hi_ex,
+			     bool first)
+{
+	struct ob_buf f;
+	js_buf(&f);
+	int r = js_frac(&f, lo, lo_ex, hi, hi_ex, RN_JS_MAX_DECIMALS + 1, true);
+	bool can_end = (!lo || (!*lo && !lo_ex)) && (!hi || *hi || !hi_ex);
+	bool any = r == 2 || can_end;
+	if (any) {
+		ob_buf_printf(b, "%s\"%s\"", first ? "" : " | ", ip);
+		if (r == 2)
+			ob_buf_printf(b, can_end ? " (\".\" %s)?" : " \".\" %s", f.p);
+	}
+	if (f.failed)
+		b->failed = true;
+	ob_buf_free(&f);
+	return any;
+}
+
+/* magnitudes x with lo <(=) x <(=) hi (hi NULL: unbounded) as alternatives; false when none */
+static bool js_magnitude(struct ob_buf *b, const struct js_dec *lo, bool lo_ex, const struct js_dec *hi, bool hi_ex)
+{
+	int64_t li = strtoll(lo->ip, NULL, 10), hi_i = hi ? strtoll(hi->ip, NULL, 10) : -1;
+	if (hi && hi_i == li)
+		return js_int_then_frac(b, lo->ip, lo->fp, lo_ex, hi->fp, hi_ex, true);
+	if (hi && hi_i < li)
 		return false;
-	bool first = true;
-	int64_t a = lo_ex ? lo + 1 : lo, z = hi >= 0 ? hi - 1 : -1;
-	if (hi < 0 || a <= z) {
-		ob_buf_putc(b, '(');
-		js_int_range(b, a, z);
+	bool any = js_int_then_frac(b, lo->ip, lo->fp, lo_ex, NULL, false, true);
+	if (!hi || li + 1 <= hi_i - 1) {
+		ob_buf_puts(b, any ? " | (" : "(");
+		js_int_range(b, li + 1, hi ? hi_i - 1 : -1);
 		ob_buf_puts(b, ") (\".\" decimal-part)?");
-		first = false;
+		any = true;
 	}
-	if (lo_ex) {
-		ob_buf_printf(b, "%s\"%" PRId64 ".\" [0-9]{0,15} [1-9]", first ? "" : " | ", lo);
-		first = false;
-	}
-	if (hi >= 0 && !hi_ex) {
-		ob_buf_printf(b, "%s\"%" PRId64 "\" (\".\" \"0\"{1,16})?", first ? "" : " | ", hi);
-		first = false;
-	}
-	return true;
+	if (hi)
+		any = js_int_then_frac(b, hi->ip, NULL, false, hi->fp, hi_ex, !any) || any;
+	return any;
+}
+
+/* the smallest (lower) or largest integer within a bound */
+static int64_t js_dec_int(const struct js_dec *d, bool excl, bool lower)
+{
+	int64_t i = strtoll(d->ip, NULL, 10);
+	bool frac = d->fp[0] != 0;
+	int64_t v = d->neg ? -i : i;
+	/* v is the bound truncated toward zero */
+	if (lower)
+		return (frac && !d->neg) || (!frac && excl) ? v + 1 : v;
+	return (frac && d->neg) || (!frac && excl) ? v - 1 : v;
 }
 
 static char *js_number(struct js *c, const struct ob_json *s, bool integer)
 {
-	double lo = 0, hi = 0;
+	struct js_dec lo = {0}, hi = {0};
 	bool lo_ex = false, hi_ex = false;
 	bool has_lo = js_bounds_of(c, s, true, &lo, &lo_ex), has_hi = js_bounds_of(c, s, false, &hi, &hi_ex);
 	if (c->failed)
@@ -672,79 +867,60 @@ static char *js_number(struct js *c, const struct ob_json *s, bool integer)
 		return js_prim(c, integer ? "integer" : "number") ? strdup(integer ? "integer" : "number") : NULL;
 	struct ob_buf b;
 	js_buf(&b);
-	if (integer) {
-		/* exact: the integers in the interval */
-		int64_t m = 0, M = 0;
-		if (has_lo)
-			m = (int64_t)(lo_ex ? floor(lo) + 1 : ceil(lo));
-		if (has_hi)
-			M = (int64_t)(hi_ex ? ceil(hi) - 1 : floor(hi));
-		if (has_lo && has_hi && m > M) {
-			js_fail(c, "no integer lies between the minimum and the maximum");
-			ob_buf_free(&b);
-			return NULL;
-		}
-		ob_buf_putc(&b, '(');
-		bool first = true;
-		if (!has_lo || m < 0) { /* negatives: magnitudes max(1, -M) .. -m */
-			int64_t a = has_hi && M < -1 ? -M : 1;
-			ob_buf_puts(&b, "\"-\" (");
-			js_int_range(&b, a, has_lo ? -m : -1);
-			ob_buf_putc(&b, ')');
-			first = false;
-		}
-		if (!has_hi || M >= 0) {
-			ob_buf_puts(&b, first ? "" : " | ");
-			js_int_range(&b, has_lo && m > 0 ? m : 0, has_hi ? M : -1);
-		}
-		ob_buf_puts(&b, ") space");
-		js_prim(c, "space");
-		return js_take(c, &b);
-	}
-	if ((has_lo && lo != floor(lo)) || (has_hi && hi != floor(hi))) {
-		js_fail(c, "a bound that is not a whole number on a 'number' (only whole-number bounds are supported)");
-		ob_buf_free(&b);
-		return NULL;
-	}
-	int64_t L = (int64_t)lo, U = (int64_t)hi;
-	if (has_lo && has_hi && (L > U || (L == U && (lo_ex || hi_ex)))) {
-		js_fail(c, "no number lies between the minimum and the maximum");
-		ob_buf_free(&b);
-		return NULL;
-	}
 	ob_buf_putc(&b, '(');
 	bool any = false;
-	/* negatives: v = -x with x <(=) -L and x >(=) -U (x > 0 when U is 0 exclusive) */
-	if (!has_lo || L < 0) {
-		size_t mark = b.len;
-		ob_buf_puts(&b, "\"-\" (");
-		int64_t xlo = has_hi && U <= 0 ? -U : 0;
-		bool xlo_ex = has_hi && U <= 0 ? hi_ex : false;
-		if (js_magnitude(&b, xlo, xlo_ex, has_lo ? -L : -1, lo_ex)) {
-			ob_buf_putc(&b, ')');
-			any = true;
-		} else {
-			b.len = mark;
+	if (integer) {
+		/* exact: the integers in the interval */
+		int64_t m = has_lo ? js_dec_int(&lo, lo_ex, true) : 0, M = has_hi ? js_dec_int(&hi, hi_ex, false) : 0;
+		if (!(has_lo && has_hi && m > M)) {
+			if (!has_lo || m < 0) { /* negatives: magnitudes max(1, -M) .. -m */
+				ob_buf_puts(&b, "\"-\" (");
+				js_int_range(&b, has_hi && M < -1 ? -M : 1, has_lo ? -m : -1);
+				ob_buf_putc(&b, ')');
+				any = true;
+			}
+			if (!has_hi || M >= 0) {
+				ob_buf_puts(&b, any ? " | " : "");
+				js_int_range(&b, has_lo && m > 0 ? m : 0, has_hi ? M : -1);
+				any = true;
+			}
 		}
-	}
-	/* non-negatives: x >(=) max(L, 0), x <(=) U */
-	if (!has_hi || U > 0 || (U == 0 && !hi_ex)) {
-		size_t mark = b.len;
-		ob_buf_puts(&b, any ? " | (" : "(");
-		int64_t xlo = has_lo && L >= 0 ? L : 0;
-		bool xlo_ex = has_lo && L >= 0 ? lo_ex : false;
-		if (js_magnitude(&b, xlo, xlo_ex, has_hi ? U : -1, hi_ex)) {
-			ob_buf_putc(&b, ')');
-			any = true;
-		} else {
-			b.len = mark;
+	} else {
+		static const struct js_dec zero = {false, "0", ""};
+		/* negatives: v = -x with x <(=) |lo| and x >(=) |hi| (x >(=) 0 when hi is not negative) */
+		if (!has_lo || lo.neg) {
+			size_t mark = b.len;
+			ob_buf_puts(&b, "\"-\" (");
+			struct js_dec xl = has_hi && hi.neg ? hi : zero, xh = lo;
+			xl.neg = xh.neg = false;
+			bool xl_ex = has_hi && (hi.neg || js_dec_cmp(&hi, &zero) == 0) ? hi_ex : false;
+			if (js_magnitude(&b, &xl, xl_ex, has_lo ? &xh : NULL, lo_ex)) {
+				ob_buf_putc(&b, ')');
+				any = true;
+			} else {
+				b.len = mark;
+				b.p[mark] = 0;
+			}
 		}
+		/* non-negatives: x >(=) max(lo, 0), x <(=) hi */
+		if (!has_hi || !hi.neg) {
+			size_t mark = b.len;
+			ob_buf_puts(&b, any ? " | (" : "(");
+			bool lo_pos = has_lo && !lo.neg;
+			if (js_magnitude(&b, lo_pos ? &lo : &zero, lo_pos ? lo_ex : false, has_hi ? &hi : NULL, hi_ex)) {
+				ob_buf_putc(&b, ')');
+				any = true;
+			} else {
+				b.len = mark;
+				b.p[mark] = 0;
+			}
+		}
+		js_prim(c, "decimal-part");
 	}
 	ob_buf_puts(&b, ") space");
-	js_prim(c, "decimal-part");
 	js_prim(c, "space");
 	if (!any) {
-		js_fail(c, "no number lies between the minimum and the maximum");
+		js_fail(c, "no %s lies between the minimum and the maximum", integer ? "integer" : "number");
 		ob_buf_free(&b);
 		return NULL;
 	}
@@ -790,7 +966,7 @@ static bool js_no_siblings(struct js *c, const struct ob_json *s, const char *kw
 {
 	const char *other = js_constraint_besides(s, kw, also);
 	if (other) {
-		js_fail(c, "unsupported keyword '%s' beside '%s'", other, kw);
+		js_refuse(c, "unsupported keyword '%s' beside '%s'", other, kw);
 		return false;
 	}
 	return true;
@@ -873,13 +1049,13 @@ static const char *js_ref(struct js *c, const struct ob_json *ref)
 		if (strcmp(c->refs[i].ref, ref->str) != 0)
 			continue;
 		if (!c->refs[i].done && c->refs[i].guard == c->guard) {
-			js_fail(c, "'$ref' '%.200s' refers back to itself before any object or array", ref->str);
+			js_refuse(c, "'$ref' '%.200s' refers back to itself before any object or array", ref->str);
 			return NULL;
 		}
 		return c->refs[i].rule;
 	}
 	if (ref->len == 0 || ref->str[0] != '#') {
-		js_fail(c, "unsupported remote '$ref' '%.200s' (only local references \"#/...\" are)", ref->str);
+		js_refuse(c, "unsupported remote '$ref' '%.200s' (only local references \"#/...\" are)", ref->str);
 		return NULL;
 	}
 	const char *frag = ref->str + 1;
@@ -996,7 +1172,7 @@ static bool js_props_collect(struct js *c, struct js_props *ps, const struct ob_
 			if (have) {
 				if (allof && have->schema && js_json_equal(v, have->schema))
 					continue;
-				js_fail(c, "property '%.100s' defined by two members of 'allOf' (not supported)", k->str);
+				js_refuse(c, "property '%.100s' defined by two members of 'allOf' (not supported)", k->str);
 				return false;
 			}
 			if (!js_props_add(c, ps, k->str, k->len, v, "properties"))
@@ -1028,25 +1204,13 @@ struct js_trie {
 	bool end;
 };
 
-static void js_cp_class(struct ob_buf *b, uint32_t cp)
-{
-	if ((cp >= '0' && cp <= '9') || (cp >= 'A' && cp <= 'Z') || (cp >= 'a' && cp <= 'z'))
-		ob_buf_putc(b, (char)cp);
-	else if (cp < 0x80)
-		ob_buf_printf(b, "\\x%02X", (unsigned)cp);
-	else if (cp <= 0xFFFF)
-		ob_buf_printf(b, "\\u%04X", (unsigned)cp);
-	else
-		ob_buf_printf(b, "\\U%08X", (unsigned)cp);
-}
-
 static void js_trie_emit(struct ob_buf *b, const struct js_trie *t, uint32_t node)
 {
 	bool first = true;
 	for (uint32_t ch = t[node].child; ch; ch = t[ch].next) {
 		ob_buf_puts(b, first ? "[" : " | [");
 		first = false;
-		js_cp_class(b, t[ch].cp);
+		rn_js_gbnf_class_char(b, t[ch].cp);
 		ob_buf_putc(b, ']');
 		if (t[ch].child) {
 			ob_buf_puts(b, " (");
@@ -1058,7 +1222,7 @@ static void js_trie_emit(struct ob_buf *b, const struct js_trie *t, uint32_t nod
 	}
 	ob_buf_puts(b, first ? "[^\\x22\\x5C\\x7F\\x00-\\x1F" : " | [^\\x22\\x5C\\x7F\\x00-\\x1F");
 	for (uint32_t ch = t[node].child; ch; ch = t[ch].next)
-		js_cp_class(b, t[ch].cp);
+		rn_js_gbnf_class_char(b, t[ch].cp);
 	ob_buf_puts(b, "] key-char*");
 }
 
@@ -1280,7 +1444,7 @@ static char *js_object(struct js *c, const struct ob_json *s, const char *name)
 	bool open = addl && (addl->type == OB_JSON_OBJECT || addl->boolean);
 	const struct ob_json *unev = ob_json_get(s, "unevaluatedProperties");
 	if (unev && !(unev->type == OB_JSON_BOOL && (unev->boolean || !open))) {
-		js_fail(c, "unsupported keyword 'unevaluatedProperties'");
+		js_refuse(c, "unsupported keyword 'unevaluatedProperties'");
 		free(ps.p);
 		return NULL;
 	}
@@ -1289,12 +1453,12 @@ static char *js_object(struct js *c, const struct ob_json *s, const char *name)
 		n_req += ps.p[i].required;
 	long minp = js_count(c, s, "minProperties"), maxp = js_count(c, s, "maxProperties");
 	if (minp > (long)n_req) {
-		js_fail(c, "unsupported keyword 'minProperties' above the number of required properties");
+		js_refuse(c, "unsupported keyword 'minProperties' above the number of required properties");
 		free(ps.p);
 		return NULL;
 	}
 	if (maxp >= 0 && (open || maxp < (long)ps.n)) {
-		js_fail(c, "unsupported keyword 'maxProperties' below the number of properties allowed");
+		js_refuse(c, "unsupported keyword 'maxProperties' below the number of properties allowed");
 		free(ps.p);
 		return NULL;
 	}
@@ -1321,7 +1485,7 @@ static const struct ob_json *js_deref(struct js *c, const struct ob_json *s)
 		if (!r)
 			return s;
 		if (hops > RN_JS_MAX_DEPTH || r->type != OB_JSON_STRING || r->len == 0 || r->str[0] != '#') {
-			js_fail(c, "unsupported '$ref' in 'allOf'");
+			js_refuse(c, "unsupported '$ref' in 'allOf'");
 			return NULL;
 		}
 		const struct ob_json *t = js_pointer(c->root, r->str + 1, r->len - 1);
@@ -1374,7 +1538,7 @@ static char *js_body_allof(struct js *c, const struct ob_json *s, const char *na
 				}
 			}
 			if (bad)
-				js_fail(c, "unsupported keyword '%s' in an 'allOf' of objects", bad);
+				js_refuse(c, "unsupported keyword '%s' in an 'allOf' of objects", bad);
 			else
 				js_props_collect(c, &ps, m, true);
 		}
@@ -1457,7 +1621,7 @@ static char *js_array(struct js *c, const struct ob_json *s, const char *name)
 	}
 	const struct ob_json *u = ob_json_get(s, "uniqueItems");
 	if (u && !(u->type == OB_JSON_BOOL && !u->boolean)) {
-		js_fail(c, "unsupported keyword 'uniqueItems'");
+		js_refuse(c, "unsupported keyword 'uniqueItems'");
 		return NULL;
 	}
 	long min = js_count(c, s, "minItems"), max = js_count(c, s, "maxItems");
@@ -1471,7 +1635,7 @@ static char *js_array(struct js *c, const struct ob_json *s, const char *name)
 	}
 	long n = tuple ? (long)tuple->count : 0;
 	if (max >= 0 && max < n) {
-		js_fail(c, "'maxItems' below the number of '%s' (not supported)", tuple_kw);
+		js_refuse(c, "'maxItems' below the number of '%s' (not supported)", tuple_kw);
 		return NULL;
 	}
 	bool rest_none = rest && rest->type == OB_JSON_BOOL && !rest->boolean;
@@ -1540,7 +1704,7 @@ static char *js_string(struct js *c, const struct ob_json *s, const char *name)
 	}
 	if (prim) {
 		if (pat || has_len) {
-			js_fail(c, "unsupported keyword '%s' beside 'format' '%s'", pat ? "pattern" : len_kw, fmt->str);
+			js_refuse(c, "unsupported keyword '%s' beside 'format' '%s'", pat ? "pattern" : len_kw, fmt->str);
 			return NULL;
 		}
 		char pn[32];
@@ -1557,7 +1721,7 @@ static char *js_string(struct js *c, const struct ob_json *s, const char *name)
 			return NULL;
 		}
 		if (has_len) {
-			js_fail(c, "unsupported keyword '%s' beside 'pattern'", len_kw);
+			js_refuse(c, "unsupported keyword '%s' beside 'pattern'", len_kw);
 			ob_buf_free(&b);
 			return NULL;
 		}
@@ -1566,7 +1730,7 @@ static char *js_string(struct js *c, const struct ob_json *s, const char *name)
 		ob_buf_puts(&b, "\"\\\"\" ");
 		size_t mark = b.len;
 		if (!rn_js_regex_gbnf(&b, pat->str, pat->len, &uses_char, msg, sizeof msg)) {
-			js_fail(c, "'pattern' \"%.100s\": %s", pat->str, msg);
+			js_refuse(c, "'pattern' \"%.100s\": %s", pat->str, msg);
 			ob_buf_free(&b);
 			return NULL;
 		}
@@ -1618,6 +1782,37 @@ static const char *js_infer_type(const struct ob_json *s)
 	return NULL;
 }
 
+/* the rule and $ref tables' sizes, to take back what a left-out alternative added */
+struct js_mark {
+	size_t n_rules, n_refs, text;
+};
+
+static struct js_mark js_mark(const struct js *c)
+{
+	return (struct js_mark){c->n_rules, c->n_refs, c->text};
+}
+
+static void js_rollback(struct js *c, const struct js_mark *m)
+{
+	for (size_t i = m->n_rules; i < c->n_rules; i++) {
+		free(c->rules[i].name);
+		free(c->rules[i].body);
+	}
+	for (size_t i = m->n_refs; i < c->n_refs; i++)
+		free(c->refs[i].ref);
+	c->n_rules = m->n_rules;
+	c->n_refs = m->n_refs;
+	c->text = m->text;
+	memset(c->slots, 0, RN_JS_SLOTS * sizeof *c->slots);
+	for (size_t i = 0; i < c->n_rules; i++) {
+		uint32_t k = js_hash(c->rules[i].name) & (RN_JS_SLOTS - 1);
+		while (c->slots[k])
+			k = (k + 1) & (RN_JS_SLOTS - 1);
+		c->slots[k] = (uint32_t)(i + 1);
+	}
+	c->failed = false;
+}
+
 static char *js_union(struct js *c, const struct ob_json *s, const struct ob_json *alts, const char *kw,
 		      const char *name)
 {
@@ -1631,15 +1826,35 @@ static char *js_union(struct js *c, const struct ob_json *s, const struct ob_jso
 	js_buf(&b);
 	size_t i = 0;
 	char rn[JS_NAME_BUF];
+	size_t n = 0;
+	struct rn_error first = {0}, before = {0};
+	bool skipped = false;
+	if (c->err)
+		before = *c->err;
 	OB_JSON_FOREACH(a, alts) {
 		char sfx[48];
 		snprintf(sfx, sizeof sfx, *name ? "%zu" : "alternative-%zu", i);
-		size_t mark = js_path_index(c, kw, i);
+		size_t mark = js_path_index(c, kw, i++);
+		struct js_mark m = js_mark(c);
 		const char *r = js_visit(c, a, js_sub(rn, sizeof rn, name, sfx, strlen(sfx)));
 		js_path_pop(c, mark);
+		if (!r && c->skippable) { /* an alternative the grammar cannot express: left out */
+			if (!skipped && c->err)
+				first = *c->err;
+			if (c->err)
+				*c->err = before;
+			skipped = true;
+			js_rollback(c, &m);
+			continue;
+		}
 		if (!r)
 			break;
-		ob_buf_printf(&b, "%s%s", i++ ? " | " : "", r);
+		ob_buf_printf(&b, "%s%s", n++ ? " | " : "", r);
+	}
+	if (!c->failed && n == 0) { /* every alternative left out: the first one's refusal */
+		c->failed = true;
+		if (c->err)
+			*c->err = first;
 	}
 	if (c->failed) {
 		ob_buf_free(&b);
@@ -1671,7 +1886,7 @@ static char *js_body(struct js *c, const struct ob_json *s, const char *name, co
 	OB_JSON_FOREACH_MEMBER(k, v, s) {
 		(void)v;
 		if (js_in(js_unsupported, k->str)) {
-			js_fail(c, "unsupported keyword '%s'", k->str);
+			js_refuse(c, "unsupported keyword '%s'", k->str);
 			return NULL;
 		}
 	}
@@ -1695,7 +1910,7 @@ static char *js_body(struct js *c, const struct ob_json *s, const char *name, co
 			body = r ? strdup(r) : NULL;
 		}
 	} else if (ob_json_get(s, "anyOf") && ob_json_get(s, "oneOf")) {
-		js_fail(c, "unsupported keyword 'oneOf' beside 'anyOf'");
+		js_refuse(c, "unsupported keyword 'oneOf' beside 'anyOf'");
 	} else if ((x = ob_json_get(s, "anyOf")) || (x = ob_json_get(s, "oneOf"))) {
 		/* oneOf as anyOf, as llama.cpp does: exclusivity cannot be expressed */
 		body = js_union(c, s, x, ob_json_get(s, "anyOf") ? "anyOf" : "oneOf", name);

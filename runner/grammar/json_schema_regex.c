@@ -154,8 +154,7 @@ static bool set_class_escape(struct rx *x, struct cp_set *s, unsigned char e)
 	return true;
 }
 
-/* one character of a class as GBNF writes it inside [ ] */
-static void class_char(struct ob_buf *out, uint32_t c)
+void rn_js_gbnf_class_char(struct ob_buf *out, uint32_t c)
 {
 	if ((c >= '0' && c <= '9') || (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z'))
 		ob_buf_putc(out, (char)c);
@@ -192,10 +191,10 @@ static bool set_emit(struct ob_buf *out, struct cp_set *s)
 				cls = true;
 				parts++;
 			}
-			class_char(out, lo);
+			rn_js_gbnf_class_char(out, lo);
 			if (hi > lo) {
 				ob_buf_putc(out, '-');
-				class_char(out, hi);
+				rn_js_gbnf_class_char(out, hi);
 			}
 		}
 	}

@@ -7,6 +7,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 
 #include "base/buf.h"
 
@@ -26,5 +27,9 @@ bool rn_js_regex_gbnf(struct ob_buf *out, const char *pat, size_t len, bool *use
 /* Appends s[0..n) as a GBNF string literal: quotes, backslash-escaped quote and backslash, control bytes as
  * \n, \r, \t or \xHH; other bytes (UTF-8 included) as they are. */
 void rn_js_gbnf_literal(struct ob_buf *out, const char *s, size_t n);
+
+/* Appends code point c as GBNF writes it inside a class [ ]: letters and digits as they are, other ASCII as
+ * \xHH, the rest as \uHHHH or \UHHHHHHHH. */
+void rn_js_gbnf_class_char(struct ob_buf *out, uint32_t c);
 
 #endif

@@ -3,5 +3,6 @@
 # configuration.
 librunner_a_SOURCES += runner/grammar/grammar.h runner/grammar/json_schema.h
 librunner_a_SOURCES += runner/grammar/grammar_int.h runner/grammar/gbnf.c runner/grammar/vocab.c \
-	runner/grammar/match.c
+	runner/grammar/match.c runner/grammar/sample.c
 librunner_a_SOURCES += runner/grammar/json_schema.c runner/grammar/json_schema_regex.c runner/grammar/json_schema_regex.h
+EXTRA_DIST += runner/grammar/json_schema.md

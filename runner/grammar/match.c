@@ -323,6 +323,8 @@ nomem:
 	return NULL;
 }
 
+const struct rn_grammar_vocab *rn_grammar_state_vocab(const struct rn_grammar_state *s) { return s->v; }
+
 bool rn_grammar_state_can_end(const struct rn_grammar_state *s, bool *final)
 {
 	bool empty = false;

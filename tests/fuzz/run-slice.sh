@@ -17,7 +17,7 @@ trap 'rm -rf "$work"' EXIT
 export ORUN_SRCDIR=$src TMPDIR=$work
 
 # per-target limits: the longest input and the slowest unit allowed (tests/fuzz/README.md)
-max_len() { case $1 in template|api|manifest) echo 16384 ;; http|llamaserver) echo 8192 ;; *) echo 4096 ;; esac; }
+max_len() { case $1 in template|api|manifest) echo 16384 ;; http|llamaserver|schema) echo 8192 ;; *) echo 4096 ;; esac; }
 unit_timeout() { case $1 in template) echo 30 ;; *) echo 10 ;; esac; }
 
 status=0

@@ -15,6 +15,7 @@ TESTS += tests/runner/test_model tests/runner/test_sampler tests/runner/test_kvc
 	tests/runner/test_engine tests/runner/test_synthetic tests/runner/test_load tests/runner/test_logprob \
 	tests/runner/test_grammar
 EXTRA_DIST += tests/data/engine
+EXTRA_DIST += tests/data/grammar/json.gbnf tests/data/grammar/nested.gbnf
 EXTRA_DIST += tests/runner/tinymodel.h
 TESTS += tests/runner/test_mkmodel.sh
 EXTRA_DIST += tests/runner/test_mkmodel.sh

@@ -12,51 +12,26 @@
 #include <string.h>
 #include <time.h>
 
+#include "base/buf.h"
 #include "base/json.h"
 #include "runner/engine.h"
 #include "runner/grammar/grammar.h"
 #include "tests/check.h"
 #include "tests/testmodel.h"
 
-/* Ollama's grammar for format "json" (llm/server.go), as its runner receives it: test data. */
-static const char JSON_GBNF[] =
-	"root   ::= object\n"
-	"value  ::= object | array | string | number | (\"true\" | \"false\" | \"null\") ws\n"
-	"object ::=\n"
-	"  \"{\" ws (\n"
-	"         string \":\" ws value\n"
-	"    (\",\" ws string \":\" ws value)*\n"
-	"  )? ws \"}\"\n"
-	"array  ::=\n"
-	"  \"[\" ws (\n"
-	"            value\n"
-	"    (\",\" ws value)*\n"
-	"  )? ws \"]\"\n"
-	"string ::=\n"
-	"  \"\\\"\" (\n"
-	"    [^\"\\\\\\x7F\\x00-\\x1F] |\n"
-	"    \"\\\\\" ([\"\\\\/bfnrt] | \"u\" [0-9a-fA-F] [0-9a-fA-F] [0-9a-fA-F] [0-9a-fA-F]) # escapes\n"
-	"  )* \"\\\"\"\n"
-	"number ::= (\"-\"? ([0-9] | [1-9] [0-9]*)) (\".\" [0-9]+)? ([eE] [-+]? [0-9]+)?\n"
-	"# Optional space: by convention, applied in this grammar after literal chars when allowed\n"
-	"ws ::= ([ \\t\\n] ws)?\n";
+/* Ollama's grammar for format "json" (llm/server.go, as its runner receives it) and a nested object as a
+ * JSON schema converter writes it: tests/data/grammar/ (also the inputs of `orun bench --grammar`). */
+static char *JSON_GBNF, *NESTED_GBNF;
 
-/* A nested object as a JSON schema converter would write it: {"name": string, "age": int, "address":
- * {"street": string, "city": string}, "tags": [string...]}. */
-static const char NESTED_GBNF[] =
-	"root ::= \"{\" space name-kv \",\" space age-kv \",\" space address-kv \",\" space tags-kv \"}\" space\n"
-	"name-kv ::= \"\\\"name\\\"\" space \":\" space string\n"
-	"age-kv ::= \"\\\"age\\\"\" space \":\" space integer\n"
-	"address-kv ::= \"\\\"address\\\"\" space \":\" space address\n"
-	"address ::= \"{\" space street-kv \",\" space city-kv \"}\" space\n"
-	"street-kv ::= \"\\\"street\\\"\" space \":\" space string\n"
-	"city-kv ::= \"\\\"city\\\"\" space \":\" space string\n"
-	"tags-kv ::= \"\\\"tags\\\"\" space \":\" space tags\n"
-	"tags ::= \"[\" space (string (\",\" space string)*)? \"]\" space\n"
-	"string ::= \"\\\"\" char* \"\\\"\" space\n"
-	"char ::= [^\"\\\\\\x7F\\x00-\\x1F] | [\\\\] ([\"\\\\bfnrt] | \"u\" [0-9a-fA-F]{4})\n"
-	"integer ::= (\"-\"? ([0-9] | [1-9] [0-9]{0,15})) space\n"
-	"space ::= | \" \" | \"\\n\" [ \\t]{0,20}\n";
+static char *read_data(const char *rel)
+{
+	struct ob_buf b = {.max = 1 << 20};
+	if (!ob_buf_read_file(&b, tm_srcpath(rel))) {
+		fprintf(stderr, "FAIL: cannot read %s\n", tm_srcpath(rel));
+		exit(1);
+	}
+	return ob_buf_take(&b);
+}
 
 static struct rn_grammar *compile(const char *text, struct rn_error *err)
 {
@@ -146,7 +121,7 @@ static void test_compile_errors(void)
 	CHECK(compile(big, &err) == NULL);
 	CHECKF(strstr(err.msg, "more than") != NULL, "%s", err.msg);
 
-	static const char *const good[] = {
+	const char *const good[] = {
 		JSON_GBNF,
 		NESTED_GBNF,
 		"root ::= \"\"\n",
@@ -466,11 +441,15 @@ static void test_engine(struct rn_model *m, const struct rn_tok *tok)
 
 int main(void)
 {
+	JSON_GBNF = read_data("tests/data/grammar/json.gbnf");
+	NESTED_GBNF = read_data("tests/data/grammar/nested.gbnf");
 	test_compile_errors();
 	test_matcher();
 	const char *path = tm_model_path("qwen2");
 	if (!path) {
 		fprintf(stderr, "qwen2.5 missing: vocabulary and engine tests skipped\n");
+		free(JSON_GBNF);
+		free(NESTED_GBNF);
 		return check_done();
 	}
 	struct rn_error err = {0};
@@ -483,5 +462,7 @@ int main(void)
 	}
 	rn_tok_free(tok);
 	rn_model_free(m);
+	free(JSON_GBNF);
+	free(NESTED_GBNF);
 	return check_done();
 }
