@@ -324,7 +324,8 @@ static bool parse_class(struct parser *p, uint32_t rule)
 		p->n_ranges = first;
 		return emit(p, rule, GE_CHAR, c);
 	}
-	qsort(p->ranges + first, n, sizeof *p->ranges, range_cmp);
+	if (n > 1)
+		qsort(p->ranges + first, n, sizeof *p->ranges, range_cmp);
 	/* merge overlapping ranges so that matching can stop at the first range past c */
 	size_t w = first;
 	for (size_t k = first; k < p->n_ranges; k++) {

@@ -19,6 +19,8 @@
 #define RN_GRAMMAR_MAX_REPEAT 10000u       /* m and n of x{m,n} */
 #define RN_GRAMMAR_MAX_STACKS 1024u        /* matcher stacks alive at once (an ambiguous grammar) */
 #define RN_GRAMMAR_MAX_EXPAND 65536u       /* rule expansions while advancing over one character */
+#define RN_GRAMMAR_MASK_BUDGET (1u << 23)  /* rule expansions in one mask walk (~0.3 s); past it the mask
+					    * allows nothing and the request fails, rather than hang */
 
 /* One element of a rule. A rule is its alternatives one after the other, each ending with GE_ALT except the
  * last, which ends with GE_END. */
@@ -74,5 +76,14 @@ struct rn_grammar_vocab {
 	uint8_t *eog;      /* end-of-generation tokens [n_vocab] */
 	uint32_t max_depth;
 };
+
+/* The last rn_grammar_state_mask ran out of RN_GRAMMAR_MASK_BUDGET (it then masked every token). */
+bool rn_grammar_state_mask_failed(const struct rn_grammar_state *s);
+
+/* A vocabulary from n token byte strings (borrowed: they must outlive it); eog[t] marks end-of-generation
+ * tokens (eog may be NULL); a token with len 0 is never text. What rn_grammar_vocab_new builds from a
+ * tokenizer; the fuzz target builds one by hand. */
+struct rn_grammar_vocab *rn_grammar_vocab_from_pieces(const char *const *text, const uint32_t *len,
+						      const uint8_t *eog, uint32_t n, struct rn_error *err);
 
 #endif

@@ -6,3 +6,4 @@ librunner_a_SOURCES += runner/grammar/grammar_int.h runner/grammar/gbnf.c runner
 	runner/grammar/match.c runner/grammar/sample.c
 librunner_a_SOURCES += runner/grammar/json_schema.c runner/grammar/json_schema_regex.c runner/grammar/json_schema_regex.h
 EXTRA_DIST += runner/grammar/json_schema.md
+EXTRA_DIST += runner/grammar/README.md

@@ -50,6 +50,9 @@ struct rn_grammar_state {
 	uint32_t ht_used[RN_GRAMMAR_MAX_STACKS + 1];
 	uint32_t n_ht_used;
 	bool overflow;              /* the last advance went past a limit (or out of memory) */
+	bool limited;               /* a mask walk: every expansion step counts against budget */
+	uint64_t budget;
+	bool budget_hit;            /* the last mask walk ran out of budget (the mask then allows nothing) */
 	struct pos *path;           /* mask walk: the set after each depth [max_depth + 1] */
 	struct mask_entry cache[MASK_CACHE];
 	uint64_t clock;
@@ -137,10 +140,12 @@ static void expand(struct rn_grammar_state *s, struct pos *out)
 			s->work_top -= len + 1;
 			continue;
 		}
-		if (++steps > RN_GRAMMAR_MAX_EXPAND) {
+		if (++steps > RN_GRAMMAR_MAX_EXPAND || (s->limited && s->budget == 0)) {
+			s->budget_hit |= s->limited && s->budget == 0;
 			s->overflow = true;
 			break;
 		}
+		s->budget -= s->limited;
 		/* pop it into tmp, then push base (+ continuation) + each alternative's start */
 		if (ob_grow(&s->tmp, &s->tmp_cap, len, sizeof *s->tmp, 64, 0) != OB_GROW_OK) {
 			s->overflow = true;
@@ -325,6 +330,8 @@ nomem:
 
 const struct rn_grammar_vocab *rn_grammar_state_vocab(const struct rn_grammar_state *s) { return s->v; }
 
+bool rn_grammar_state_mask_failed(const struct rn_grammar_state *s) { return s->budget_hit; }
+
 bool rn_grammar_state_can_end(const struct rn_grammar_state *s, bool *final)
 {
 	bool empty = false;
@@ -406,8 +413,11 @@ static void compute_allowed(struct rn_grammar_state *s, uint64_t *bits)
 	const struct rn_grammar_vocab *v = s->v;
 	memset(bits, 0, ((v->n_vocab + 63) / 64) * sizeof *bits);
 	s->path[0] = s->cur;
+	s->limited = true;
+	s->budget = RN_GRAMMAR_MASK_BUDGET;
+	s->budget_hit = false;
 	uint32_t i = 1;
-	while (i < v->n_nodes) {
+	while (i < v->n_nodes && !s->budget_hit) {
 		uint32_t d = v->depth[i];
 		const struct pos *parent = &s->path[d - 1];
 		s->pool_top = parent->top;
@@ -420,6 +430,11 @@ static void compute_allowed(struct rn_grammar_state *s, uint64_t *bits)
 		i++;
 	}
 	s->pool_top = s->cur.top;
+	s->limited = false;
+	if (s->budget_hit) { /* allow nothing rather than a mask that disagrees with allows */
+		memset(bits, 0, ((v->n_vocab + 63) / 64) * sizeof *bits);
+		return;
+	}
 	if (rn_grammar_state_can_end(s, NULL))
 		for (uint32_t t = 0; t < v->n_vocab; t++)
 			if (v->eog[t])
@@ -445,15 +460,15 @@ void rn_grammar_state_mask(struct rn_grammar_state *s, float *logits)
 			c = NULL;
 		if (c) {
 			compute_allowed(s, c->bits);
+			c->hash = s->budget_hit ? 0 : h; /* never found again */
 			if (s->cur.words)
 				memcpy(c->key, s->pool, s->cur.words * sizeof *s->pool);
 			c->key[s->cur.words] = s->cur.cp;
 			c->key[s->cur.words + 1] = s->cur.need;
-			c->key_len = s->cur.words + 2;
-			c->hash = h;
+			c->key_len = s->budget_hit ? 0 : s->cur.words + 2;
 		}
 	}
-	if (!c) { /* out of memory for the cache: mask token by token */
+	if (!c) { /* out of memory for the cache: token by token */
 		for (uint32_t t = 0; t < v->n_vocab; t++)
 			if (!rn_grammar_state_allows(s, (int32_t)t))
 				logits[t] = -INFINITY;

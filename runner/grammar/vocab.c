@@ -44,14 +44,14 @@ void rn_grammar_vocab_free(struct rn_grammar_vocab *v)
 	free(v);
 }
 
-struct rn_grammar_vocab *rn_grammar_vocab_new(const struct rn_tok *tok, struct rn_error *err)
+struct rn_grammar_vocab *rn_grammar_vocab_from_pieces(const char *const *text, const uint32_t *len,
+						      const uint8_t *eog, uint32_t N, struct rn_error *err)
 {
 	struct rn_grammar_vocab *v = calloc(1, sizeof *v);
 	struct entry *ent = NULL;
 	uint32_t *path = NULL;
 	if (!v)
 		goto nomem;
-	uint32_t N = rn_tok_n_vocab(tok);
 	v->n_vocab = N;
 	v->tok_next = malloc((N ? N : 1) * sizeof *v->tok_next);
 	v->text = calloc(N ? N : 1, sizeof *v->text);
@@ -63,22 +63,18 @@ struct rn_grammar_vocab *rn_grammar_vocab_new(const struct rn_tok *tok, struct r
 	size_t n_ent = 0, total = 1;
 	for (uint32_t id = 0; id < N; id++) {
 		v->tok_next[id] = -1;
-		if (rn_tok_is_eog(tok, (int32_t)id)) {
+		if (eog && eog[id]) {
 			v->eog[id] = 1;
 			continue;
 		}
-		if (rn_tok_is_control(tok, (int32_t)id))
+		if (len[id] == 0)
 			continue;
-		const char *p;
-		size_t len;
-		if (rn_tok_piece(tok, (int32_t)id, false, &p, &len) != RN_TOK_OK || len == 0)
-			continue;
-		v->text[id] = p;
-		v->len[id] = (uint32_t)len;
-		ent[n_ent++] = (struct entry){p, (uint32_t)len, (int32_t)id};
-		total += len;
-		if (len > v->max_depth)
-			v->max_depth = (uint32_t)len;
+		v->text[id] = text[id];
+		v->len[id] = len[id];
+		ent[n_ent++] = (struct entry){text[id], len[id], (int32_t)id};
+		total += len[id];
+		if (len[id] > v->max_depth)
+			v->max_depth = len[id];
 	}
 	qsort(ent, n_ent, sizeof *ent, entry_cmp);
 	v->byte = malloc(total);
@@ -132,4 +128,30 @@ nomem:
 	rn_grammar_vocab_free(v);
 	rn_error_set(err, RN_ERR_NOMEM, "grammar: out of memory for the vocabulary trie");
 	return NULL;
+}
+
+struct rn_grammar_vocab *rn_grammar_vocab_new(const struct rn_tok *tok, struct rn_error *err)
+{
+	uint32_t N = rn_tok_n_vocab(tok);
+	const char **text = calloc(N ? N : 1, sizeof *text);
+	uint32_t *len = calloc(N ? N : 1, sizeof *len);
+	uint8_t *eog = calloc(N ? N : 1, 1);
+	struct rn_grammar_vocab *v = NULL;
+	if (!text || !len || !eog) {
+		rn_error_set(err, RN_ERR_NOMEM, "grammar: out of memory for the vocabulary trie");
+		goto out;
+	}
+	for (uint32_t id = 0; id < N; id++) {
+		size_t l;
+		if (rn_tok_is_eog(tok, (int32_t)id))
+			eog[id] = 1;
+		else if (!rn_tok_is_control(tok, (int32_t)id) && rn_tok_piece(tok, (int32_t)id, false, &text[id], &l) == RN_TOK_OK)
+			len[id] = (uint32_t)l; /* control tokens and empty pieces stay 0: never text */
+	}
+	v = rn_grammar_vocab_from_pieces(text, len, eog, N, err);
+out:
+	free(text);
+	free(len);
+	free(eog);
+	return v;
 }

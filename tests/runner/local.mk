@@ -27,3 +27,18 @@ check_PROGRAMS += tests/runner/test_json_schema
 tests_runner_test_json_schema_LDADD = $(TEST_LDADD)
 TESTS += tests/runner/test_json_schema
 EXTRA_DIST += tests/data/schemas tests/data/schema_golden tests/data/schema_refusals.json
+# Fuzz target for the grammar compiler and matcher (tests/fuzz/fuzz_grammar.c): `make check` replays its corpus;
+# with `./configure CC=clang --enable-fuzzing` the libFuzzer binary is built too (tests/fuzz/README.md).
+check_PROGRAMS += tests/fuzz/replay_grammar
+tests_fuzz_replay_grammar_SOURCES = tests/fuzz/replay.c tests/fuzz/fuzz_grammar.c
+tests_fuzz_replay_grammar_CPPFLAGS = $(AM_CPPFLAGS) -DFUZZ_CORPUS='"tests/fuzz/corpus/grammar"'
+tests_fuzz_replay_grammar_LDADD = $(TEST_LDADD)
+TESTS += tests/fuzz/replay_grammar
+EXTRA_DIST += tests/fuzz/corpus/grammar
+if ENABLE_FUZZING
+noinst_PROGRAMS += tests/fuzz/fuzz_grammar
+tests_fuzz_fuzz_grammar_SOURCES = tests/fuzz/fuzz_grammar.c
+tests_fuzz_fuzz_grammar_CFLAGS = $(AM_CFLAGS) -fsanitize=fuzzer
+tests_fuzz_fuzz_grammar_LDFLAGS = $(AM_LDFLAGS) -fsanitize=fuzzer
+tests_fuzz_fuzz_grammar_LDADD = $(TEST_LDADD)
+endif
