@@ -15,7 +15,6 @@ The corpus requests run 4 at a time (OLLAMA_NUM_PARALLEL=4, num_ctx 2048 per slo
 minutes on two cores.
 """
 import concurrent.futures
-import contextlib
 import datetime
 import json
 import os
@@ -30,8 +29,9 @@ import requests
 
 from conftest import SRCDIR, model_path
 from test_server_api import THINK_TEMPLATE
-from test_server_common import Server, create_qwen, free_port
-from test_server_llamaserver import ollama_argv, parse_sse, wait_health
+from test_server_common import Server, create_qwen
+from test_server_llamaserver import parse_sse
+from test_server_logprobs import llama_server
 
 PARALLEL = 4
 NUM_CTX = 2048
@@ -141,27 +141,30 @@ def fsrv(orun_bin, tmp_path_factory):
         srv.stop()
 
 
-def chat(srv, body, stream=False):
-    """POST /api/chat; the whole answer as one object (a streamed one joined as the ollama client joins it)."""
-    r = requests.post(srv.base + "/api/chat", json={**body, "stream": stream}, stream=stream, timeout=600)
+def post(srv, path, body, stream):
+    """POST /api/chat or /api/generate: (status, the whole answer as one object; a streamed one joined as the
+    ollama client joins it)."""
+    r = requests.post(srv.base + path, json={**body, "stream": stream}, stream=stream, timeout=600)
     if not stream or r.status_code != 200:
         return r.status_code, r.json()
     lines = [json.loads(x) for x in r.iter_lines() if x]
     last = dict(lines[-1])
-    last["message"] = {"role": "assistant", "content": "".join(ln["message"]["content"] for ln in lines),
-                       "thinking": "".join(ln["message"].get("thinking", "") for ln in lines)}
+    parts = [ln["message"] if path == "/api/chat" else ln for ln in lines]
+    text = "content" if path == "/api/chat" else "response"
+    whole = {text: "".join(p[text] for p in parts), "thinking": "".join(p.get("thinking", "") for p in parts)}
+    if path == "/api/chat":
+        last["message"] = {"role": "assistant", **whole}
+    else:
+        last.update(whole)
     return 200, last
+
+
+def chat(srv, body, stream=False):
+    return post(srv, "/api/chat", body, stream)
 
 
 def generate(srv, body, stream=False):
-    r = requests.post(srv.base + "/api/generate", json={**body, "stream": stream}, stream=stream, timeout=600)
-    if not stream or r.status_code != 200:
-        return r.status_code, r.json()
-    lines = [json.loads(x) for x in r.iter_lines() if x]
-    last = dict(lines[-1])
-    last["response"] = "".join(ln["response"] for ln in lines)
-    last["thinking"] = "".join(ln.get("thinking", "") for ln in lines)
-    return 200, last
+    return post(srv, "/api/generate", body, stream)
 
 
 # ------------------------------------------------------------------------------------------------------------
@@ -422,19 +425,6 @@ def test_openai_response_format(fsrv):
 
 # ------------------------------------------------------------------------------------------------------------
 # (e) orun llama-server, as Ollama drives it
-
-
-@contextlib.contextmanager
-def llama_server(orun_bin, model, *extra):
-    port = free_port()
-    proc = subprocess.Popen([orun_bin, "llama-server", *ollama_argv(orun_bin, model_path(model), port)[1:], *extra],
-                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    try:
-        wait_health(port, proc)
-        yield f"http://127.0.0.1:{port}"
-    finally:
-        proc.kill()
-        proc.wait()
 
 
 def test_llama_server(orun_bin):
