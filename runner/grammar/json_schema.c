@@ -20,6 +20,7 @@
 #include "base/buf.h"
 #include "base/json.h"
 #include "base/utf8.h"
+#include "runner/grammar/grammar.h"
 #include "runner/grammar/json_schema.h"
 #include "runner/grammar/json_schema_regex.h"
 
@@ -1204,7 +1205,11 @@ struct js_trie {
 	bool end;
 };
 
-static void js_trie_emit(struct ob_buf *b, const struct js_trie *t, uint32_t node)
+#define JS_TRIE_NEST 32 /* trie levels written inside one rule: the GBNF compiler bounds parentheses' nesting */
+
+/* the alternatives after trie node `node`; a subtree deeper than JS_TRIE_NEST levels becomes a rule of its own */
+static void js_trie_emit(struct js *c, struct ob_buf *b, const struct js_trie *t, uint32_t node, int depth,
+			 const char *name)
 {
 	bool first = true;
 	for (uint32_t ch = t[node].child; ch; ch = t[ch].next) {
@@ -1212,13 +1217,22 @@ static void js_trie_emit(struct ob_buf *b, const struct js_trie *t, uint32_t nod
 		first = false;
 		rn_js_gbnf_class_char(b, t[ch].cp);
 		ob_buf_putc(b, ']');
-		if (t[ch].child) {
-			ob_buf_puts(b, " (");
-			js_trie_emit(b, t, ch);
-			ob_buf_puts(b, t[ch].end ? ")" : ")?");
-		} else {
+		if (!t[ch].child) {
 			ob_buf_puts(b, " key-char+");
+			continue;
 		}
+		ob_buf_puts(b, " (");
+		if (depth + 1 < JS_TRIE_NEST) {
+			js_trie_emit(c, b, t, ch, depth + 1, name);
+		} else {
+			struct ob_buf sub;
+			js_buf(&sub);
+			js_trie_emit(c, &sub, t, ch, 0, name);
+			char *body = js_take(c, &sub);
+			const char *r = body ? js_add(c, name, body) : NULL;
+			ob_buf_puts(b, r ? r : "");
+		}
+		ob_buf_puts(b, t[ch].end ? ")" : ")?");
 	}
 	ob_buf_puts(b, first ? "[^\\x22\\x5C\\x7F\\x00-\\x1F" : " | [^\\x22\\x5C\\x7F\\x00-\\x1F");
 	for (uint32_t ch = t[node].child; ch; ch = t[ch].next)
@@ -1228,7 +1242,7 @@ static void js_trie_emit(struct ob_buf *b, const struct js_trie *t, uint32_t nod
 
 /* a key rule for any string but the declared names (those JSON writes without escapes; the additional keys
  * are written without escapes too, so no escaped spelling of a declared name gets through) */
-static char *js_not_names(struct js *c, const struct js_props *ps)
+static char *js_not_names(struct js *c, const struct js_props *ps, const char *name)
 {
 	struct js_trie *t = NULL;
 	size_t n = 1, cap = 0;
@@ -1279,7 +1293,7 @@ static char *js_not_names(struct js *c, const struct js_props *ps)
 	struct ob_buf b;
 	js_buf(&b);
 	ob_buf_puts(&b, "\"\\\"\" (");
-	js_trie_emit(&b, t, 0);
+	js_trie_emit(c, &b, t, 0, 0, name);
 	ob_buf_puts(&b, t[0].end ? ") \"\\\"\" space" : ")? \"\\\"\" space");
 	free(t);
 	js_prim(c, "key-char");
@@ -1383,7 +1397,9 @@ static char *js_object_rule(struct js *c, struct js_props *ps, const struct ob_j
 		if (ps->n == 0) {
 			kr = js_prim(c, "string");
 		} else {
-			char *kb = js_not_names(c, ps);
+			char kn[JS_NAME_BUF];
+			js_sub(kn, sizeof kn, name, "additional-k-part", 17);
+			char *kb = js_not_names(c, ps, kn);
 			kr = kb ? js_add(c, js_sub(rn, sizeof rn, name, "additional-k", 12), kb) : NULL;
 		}
 		if (vr && kr) {
@@ -1690,7 +1706,7 @@ static char *js_array(struct js *c, const struct ob_json *s, const char *name)
 	return js_take(c, &b);
 }
 
-static char *js_string(struct js *c, const struct ob_json *s, const char *name)
+static char *js_string(struct js *c, const struct ob_json *s)
 {
 	const struct ob_json *fmt = ob_json_get(s, "format"), *pat = ob_json_get(s, "pattern");
 	const char *len_kw = ob_json_get(s, "minLength") ? "minLength" : ob_json_get(s, "maxLength") ? "maxLength" : NULL;
@@ -1738,7 +1754,6 @@ static char *js_string(struct js *c, const struct ob_json *s, const char *name)
 		if (uses_char)
 			js_prim(c, "char");
 		js_prim(c, "space");
-		(void)name;
 		return js_take(c, &b);
 	}
 	if (has_len) {
@@ -1969,7 +1984,7 @@ static char *js_body(struct js *c, const struct ob_json *s, const char *name, co
 			else if (strcmp(ty, "array") == 0)
 				body = js_array(c, s, name);
 			else if (strcmp(ty, "string") == 0)
-				body = js_string(c, s, name);
+				body = js_string(c, s);
 			else if (strcmp(ty, "integer") == 0 || strcmp(ty, "number") == 0)
 				body = js_number(c, s, ty[0] == 'i');
 			else if (strcmp(ty, "boolean") == 0 || strcmp(ty, "null") == 0)
@@ -2023,6 +2038,23 @@ char *rn_json_schema_to_gbnf(const struct ob_json *schema, struct rn_error *err)
 	for (size_t i = 0; i < c.n_rules; i++)
 		ob_buf_printf(&b, "%s ::= %s\n", c.rules[i].name, c.rules[i].body ? c.rules[i].body : "");
 	out = js_take(&c, &b);
+	if (out) {
+		/* the grammar must compile: repetitions and groups can pass the compiler's limits on rules and elements
+		 * although the text is within its size (20 strings of maxLength 4096 make 80k rules) */
+		struct rn_error cerr = {0};
+		struct rn_grammar *g = rn_grammar_compile(out, strlen(out), NULL, &cerr);
+		if (!g) {
+			free(out);
+			out = NULL;
+			if (cerr.code == RN_ERR_NOMEM) {
+				js_nomem(&c);
+			} else {
+				ob_buf_reset(&c.path);
+				js_fail(&c, "the grammar passes the GBNF compiler's limits (%.300s)", cerr.msg);
+			}
+		}
+		rn_grammar_free(g);
+	}
 done:
 	for (size_t i = 0; i < c.n_rules; i++) {
 		free(c.rules[i].name);

@@ -42,3 +42,4 @@ tests_fuzz_fuzz_grammar_CFLAGS = $(AM_CFLAGS) -fsanitize=fuzzer
 tests_fuzz_fuzz_grammar_LDFLAGS = $(AM_LDFLAGS) -fsanitize=fuzzer
 tests_fuzz_fuzz_grammar_LDADD = $(TEST_LDADD)
 endif
+EXTRA_DIST += tests/runner/json_schema_differential.py

@@ -315,6 +315,46 @@ static void test_limits(void)
 	expect_refusal("{\"$defs\":{\"a\":{\"allOf\":[{\"$ref\":\"#/$defs/a\"}]}},\"$ref\":\"#/$defs/a\"}",
 		       "refers back to itself before any object or array");
 
+	/* a long declared name beside additionalProperties: the key trie is cut into rules (the GBNF compiler bounds
+	 * the nesting of parentheses; found by fuzz_schema) */
+	char key[301];
+	memset(key, '-', 300);
+	key[0] = 'k';
+	key[300] = 0;
+	ob_buf_init(&b, 0);
+	ob_buf_printf(&b, "{\"type\":\"object\",\"properties\":{\"%s\":{\"type\":\"integer\"}},"
+			  "\"additionalProperties\":{\"type\":\"string\"}}", key);
+	struct rn_error kerr = {0};
+	char *kg = convert(b.p, &kerr);
+	CHECKF(kg != NULL, "%s", kerr.msg);
+	struct rn_grammar *kgr = kg ? compile(kg, "long key") : NULL;
+	if (kgr) {
+		struct ob_buf inst;
+		ob_buf_init(&inst, 0);
+		ob_buf_printf(&inst, "{\"%s\":1}", key);
+		CHECK(matches(kgr, inst.p));
+		ob_buf_reset(&inst);
+		ob_buf_printf(&inst, "{\"%s-\":\"x\",\"%.150s\":\"y\"}", key, key);
+		CHECK(matches(kgr, inst.p));
+		ob_buf_reset(&inst);
+		ob_buf_printf(&inst, "{\"%s\":\"x\"}", key);
+		CHECK(!matches(kgr, inst.p));
+		ob_buf_free(&inst);
+	}
+	rn_grammar_free(kgr);
+	free(kg);
+	ob_buf_free(&b);
+
+	/* repetitions within the counts' limit but past the compiler's rules together: refused, not a grammar that
+	 * does not compile */
+	ob_buf_init(&b, 0);
+	ob_buf_puts(&b, "{\"type\":\"object\",\"properties\":{");
+	for (int i = 0; i < 20; i++)
+		ob_buf_printf(&b, "%s\"s%d\":{\"type\":\"string\",\"maxLength\":4096}", i ? "," : "", i);
+	ob_buf_puts(&b, "}}");
+	expect_refusal(b.p, "the grammar passes the GBNF compiler's limits (grammar: ");
+	ob_buf_free(&b);
+
 	/* the largest accepted counts still make a grammar that compiles */
 	struct rn_error err = {0};
 	char *g = convert("{\"type\":\"object\",\"properties\":{\"s\":{\"type\":\"string\",\"minLength\":4096,\"maxLength\":4096},"
@@ -491,12 +531,43 @@ static void bench_50_properties(void)
 	ob_buf_free(&b);
 }
 
+/* --match: for each stdin line {"schema": S, "inst": [JSON texts]} prints "R " and a 1 or 0 per text (the grammar
+ * takes it whole), or "E message" when S is refused (tests/runner/json_schema_differential.py drives it) */
+static int match_lines(void)
+{
+	static char line[1 << 22];
+	while (fgets(line, sizeof line, stdin)) {
+		struct ob_json_doc *d = parse(line, strlen(line));
+		if (!d)
+			return 1;
+		const struct ob_json *r = ob_json_root(d), *insts = ob_json_get(r, "inst");
+		struct rn_error err = {0};
+		char *gbnf = rn_json_schema_to_gbnf(ob_json_get(r, "schema"), &err);
+		struct rn_grammar *g = gbnf ? rn_grammar_compile(gbnf, strlen(gbnf), NULL, &err) : NULL;
+		if (!g) {
+			printf("E %s\n", err.msg);
+		} else {
+			fputs("R ", stdout);
+			if (insts)
+				OB_JSON_FOREACH(t, insts) putchar(matches(g, t->str) ? '1' : '0');
+			putchar('\n');
+		}
+		fflush(stdout);
+		rn_grammar_free(g);
+		free(gbnf);
+		ob_json_free(d);
+	}
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	if (argc > 1 && strcmp(argv[1], "--bench") == 0) {
 		bench_50_properties();
 		return check_done();
 	}
+	if (argc > 1 && strcmp(argv[1], "--match") == 0)
+		return match_lines();
 	test_json_grammar();
 	test_golden();
 	test_refusals();
