@@ -29,7 +29,7 @@ struct parser {
 	struct rule_buf *rules;
 	size_t n_rules, cap_rules;
 	uint32_t *hash; /* name -> rule index + 1, open addressing [hash_cap] */
-	size_t hash_cap;
+	size_t hash_cap, n_named;
 	size_t n_el;
 	struct ge_set *sets;
 	size_t n_sets, cap_sets;
@@ -137,10 +137,7 @@ static int rule_by_name(struct parser *p, const char *s, size_t len, size_t at)
 		return -1;
 	p->rules[idx].name = s;
 	p->rules[idx].name_len = len;
-	size_t named = 0;
-	for (size_t k = 0; k < p->hash_cap; k++)
-		named += p->hash[k] != 0;
-	if ((named + 1) * 2 > p->hash_cap) { /* grow and rehash */
+	if ((p->n_named + 1) * 2 > p->hash_cap) { /* grow and rehash */
 		size_t cap = p->hash_cap ? p->hash_cap * 2 : 64;
 		uint32_t *h = calloc(cap, sizeof *h);
 		if (!h)
@@ -155,6 +152,7 @@ static int rule_by_name(struct parser *p, const char *s, size_t len, size_t at)
 		free(old);
 	}
 	hash_put(p, (uint32_t)idx);
+	p->n_named++;
 	return idx;
 }
 
@@ -563,34 +561,79 @@ static bool parse_rule(struct parser *p)
 /* ---------------------------------------------------------------------------------------------------- */
 /* checks and flattening */
 
-/* nullable[r]: rule r can match the empty string (a fixed point over all rules). */
+/* nullable[r]: rule r can match the empty string. A work list over the references (linear in the elements,
+ * whatever order the rules come in): an alternative becomes empty-capable when every rule it refers to is,
+ * and has no terminal. */
 static bool *compute_nullable(const struct parser *p)
 {
-	bool *nul = calloc(p->n_rules ? p->n_rules : 1, sizeof *nul);
-	if (!nul)
-		return NULL;
-	for (bool changed = true; changed;) {
-		changed = false;
-		for (size_t r = 0; r < p->n_rules; r++) {
-			if (nul[r])
-				continue;
-			const struct rule_buf *rb = &p->rules[r];
-			bool alt_ok = true;
-			for (size_t k = 0; k < rb->n; k++) {
-				const struct ge *e = &rb->el[k];
-				if (e->type == GE_ALT || e->type == GE_END) {
-					if (alt_ok) {
-						nul[r] = changed = true;
-						break;
-					}
-					alt_ok = true;
-				} else if (e->type != GE_REF || !nul[e->v]) {
-					alt_ok = false;
-				}
+	size_t R = p->n_rules, n_alt = 0, n_ref = 0;
+	for (size_t r = 0; r < R; r++)
+		for (size_t k = 0; k < p->rules[r].n; k++) {
+			uint32_t t = p->rules[r].el[k].type;
+			n_alt += t == GE_ALT || t == GE_END;
+			n_ref += t == GE_REF;
+		}
+	bool *nul = calloc(R ? R : 1, sizeof *nul);
+	uint32_t *alt_rule = malloc((n_alt ? n_alt : 1) * sizeof *alt_rule);
+	uint32_t *left = calloc(n_alt ? n_alt : 1, sizeof *left); /* references not yet known empty-capable */
+	bool *dead = calloc(n_alt ? n_alt : 1, sizeof *dead);      /* has a terminal */
+	uint32_t *occ_start = calloc(R + 1, sizeof *occ_start);     /* CSR: the alternatives referring to rule r */
+	uint32_t *occ = malloc((n_ref ? n_ref : 1) * sizeof *occ);
+	uint32_t *queue = malloc((R ? R : 1) * sizeof *queue);
+	if (!nul || !alt_rule || !left || !dead || !occ_start || !occ || !queue)
+		goto fail;
+	for (size_t r = 0; r < R; r++)
+		for (size_t k = 0; k < p->rules[r].n; k++)
+			if (p->rules[r].el[k].type == GE_REF)
+				occ_start[p->rules[r].el[k].v + 1]++;
+	for (size_t r = 0; r < R; r++)
+		occ_start[r + 1] += occ_start[r];
+	size_t a = 0, nq = 0;
+	for (size_t r = 0; r < R; r++) {
+		for (size_t k = 0; k < p->rules[r].n; k++) {
+			const struct ge *e = &p->rules[r].el[k];
+			if (e->type == GE_REF) {
+				occ[occ_start[e->v]++] = (uint32_t)a;
+				left[a]++;
+			} else if (e->type == GE_ALT || e->type == GE_END) {
+				alt_rule[a] = (uint32_t)r;
+				if (!dead[a] && left[a] == 0 && !nul[r])
+					nul[r] = true, queue[nq++] = (uint32_t)r;
+				a++;
+			} else {
+				dead[a] = true;
 			}
 		}
 	}
+	for (size_t r = R; r > 0; r--) /* occ_start[r] was advanced to the end of r's list: shift back */
+		occ_start[r] = occ_start[r - 1];
+	occ_start[0] = 0;
+	for (size_t qi = 0; qi < nq; qi++) {
+		uint32_t x = queue[qi];
+		for (uint32_t o = occ_start[x]; o < occ_start[x + 1]; o++) {
+			uint32_t alt = occ[o];
+			if (--left[alt] == 0 && !dead[alt] && !nul[alt_rule[alt]]) {
+				nul[alt_rule[alt]] = true;
+				queue[nq++] = alt_rule[alt];
+			}
+		}
+	}
+	free(alt_rule);
+	free(left);
+	free(dead);
+	free(occ_start);
+	free(occ);
+	free(queue);
 	return nul;
+fail:
+	free(nul);
+	free(alt_rule);
+	free(left);
+	free(dead);
+	free(occ_start);
+	free(occ);
+	free(queue);
+	return NULL;
 }
 
 /* Left recursion: a rule that can reach itself without consuming a character. Depth-first search over the

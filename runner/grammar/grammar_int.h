@@ -17,10 +17,11 @@
 #define RN_GRAMMAR_MAX_ELEMENTS (1u << 20) /* elements of all rules together (after {m,n} expansion) */
 #define RN_GRAMMAR_MAX_DEPTH 128           /* nesting of parentheses */
 #define RN_GRAMMAR_MAX_REPEAT 10000u       /* m and n of x{m,n} */
-#define RN_GRAMMAR_MAX_STACKS 1024u        /* matcher stacks alive at once (an ambiguous grammar) */
-#define RN_GRAMMAR_MAX_EXPAND 65536u       /* rule expansions while advancing over one character */
-#define RN_GRAMMAR_MASK_BUDGET (1u << 23)  /* rule expansions in one mask walk (~0.3 s); past it the mask
-					    * allows nothing and the request fails, rather than hang */
+#define RN_GRAMMAR_MAX_STACKS 4096u        /* matcher stacks alive at once (an ambiguous grammar, a long enum) */
+#define RN_GRAMMAR_MAX_EXPAND (1u << 22)   /* stack words copied by rule expansions while advancing over one
+					    * character (a few ms; a deep chain of rules costs its depth squared) */
+#define RN_GRAMMAR_MASK_BUDGET (1u << 27)  /* ... in one mask walk (~0.3 s); past it the mask allows nothing
+					    * and the request fails, rather than hang */
 
 /* One element of a rule. A rule is its alternatives one after the other, each ending with GE_ALT except the
  * last, which ends with GE_END. */

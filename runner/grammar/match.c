@@ -17,7 +17,7 @@
 #include "base/buf.h"
 #include "runner/grammar/grammar_int.h"
 
-#define HT_SIZE 4096u  /* dedup table for one advance; > 2 x RN_GRAMMAR_MAX_STACKS */
+#define HT_SIZE 8192u  /* dedup table for one advance; >= 2 x RN_GRAMMAR_MAX_STACKS */
 #define MASK_CACHE 8   /* masks kept per state */
 
 struct pos {
@@ -52,6 +52,7 @@ struct rn_grammar_state {
 	bool overflow;              /* the last advance went past a limit (or out of memory) */
 	bool limited;               /* a mask walk: every expansion step counts against budget */
 	uint64_t budget;
+	uint64_t words;             /* copied by expansions in this advance */
 	bool budget_hit;            /* the last mask walk ran out of budget (the mask then allows nothing) */
 	struct pos *path;           /* mask walk: the set after each depth [max_depth + 1] */
 	struct mask_entry cache[MASK_CACHE];
@@ -131,7 +132,6 @@ static void out_add(struct rn_grammar_state *s, struct pos *out, const uint32_t 
 static void expand(struct rn_grammar_state *s, struct pos *out)
 {
 	const struct rn_grammar *g = s->g;
-	uint32_t steps = 0;
 	while (s->work_top > 0 && !s->overflow) {
 		uint32_t len = s->work[s->work_top - 1];
 		uint32_t *st = s->work + s->work_top - 1 - len;
@@ -140,12 +140,16 @@ static void expand(struct rn_grammar_state *s, struct pos *out)
 			s->work_top -= len + 1;
 			continue;
 		}
-		if (++steps > RN_GRAMMAR_MAX_EXPAND || (s->limited && s->budget == 0)) {
-			s->budget_hit |= s->limited && s->budget == 0;
+		uint32_t r = s->g->el[st[len - 1]].v, n_alt = g->rule_alt[r + 1] - g->rule_alt[r];
+		uint64_t cost = (uint64_t)(len + 1) * (n_alt + 1);
+		s->words += cost;
+		if (s->words > RN_GRAMMAR_MAX_EXPAND || (s->limited && s->budget < cost)) {
+			s->budget_hit |= s->limited && s->budget < cost;
 			s->overflow = true;
 			break;
 		}
-		s->budget -= s->limited;
+		if (s->limited)
+			s->budget -= cost;
 		/* pop it into tmp, then push base (+ continuation) + each alternative's start */
 		if (ob_grow(&s->tmp, &s->tmp_cap, len, sizeof *s->tmp, 64, 0) != OB_GROW_OK) {
 			s->overflow = true;
@@ -155,7 +159,6 @@ static void expand(struct rn_grammar_state *s, struct pos *out)
 		s->work_top -= len + 1;
 		uint32_t top = s->tmp[len - 1];
 		uint32_t cont = is_end(&g->el[top + 1]) ? UINT32_MAX : top + 1;
-		uint32_t r = g->el[top].v;
 		for (uint32_t a = g->rule_alt[r + 1]; a > g->rule_alt[r]; a--) {
 			uint32_t start = g->alt[a - 1];
 			if (!work_push(s, s->tmp, len - 1, cont, is_end(&g->el[start]) ? UINT32_MAX : start))
@@ -178,6 +181,7 @@ static void advance(struct rn_grammar_state *s, const struct pos *in, uint32_t c
 	const struct rn_grammar *g = s->g;
 	*out = (struct pos){.off = s->pool_top};
 	s->overflow = false;
+	s->words = 0;
 	size_t at = in->off, end = in->off + in->words;
 	while (at < end && !s->overflow) {
 		const uint32_t *st = s->pool + at;
@@ -315,7 +319,7 @@ struct rn_grammar_state *rn_grammar_state_new(const struct rn_grammar *g, const 
 	ht_clear(s);
 	if (s->overflow) {
 		rn_grammar_state_free(s);
-		rn_error_set(err, RN_ERR_INVALID_ARG, "grammar: the start rule expands to more than %u stacks or %u steps",
+		rn_error_set(err, RN_ERR_INVALID_ARG, "grammar: the start rule expands to more than %u stacks or %u words",
 			     RN_GRAMMAR_MAX_STACKS, RN_GRAMMAR_MAX_EXPAND);
 		return NULL;
 	}

@@ -62,6 +62,13 @@ static bool gmatch(const char *grammar, const char *s)
 
 /* ---------------------------------------------------------------------------------------------------- */
 
+static double now_ms(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
+}
+
 static void test_compile_errors(void)
 {
 	static const struct {
@@ -186,10 +193,49 @@ static void test_matcher(void)
 	CHECK(gmatch("root ::= x\nx ::= \"(\" x \")\" | \"\"\n", "((()))"));
 	CHECK(!gmatch("root ::= x\nx ::= \"(\" x \")\" | \"\"\n", "(()"));
 
+	/* large grammars: a 2,000-value enum, a 30,000-rule chain whose start expands too deep (refused when the
+	 * state starts, quickly: the expansion work is bounded), 20,000 nullable rules in the worst order for a
+	 * fixed-point pass (the compiler's work list is linear) */
+	struct ob_buf b = {0};
+	ob_buf_printf(&b, "root ::= \"v0\"");
+	for (int k = 1; k < 2000; k++)
+		ob_buf_printf(&b, " | \"v%d\"", k);
+	ob_buf_printf(&b, "\n");
+	g = rn_grammar_compile(b.p, b.len, NULL, &err);
+	CHECKF(g != NULL, "%s", err.msg);
+	CHECK(g && matches(g, "v1234", 5, true) && !matches(g, "v2000", 5, true));
+	rn_grammar_free(g);
+	b.len = 0;
+	ob_buf_printf(&b, "root ::= r1 \"x\" | \"a\"\n");
+	for (int k = 1; k < 30000; k++)
+		ob_buf_printf(&b, "r%d ::= r%d \"x\" | \"a\"\n", k, k + 1);
+	ob_buf_printf(&b, "r30000 ::= \"z\"\n");
+	double t0 = now_ms();
+	g = rn_grammar_compile(b.p, b.len, NULL, &err);
+	double t1 = now_ms();
+	CHECKF(g != NULL, "%s", err.msg);
+	struct rn_grammar_state *st = g ? rn_grammar_state_new(g, NULL, &err) : NULL;
+	fprintf(stderr, "30,000-rule chain: compiled in %.1f ms, start %s in %.1f ms: %s\n", t1 - t0,
+		st ? "accepted" : "refused", now_ms() - t1, st ? "" : err.msg);
+	CHECK(st == NULL && err.code == RN_ERR_INVALID_ARG);
+	rn_grammar_state_free(st);
+	rn_grammar_free(g);
+	b.len = 0;
+	ob_buf_printf(&b, "root ::= r1 \"end\"\n");
+	for (int k = 1; k < 20000; k++)
+		ob_buf_printf(&b, "r%d ::= r%d | \"\"\n", k, k + 1);
+	ob_buf_printf(&b, "r20000 ::= \"\"\n");
+	t0 = now_ms();
+	g = rn_grammar_compile(b.p, b.len, NULL, &err);
+	fprintf(stderr, "20,000 nullable rules: compiled in %.1f ms\n", now_ms() - t0);
+	CHECKF(g != NULL, "%s", err.msg);
+	rn_grammar_free(g);
+	free(b.p);
+
 	/* a character split over several byte pushes (byte-fallback tokens): the partial state carries over,
 	 * and a prefix that no code point the grammar takes can start is refused at its first byte */
 	g = compile("root ::= \"\xe2\x82\xac\" [a]\n", &err);
-	struct rn_grammar_state *st = g ? rn_grammar_state_new(g, NULL, &err) : NULL;
+	st = g ? rn_grammar_state_new(g, NULL, &err) : NULL;
 	CHECK(st != NULL);
 	if (st) {
 		CHECK(!rn_grammar_state_accept_bytes(st, "\xe3", 1));
@@ -217,13 +263,6 @@ static void test_matcher(void)
 
 /* ---------------------------------------------------------------------------------------------------- */
 /* with the real vocabulary */
-
-static double now_ms(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
-}
 
 /* The mask and allows agree on every token, after each of the prefixes. */
 static void check_mask(struct rn_grammar_state *st, int n_vocab, float *row, const char *what)
@@ -314,6 +353,7 @@ struct gen {
 	bool done;
 	enum rn_done_reason reason;
 	int n_tokens;
+	int n_shift;
 };
 
 static int on_event(void *user, const struct rn_event *ev)
@@ -329,6 +369,7 @@ static int on_event(void *user, const struct rn_event *ev)
 	if (ev->done) {
 		g->done = true;
 		g->reason = ev->reason;
+		g->n_shift = ev->stats ? ev->stats->n_shift : 0;
 		if (ev->error)
 			fprintf(stderr, "engine error: %s\n", ev->error->msg);
 	}
@@ -356,7 +397,7 @@ static void test_engine(struct rn_model *m, const struct rn_tok *tok)
 	rn_load_params_init(&ep);
 	ep.n_ctx = 512;
 	ep.n_threads = 2;
-	rn_load_params_resolve(&ep, &(struct rn_load_defaults){.n_ctx_max = m->hp.n_ctx_train, .n_seq = 3});
+	rn_load_params_resolve(&ep, &(struct rn_load_defaults){.n_ctx_max = m->hp.n_ctx_train, .n_seq = 4});
 	struct rn_engine *e = rn_engine_new(m, tok, &ep, &err);
 	CHECKF(e != NULL, "%s", err.msg);
 	if (!e)
@@ -380,20 +421,24 @@ static void test_engine(struct rn_model *m, const struct rn_tok *tok)
 	CHECK_EQ_INT(err.code, RN_ERR_INVALID_ARG);
 	CHECKF(strstr(err.msg, "undefined rule 'nope'") != NULL, "%s", err.msg);
 
-	/* three slots at once: greedy JSON, sampled JSON, greedy nested */
-	static struct gen out[3];
+	/* four slots at once: greedy JSON, sampled JSON (top_k, top_p, min_p, repeat penalty), greedy nested,
+	 * sampled JSON with the other options (typical_p, no top_k, presence and frequency penalties) */
+	static struct gen out[4];
 	memset(out, 0, sizeof out);
-	for (int i = 0; i < 3; i++) {
+	for (int i = 0; i < 4; i++) {
 		rn_request_default(&r);
 		r.prompt = ids;
 		r.n_prompt = n_ids;
 		r.num_predict = 160;
 		r.grammar = i == 2 ? NESTED_GBNF : JSON_GBNF;
 		r.grammar_len = strlen(r.grammar);
-		if (i != 1)
+		if (i == 0 || i == 2)
 			r.sampling.temperature = 0;
-		else
+		else if (i == 1)
 			r.sampling.seed = 42, r.sampling.repeat_penalty = 1.1f, r.sampling.min_p = 0.05f;
+		else
+			r.sampling.seed = 7, r.sampling.temperature = 1.2f, r.sampling.top_k = 0, r.sampling.top_p = 1,
+			r.sampling.typical_p = 0.9f, r.sampling.presence_penalty = 0.5f, r.sampling.frequency_penalty = 0.3f;
 		r.on_event = on_event;
 		r.user = &out[i];
 		CHECKF(rn_engine_submit(e, &r, &err) >= 0, "%s", err.msg);
@@ -404,7 +449,26 @@ static void test_engine(struct rn_model *m, const struct rn_tok *tok)
 		check_json_output(&out[0], "greedy json", g);
 		check_json_output(&out[1], "sampled json", g);
 		check_json_output(&out[2], "greedy nested", gn);
+		check_json_output(&out[3], "sampled json (typical)", g);
 	}
+
+	/* a stop string still ends the request, the text before it a prefix the grammar takes */
+	struct gen stopped = {0};
+	const char *stop[] = {"age"};
+	rn_request_default(&r);
+	r.prompt = ids;
+	r.n_prompt = n_ids;
+	r.num_predict = 64;
+	r.sampling.temperature = 0;
+	r.grammar = JSON_GBNF;
+	r.grammar_len = strlen(JSON_GBNF);
+	r.stop = stop;
+	r.n_stop = 1;
+	r.on_event = on_event;
+	r.user = &stopped;
+	CHECK(rn_engine_run(e, &r, &err) == RN_OK);
+	CHECK(stopped.reason == RN_DONE_STOP && strstr(stopped.text, "age") == NULL);
+	CHECK(g && matches(g, stopped.text, stopped.len, false));
 
 	/* grammar_after: the text up to the trigger is free, the rest constrained. The trigger is the greedy
 	 * output's first token, so the same greedy run meets it at once. */
@@ -433,10 +497,57 @@ static void test_engine(struct rn_model *m, const struct rn_tok *tok)
 	      matches(gd, after.text + free_run.len, after.len - free_run.len, true));
 	rn_grammar_free(gd);
 
+	rn_engine_free(e);
+
+	/* an engine without a tokenizer refuses a grammar request, saying why */
+	rn_load_params_init(&ep);
+	ep.n_ctx = 64;
+	ep.n_threads = 2;
+	rn_load_params_resolve(&ep, &(struct rn_load_defaults){.n_ctx_max = m->hp.n_ctx_train, .n_seq = 1});
+	e = rn_engine_new(m, NULL, &ep, &err);
+	CHECKF(e != NULL, "%s", err.msg);
+	rn_request_default(&r);
+	r.prompt = ids;
+	r.n_prompt = n_ids;
+	r.grammar = JSON_GBNF;
+	r.grammar_len = strlen(JSON_GBNF);
+	CHECK(e && rn_engine_submit(e, &r, &err) < 0 && err.code == RN_ERR_INVALID_ARG &&
+	      strstr(err.msg, "tokenizer") != NULL);
+	rn_engine_free(e);
+
+	/* a small context: the generation shifts it several times; the grammar is about the generated text only
+	 * and keeps constraining (a JSON array of numbers never ends by itself under this grammar) */
+	rn_load_params_init(&ep);
+	ep.n_ctx = 64;
+	ep.n_threads = 2;
+	rn_load_params_resolve(&ep, &(struct rn_load_defaults){.n_ctx_max = m->hp.n_ctx_train, .n_seq = 1});
+	e = rn_engine_new(m, tok, &ep, &err);
+	CHECKF(e != NULL, "%s", err.msg);
+	static const char numbers[] = "root ::= \"[\" [0-9]+ (\", \" [0-9]+)*\n";
+	static struct gen shifted;
+	memset(&shifted, 0, sizeof shifted);
+	rn_request_default(&r);
+	r.prompt = ids;
+	r.n_prompt = n_ids;
+	r.num_keep = 4;
+	r.num_predict = 120;
+	r.sampling.temperature = 0;
+	r.grammar = numbers;
+	r.grammar_len = strlen(numbers);
+	r.on_event = on_event;
+	r.user = &shifted;
+	CHECK(e && rn_engine_run(e, &r, &err) == RN_OK);
+	struct rn_grammar *gnum = compile(numbers, &err);
+	fprintf(stderr, "shifted (%s, %d tokens): %.80s...\n", rn_done_reason_name(shifted.reason), shifted.n_tokens,
+		shifted.text);
+	CHECK(shifted.reason == RN_DONE_LENGTH && shifted.n_tokens == 120 && shifted.n_shift > 0);
+	CHECK(gnum && matches(gnum, shifted.text, shifted.len, false));
+	rn_grammar_free(gnum);
+	rn_engine_free(e);
+
 	free(ids);
 	rn_grammar_free(g);
 	rn_grammar_free(gn);
-	rn_engine_free(e);
 }
 
 int main(void)
