@@ -1272,11 +1272,16 @@ static void ls_jinja_output_parsers(const struct ls_server *s, const struct ob_j
 }
 
 /* Whether the chat asks the model to think, so that a grammar starts after the closing thinking tag: the
- * rendered prompt ends inside an opened thinking block, or chat_template_kwargs.enable_thinking is true (the
- * request's, else --chat-template-kwargs'), as Ollama sends it for think. */
+ * template writes that tag (a model that never thinks must not leave the grammar off), and the rendered prompt
+ * ends inside an opened thinking block or chat_template_kwargs.enable_thinking is true (the request's, else
+ * --chat-template-kwargs'), as Ollama sends it for think. */
 static bool asks_thinking(const struct ls_server *s, const struct ob_json *root, const char *prompt, size_t len)
 {
 	enum rn_chatfmt_kind kind = rn_chatfmt_detect(s->jinja_src, s->jinja_len);
+	const char *open, *close;
+	if (!rn_chatfmt_think_tags(kind, &open, &close) || !close || !*close ||
+	    !memmem(s->jinja_src, s->jinja_len, close, strlen(close)))
+		return false;
 	if (prompt && rn_chatfmt_prompt_opens_thinking(kind, prompt, len))
 		return true;
 	const struct ob_json *kw = ob_json_get(root, "chat_template_kwargs");
