@@ -1463,17 +1463,17 @@ static int init_parsers(struct rn_infer *I)
 /* The text after which the request's grammar applies: with thinking on, the thinking parser's closing tag, so
  * that the model thinks freely and the answer is constrained within the one request (Ollama cancels at the
  * first answer token and starts again with the thinking as a prefill, one more prompt evaluation). NULL: from
- * the first token (think false, or a model that does not think). */
+ * the first token (think false, a model that does not think, a prompt that already closed the thinking). */
 static const char *grammar_trigger(const struct rn_infer *I, bool thinking)
 {
-	const char *open, *close;
+	const char *open, *close = NULL;
 	if (!thinking)
 		return NULL;
 	if (I->use_think)
-		return I->sm->think_close;
-	if (I->cf && rn_chatfmt_think_tags(I->cf_kind, &open, &close) && close && *close)
-		return close;
-	return NULL;
+		close = I->sm->think_close;
+	else if (!I->cf || !rn_chatfmt_think_tags(I->cf_kind, &open, &close))
+		return NULL;
+	return close && *close && !prompt_ends_with(I, close) ? close : NULL;
 }
 
 /* Queues the job for I->tokens (rq: the rest of the request) and, for a streamed answer, makes its writer and
@@ -1623,14 +1623,14 @@ void rn_infer_tokens(struct rn_http_req *r, struct rn_api *api, struct rn_runner
 		rc = start_chatfmt(I, parsers->chat_template, parsers->chat_template_len, parsers->tools, I->had_tools,
 				   parsers->reasoning);
 	}
-	I->prompt = NULL;
-	I->prompt_len = 0;
 	if (rc == STEP_NEXT && rq->grammar) {
 		I->grammar = strndup(rq->grammar, rq->grammar_len);
 		I->grammar_after = parsers ? grammar_trigger(I, parsers->thinking) : NULL;
 		if (!I->grammar)
 			rc = fail(I, 500, "out of memory");
 	}
+	I->prompt = NULL;
+	I->prompt_len = 0;
 	if (rc != STEP_NEXT || submit(I, rq) != STEP_NEXT) {
 		face->error(r, I->err_status, I->err_msg);
 		infer_free(I);
