@@ -1277,7 +1277,8 @@ static void ls_jinja_output_parsers(const struct ls_server *s, const struct ob_j
  * --chat-template-kwargs'), as Ollama sends it for think. */
 static bool asks_thinking(const struct ls_server *s, const struct ob_json *root, const char *prompt, size_t len)
 {
-	enum rn_chatfmt_kind kind = rn_chatfmt_detect(s->jinja_src, s->jinja_len);
+	enum rn_chatfmt_kind kind =
+		rn_chatfmt_for_request(rn_chatfmt_detect(s->jinja_src, s->jinja_len), s->jinja_src, s->jinja_len, NULL, 0);
 	const char *open, *close;
 	if (!rn_chatfmt_think_tags(kind, &open, &close) || !close || !*close ||
 	    !memmem(s->jinja_src, s->jinja_len, close, strlen(close)))

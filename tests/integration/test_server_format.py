@@ -29,8 +29,8 @@ import requests
 
 from conftest import SRCDIR, model_path
 from test_server_api import THINK_TEMPLATE
-from test_server_common import Server, create_qwen
-from test_server_llamaserver import parse_sse
+from test_server_common import Server, create_qwen, free_port
+from test_server_llamaserver import parse_sse, wait_health
 from test_server_logprobs import llama_server
 
 PARALLEL = 4
@@ -473,6 +473,40 @@ def test_llama_server(orun_bin):
         r = requests.post(base + "/v1/chat/completions", json={"messages": msgs, "json_schema": PERSON,
                                                                "grammar": GRAMMAR_JSON})
         assert r.status_code == 400 and r.json()["error"]["message"] == "Cannot use both json_schema and grammar"
+
+
+THINK_JINJA = ("{% for m in messages %}<|im_start|>{{ m.role }}\n{{ m.content }}<|im_end|>\n{% endfor %}"
+               "<|im_start|>assistant\n{% if enable_thinking is defined and enable_thinking is false %}"
+               "<think>\n\n</think>\n\n{% else %}<think>\n{% endif %}")
+
+
+def test_llama_server_thinking(orun_bin, tmp_path):
+    """llama-server with a Jinja template that opens <think>: the grammar of response_format starts after the
+    model's </think> (reasoning_content free, content valid); enable_thinking false closes the block in the
+    prompt and the grammar holds from the first token."""
+    tpl = tmp_path / "think.jinja"
+    tpl.write_text(THINK_JINJA)
+    port = free_port()
+    proc = subprocess.Popen([orun_bin, "llama-server", "--model", str(model_path("qwen2")), "--port", str(port),
+                             "-c", "4096", "--chat-template-file", str(tpl)],
+                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        wait_health(port, proc)
+        ask = [{"role": "user", "content": "Think about it in one short sentence, close your thinking with "
+                                           "</think>, then answer as JSON: a person with a name and an age."}]
+        rf = {"type": "json_schema", "json_schema": {"name": "person", "schema": PERSON}}
+        body = {"messages": ask, "response_format": rf, "temperature": 0, "max_tokens": 300}
+        base = f"http://127.0.0.1:{port}/v1/chat/completions"
+        m = requests.post(base, json=body).json()["choices"][0]["message"]
+        assert m.get("reasoning_content", "").strip(), m
+        validate(PERSON, json.loads(m["content"]))
+        body["chat_template_kwargs"] = {"enable_thinking": False}
+        m = requests.post(base, json=body).json()["choices"][0]["message"]
+        assert not m.get("reasoning_content"), m
+        validate(PERSON, json.loads(m["content"]))
+    finally:
+        proc.kill()
+        proc.wait()
 
 
 # ------------------------------------------------------------------------------------------------------------
