@@ -5,8 +5,10 @@
  * tokens each); generations go through the shared pipeline (runner/api/pipeline.h) with this face's
  * formatters; the flags are parsed in tools/llama_server_flags.c. Field names of the JSON answers follow
  * upstream tools/server (server-task.cpp, server-common.cpp); Ollama reads content/stop/stop_type/timings
- * from /completion, status/error from /health, tokens from /tokenize. Not supported (answered with a clear error): grammars and JSON schemas,
- * token probabilities, multimodal prompts, LoRA adapters, speculative decoding.
+ * from /completion, status/error from /health, tokens from /tokenize. Structured output as upstream reads it:
+ * `grammar` (GBNF, e.g. Ollama's grammarJSON), `json_schema`, and on the chat endpoints `response_format`
+ * (runner/api/structured.h); with thinking asked for, the grammar starts after the closing thinking tag. Not
+ * supported (answered with a clear error): multimodal prompts, LoRA adapters, speculative decoding.
  */
 #include "config.h"
 
@@ -30,9 +32,11 @@
 #include "runner/api/jinja_chat.h"
 #include "runner/api/llamaserver.h"
 #include "runner/api/pipeline.h"
+#include "runner/api/structured.h"
 #include "runner/backend.h"
 #include "runner/chatfmt/chatfmt.h"
 #include "runner/cpu/features.h"
+#include "runner/grammar/json_schema.h"
 #include "runner/server/http.h"
 #include "runner/api/decode.h"
 #include "runner/kvcache.h"
@@ -705,6 +709,7 @@ void rn_ls_req_clear(struct rn_ls_req *q)
 		free(q->stops[i]);
 	free(q->stops);
 	free(q->preserved);
+	free(q->grammar);
 	memset(q, 0, sizeof *q);
 }
 
@@ -755,14 +760,6 @@ int rn_ls_read_params(const struct rn_ls_opts *o, struct rn_ls_req *q, const str
 	rq->num_keep = int_or(root, "n_keep", o->keep ? o->keep : 4);
 	rq->cache_prompt = bool_or(root, "cache_prompt", true);
 	rq->shift = !o->no_context_shift;
-	const struct ob_json *g = ob_json_get(root, "grammar");
-	const struct ob_json *js = ob_json_get(root, "json_schema");
-	const struct ob_json *rf = ob_json_get(root, "response_format");
-	if ((g && g->type == OB_JSON_STRING && g->len) || (js && js->type != OB_JSON_NULL) ||
-	    (rf && rf->type == OB_JSON_OBJECT)) {
-		snprintf(err, n, "grammars, JSON schemas and response_format are not supported by orun yet");
-		return 501;
-	}
 	/* /completion's n_probs, or the chat's logprobs + top_logprobs: entries with that many top tokens
 	 * (orun's limit is Ollama's, RN_LOGPROB_TOP_MAX) */
 	double n_probs = num_or(root, "n_probs", 0);
@@ -793,6 +790,83 @@ int rn_ls_read_params(const struct rn_ls_opts *o, struct rn_ls_req *q, const str
 		}
 	rq->stop = (const char *const *)q->stops;
 	rq->n_stop = (int)q->n_stops;
+	return 0;
+}
+
+/* A member that is present and not null. */
+static const struct ob_json *non_null(const struct ob_json *o, const char *k)
+{
+	const struct ob_json *v = ob_json_get(o, k);
+	return v && v->type != OB_JSON_NULL ? v : NULL;
+}
+
+/* The chat's response_format into *js (the schema to use; an absent schema is {}), as upstream's
+ * oaicompat_chat_params_parse. Returns 0 or 400. */
+static int chat_response_format(const struct ob_json *root, const struct ob_json **js, char *err, size_t n)
+{
+	static const struct ob_json empty = {.type = OB_JSON_OBJECT, .span = 1};
+	const struct ob_json *rf = non_null(root, "response_format");
+	if (!rf || rf->type != OB_JSON_OBJECT)
+		return 0;
+	const struct ob_json *type = ob_json_get(rf, "type");
+	const char *t = type && type->type == OB_JSON_STRING ? type->str : "";
+	if (strcmp(t, "json_object") == 0) {
+		const struct ob_json *schema = non_null(rf, "schema");
+		if (schema || !*js || (*js)->type != OB_JSON_OBJECT || (*js)->count == 0)
+			*js = schema ? schema : &empty;
+	} else if (strcmp(t, "json_schema") == 0) {
+		const struct ob_json *w = non_null(rf, "json_schema");
+		const struct ob_json *schema = w && w->type == OB_JSON_OBJECT ? non_null(w, "schema") : NULL;
+		*js = schema ? schema : &empty;
+	} else if (*t && strcmp(t, "text") != 0) {
+		snprintf(err, n, "response_format type must be one of \"text\" or \"json_object\", but got: %.200s", t);
+		return 400;
+	}
+	return 0;
+}
+
+int rn_ls_read_grammar(const struct ob_json *root, bool chat, struct rn_ls_req *q, struct rn_request *rq, char *err,
+		       size_t n)
+{
+	const struct ob_json *js = non_null(root, "json_schema");
+	const struct ob_json *g = ob_json_get(root, "grammar");
+	bool has_grammar = g && g->type == OB_JSON_STRING && g->len;
+	int st = 0;
+	if (chat) {
+		const struct ob_json *tools = ob_json_get(root, "tools");
+		const struct ob_json *choice = ob_json_get(root, "tool_choice");
+		if (js && has_grammar) {
+			snprintf(err, n, "Cannot use both json_schema and grammar");
+			return 400;
+		}
+		if ((st = chat_response_format(root, &js, err, n)))
+			return st;
+		if (g && tools && tools->type == OB_JSON_ARRAY && tools->count &&
+		    !(choice && ob_json_str_eq(choice, "none"))) {
+			snprintf(err, n, "Cannot use custom grammar constraints with tools.");
+			return 400;
+		}
+		if (js)
+			has_grammar = false;
+	}
+	if (js && (chat || !g)) {
+		if (js->type == OB_JSON_OBJECT && js->count == 0) {
+			if (!(q->grammar = strdup(rn_grammar_json))) {
+				snprintf(err, n, "out of memory");
+				return 500;
+			}
+		} else if ((st = rn_structured_schema(js, chat ? "" : "\"json_schema\": ", &q->grammar, err, n)))
+			return st;
+	} else if (has_grammar) {
+		if ((st = rn_structured_check(g->str, g->len, "", err, n)))
+			return st;
+		if (!(q->grammar = strndup(g->str, g->len))) {
+			snprintf(err, n, "out of memory");
+			return 500;
+		}
+	}
+	rq->grammar = q->grammar;
+	rq->grammar_len = q->grammar ? strlen(q->grammar) : 0;
 	return 0;
 }
 
@@ -827,6 +901,8 @@ static void h_completion(struct rn_http_req *r)
 	struct rn_request rq;
 	char err[512];
 	int st = rn_ls_read_params(&s->o, &q, root, &rq, err, sizeof err);
+	if (!st)
+		st = rn_ls_read_grammar(root, false, &q, &rq, err, sizeof err);
 	if (!st)
 		st = rn_ls_read_preserved(rn_runner_tok(s->runner), root, &q, &rq, err, sizeof err);
 	if (!st)
@@ -1195,6 +1271,27 @@ static void ls_jinja_output_parsers(const struct ls_server *s, const struct ob_j
 		p->reasoning = RN_CHATFMT_REASONING_AUTO;
 }
 
+/* Whether the chat asks the model to think, so that a grammar starts after the closing thinking tag: the
+ * template writes that tag (a model that never thinks must not leave the grammar off), and the rendered prompt
+ * ends inside an opened thinking block or chat_template_kwargs.enable_thinking is true (the request's, else
+ * --chat-template-kwargs'), as Ollama sends it for think. */
+static bool asks_thinking(const struct ls_server *s, const struct ob_json *root, const char *prompt, size_t len)
+{
+	enum rn_chatfmt_kind kind =
+		rn_chatfmt_for_request(rn_chatfmt_detect(s->jinja_src, s->jinja_len), s->jinja_src, s->jinja_len, NULL, 0);
+	const char *open, *close;
+	if (!rn_chatfmt_think_tags(kind, &open, &close) || !close || !*close ||
+	    !memmem(s->jinja_src, s->jinja_len, close, strlen(close)))
+		return false;
+	if (prompt && rn_chatfmt_prompt_opens_thinking(kind, prompt, len))
+		return true;
+	const struct ob_json *kw = ob_json_get(root, "chat_template_kwargs");
+	const struct ob_json *et = kw && kw->type == OB_JSON_OBJECT ? ob_json_get(kw, "enable_thinking") : NULL;
+	if (!et && s->kwargs)
+		et = ob_json_get(ob_json_root(s->kwargs), "enable_thinking");
+	return et && et->type == OB_JSON_BOOL && et->boolean;
+}
+
 static void h_chat(struct rn_http_req *r)
 {
 	struct ls_server *s = srv_of(r);
@@ -1209,6 +1306,8 @@ static void h_chat(struct rn_http_req *r)
 	struct rn_request rq;
 	char err[512];
 	int st = rn_ls_read_params(&s->o, &q, root, &rq, err, sizeof err);
+	if (!st)
+		st = rn_ls_read_grammar(root, true, &q, &rq, err, sizeof err);
 	if (!st)
 		st = rn_ls_read_preserved(rn_runner_tok(s->runner), root, &q, &rq, err, sizeof err);
 	char *p = NULL;
@@ -1226,6 +1325,8 @@ static void h_chat(struct rn_http_req *r)
 	}
 	struct rn_infer_parsers parsers;
 	ls_jinja_output_parsers(s, root, p, pl, &parsers);
+	parsers.thinking = parsers.chat_template && parsers.reasoning != RN_CHATFMT_REASONING_NONE &&
+			   asks_thinking(s, root, p, pl);
 	generate(r, &q, &rq, st, err, stream, &chat_face, &state, &parsers);
 	free(p);
 	ob_json_free(doc);

@@ -65,6 +65,7 @@ struct rn_ls_req {
 	size_t n_stops;
 	int32_t *preserved; /* preserved_tokens' ids (malloc'd) */
 	size_t n_preserved;
+	char *grammar;      /* GBNF from grammar / json_schema / response_format (malloc'd), or NULL */
 };
 
 /* Frees what q holds and zeroes it. */
@@ -75,7 +76,7 @@ struct ob_json_doc *rn_ls_parse_body(const char *body, size_t len, const struct 
 
 /* /completion and chat: the sampling fields into rq (rn_request_default first), the stop strings into q
  * (rq->stop points at them), token probabilities (n_probs, or logprobs + top_logprobs; top entries capped at
- * RN_LOGPROB_TOP_MAX). 501 for what orun does not do (grammars, JSON schemas). */
+ * RN_LOGPROB_TOP_MAX). */
 int rn_ls_read_params(const struct rn_ls_opts *o, struct rn_ls_req *q, const struct ob_json *root,
 		      struct rn_request *rq, char *err, size_t n);
 
@@ -84,6 +85,14 @@ int rn_ls_read_params(const struct rn_ls_opts *o, struct rn_ls_req *q, const str
  * detokenizes them with special = true; other texts are ignored, as upstream does. 500 when out of memory. */
 int rn_ls_read_preserved(const struct rn_tok *tok, const struct ob_json *root, struct rn_ls_req *q,
 			 struct rn_request *rq, char *err, size_t n);
+
+/* The output constraint into q->grammar (rq->grammar points at it), as upstream reads it. /completion (chat
+ * false): json_schema (when there is no grammar member; {} is any object) converted, else grammar as GBNF text.
+ * Chat: the same fields, and response_format {"type":"json_object"[,"schema"]} or {"type":"json_schema",
+ * "json_schema":{"schema"}} ("text": none); json_schema with grammar, grammar with tools, or another type is
+ * refused. Returns 0 or 400 (a schema or grammar that does not compile: its message) / 500 with err. */
+int rn_ls_read_grammar(const struct ob_json *root, bool chat, struct rn_ls_req *q, struct rn_request *rq, char *err,
+		       size_t n);
 
 /* /completion's prompt into q->tokens: a string (tokenized with the special tokens parsed, BOS added), an array
  * of ids, or {"prompt_string", "multimodal_data"} (501 when multimodal data is given); 400 when empty. */

@@ -7,9 +7,11 @@
  */
 #include "config.h"
 
+#include <ctype.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <time.h>
 
 #include "base/jsonutil.h"
@@ -341,6 +343,31 @@ static const struct rn_infer_face completion_face = {
 /* ---------------------------------------------------------------------------------------------------- */
 /* request conversion */
 
+/* response_format as Ollama's `format` (a decoded ResponseFormat): type, trimmed and lower-cased,
+ * "json_object" → "json"; "json_schema" → json_schema.schema as it is (null or absent: none); anything else
+ * ("text") → none. strict and name are not read, as Ollama. */
+static void write_format(struct ob_jw *w, const struct ob_json *rf)
+{
+	const struct ob_json *type = rn_dec_get(rf, "type");
+	const char *t = type && type->type == OB_JSON_STRING ? type->str : "";
+	size_t n = type && type->type == OB_JSON_STRING ? type->len : 0;
+	while (n && isspace((unsigned char)*t))
+		t++, n--;
+	while (n && isspace((unsigned char)t[n - 1]))
+		n--;
+	if (n == 11 && strncasecmp(t, "json_object", n) == 0) {
+		ob_jw_key(w, "format");
+		ob_jw_string(w, "json");
+	} else if (n == 11 && strncasecmp(t, "json_schema", n) == 0) {
+		const struct ob_json *js = rn_dec_get(rf, "json_schema");
+		const struct ob_json *schema = js ? rn_dec_get(js, "schema") : NULL;
+		if (schema) {
+			ob_jw_key(w, "format");
+			ob_jw_value(w, schema, false);
+		}
+	}
+}
+
 static const char *think_from_effort(const char *effort, bool *bad)
 {
 	*bad = false;
@@ -645,6 +672,14 @@ void rn_oai_chat(struct rn_http_req *r)
 	else
 		rn_dec_string(&d, root, "reasoning_effort", &effort, NULL);
 	const struct ob_json *rf = rn_dec_object(&d, root, "response_format", "openai.ResponseFormat");
+	if (rf) {
+		struct rn_dec dr = {.go_struct = "ResponseFormat", .prefix = "response_format"};
+		const char *type = NULL;
+		rn_dec_string(&dr, rf, "type", &type, NULL);
+		rn_dec_object(&dr, rf, "json_schema", "openai.JsonSchema");
+		if (dr.failed)
+			rn_dec_fail(&d, "%s", dr.err);
+	}
 	if (bad_request(r, &d, model, model_len)) {
 		ob_json_free(doc);
 		return;
@@ -682,14 +717,8 @@ void rn_oai_chat(struct rn_http_req *r)
 		}
 	}
 	ob_jw_arr_end(&w);
-	if (rf) {
-		const struct ob_json *type = rn_dec_get(rf, "type");
-		if (type && type->type == OB_JSON_STRING &&
-		    (strcasecmp(type->str, "json_object") == 0 || strcasecmp(type->str, "json_schema") == 0)) {
-			ob_jw_key(&w, "format");
-			ob_jw_string(&w, "json");
-		}
-	}
+	if (rf)
+		write_format(&w, rf);
 	ob_jw_key(&w, "options");
 	ob_jw_obj(&w);
 	write_stop(&w, rn_dec_get(root, "stop"), false, err, sizeof err, &bad);

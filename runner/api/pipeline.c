@@ -5,8 +5,9 @@
  * precedence, think defaults, history truncation, thinking/tool parsing, final metrics). Every step returns
  * STEP_NEXT, STEP_ANSWERED (its reply is out) or STEP_FAILED (status and message in the context, answered once
  * by the face's error formatter); the context (struct rn_infer) owns what the steps allocate and
- * infer_free releases it. Output is shaped only by the face's formatter table. Not supported yet, with clear
- * errors: `format`, images (no vision engine).
+ * infer_free releases it. Output is shaped only by the face's formatter table. `format` becomes the request's
+ * grammar (runner/api/structured.h), switched on after the closing thinking tag when the model thinks. Not
+ * supported yet, with a clear error: images (no vision engine).
  */
 #include "config.h"
 
@@ -25,6 +26,7 @@
 #include "runner/api/jinja_chat.h"
 #include "runner/api/pipeline.h"
 #include "runner/api/stored_model.h"
+#include "runner/api/structured.h"
 #include "runner/chatfmt/chatfmt.h"
 #include "runner/server/stream.h"
 #include "runner/tokenizer/tokenizer.h"
@@ -48,6 +50,9 @@ struct infer_in {
 	int64_t top_logprobs;
 	int64_t keep_alive;
 	const struct ob_json *opts, *tools, *messages, *context;
+	const struct ob_json *format; /* NULL: absent or null */
+	const char *body;             /* the raw body, for format's raw bytes: valid during rn_infer_run only */
+	size_t body_len;
 	const char *prompt, *suffix, *system, *tmpl;
 	struct think_val think;
 	struct mf_tpl_messages *msgs; /* the chat's messages, converted (owned) */
@@ -74,6 +79,9 @@ struct rn_infer {
 	bool use_tools;
 	struct rn_tools tools;
 	struct rn_chatfmt *cf; /* a Jinja-template model's output parser (replaces think and tools) */
+	enum rn_chatfmt_kind cf_kind;
+	char *grammar;             /* the request's GBNF (format, response_format, grammar, json_schema), or NULL */
+	const char *grammar_after; /* the closing thinking tag that switches it on (static or sm's), or NULL */
 	char *prompt;
 	size_t prompt_len;
 	int32_t *tokens;
@@ -113,6 +121,7 @@ static void infer_free(struct rn_infer *I)
 	if (I->use_tools)
 		rn_tools_free(&I->tools);
 	rn_chatfmt_free(I->cf);
+	free(I->grammar);
 	rn_tool_calls_free(I->calls, I->n_calls);
 	ob_buf_free(&I->acc_content);
 	ob_buf_free(&I->acc_thinking);
@@ -903,11 +912,6 @@ static int chat_prompt(struct rn_infer *I, const struct msg_list *msgs, const st
 /* ---------------------------------------------------------------------------------------------------- */
 /* request checks */
 
-static bool json_is_empty_format(const struct ob_json *f)
-{
-	return !f || f->type == OB_JSON_NULL || (f->type == OB_JSON_STRING && f->len == 0);
-}
-
 static int images_present(const struct ob_json *root, bool chat)
 {
 	if (chat) {
@@ -982,6 +986,9 @@ static int step_decode(struct rn_infer *I, const char *body, size_t len)
 	if (!I->doc)
 		return fail(I, 400, "%s", d.err);
 	const struct ob_json *root = in->root;
+	in->body = body;
+	in->body_len = len;
+	in->format = rn_dec_get(root, "format");
 	in->model = "";
 	rn_dec_string(&d, root, "model", &in->model, &in->model_len);
 	in->stream = true;
@@ -1094,8 +1101,8 @@ static int step_resolve(struct rn_infer *I)
 	return STEP_NEXT;
 }
 
-/* options: the defaults, the model's params layer, the request's options; then what orun does not do yet,
- * said plainly. */
+/* options: the defaults, the model's params layer, the request's options; then what orun does not do yet
+ * (images), said plainly. */
 static int step_options(struct rn_infer *I)
 {
 	struct infer_in *in = &I->in;
@@ -1113,8 +1120,6 @@ static int step_options(struct rn_infer *I)
 	if (rc != MF_OK)
 		return fail(I, me.http_status ? me.http_status : 500, "%s", me.msg);
 
-	if (!json_is_empty_format(rn_dec_get(in->root, "format")))
-		return fail(I, 400, "format (JSON mode and JSON schema output) is not supported by orun yet");
 	if (images_present(in->root, I->kind == RN_INF_CHAT)) {
 		enum rn_cap v = RN_CAP_VISION;
 		char err[1024];
@@ -1410,6 +1415,7 @@ static int start_chatfmt(struct rn_infer *I, const char *src, size_t len, const 
 	}
 	enum rn_chatfmt_kind kind = rn_chatfmt_for_request(rn_chatfmt_detect(src, len), src, len, names, k);
 	free(names);
+	I->cf_kind = kind;
 	struct rn_chatfmt_opts o = {
 		.parse_tools = parse_tools && k > 0,
 		.reasoning = reasoning,
@@ -1454,12 +1460,31 @@ static int init_parsers(struct rn_infer *I)
 	return STEP_NEXT;
 }
 
+/* The text after which the request's grammar applies: with thinking on, the thinking parser's closing tag, so
+ * that the model thinks freely and the answer is constrained within the one request (Ollama cancels at the
+ * first answer token and starts again with the thinking as a prefill, one more prompt evaluation). NULL: from
+ * the first token (think false, a model that does not think, a prompt that already closed the thinking). */
+static const char *grammar_trigger(const struct rn_infer *I, bool thinking)
+{
+	const char *open, *close = NULL;
+	if (!thinking)
+		return NULL;
+	if (I->use_think)
+		close = I->sm->think_close;
+	else if (!I->cf || !rn_chatfmt_think_tags(I->cf_kind, &open, &close))
+		return NULL;
+	return close && *close && !prompt_ends_with(I, close) ? close : NULL;
+}
+
 /* Queues the job for I->tokens (rq: the rest of the request) and, for a streamed answer, makes its writer and
  * (unless the connection's thread formats, runner/README.md) hands the job's events to the engine-thread sink. */
 static int submit(struct rn_infer *I, struct rn_request *rq)
 {
 	rq->prompt = I->tokens;
 	rq->n_prompt = I->n_tokens;
+	rq->grammar = I->grammar;
+	rq->grammar_len = I->grammar ? strlen(I->grammar) : 0;
+	rq->grammar_after = I->grammar ? I->grammar_after : NULL;
 	if (I->stream && !(I->w = rn_stream_new(I->r)))
 		return fail(I, 500, "out of memory");
 	struct rn_sched_error se = {0};
@@ -1473,11 +1498,17 @@ static int submit(struct rn_infer *I, struct rn_request *rq)
 	return STEP_NEXT;
 }
 
-/* submit: the parsers, the prompt's ids, the sampling options, the job. */
+/* submit: the parsers, the grammar of `format` (its errors come here, after rendering, as Ollama's come from
+ * its runner), the prompt's ids, the sampling options, the job. */
 static int step_submit(struct rn_infer *I)
 {
 	if (init_parsers(I) != STEP_NEXT)
 		return STEP_FAILED;
+	char err[RN_STRUCTURED_ERR_MAX];
+	int st = rn_structured_ollama_format(I->in.body, I->in.body_len, I->in.format, &I->grammar, err, sizeof err);
+	if (st)
+		return fail(I, st, "%s", err);
+	I->grammar_after = grammar_trigger(I, I->in.think.on);
 	if (!I->tokens && tokenize(I, I->prompt, I->prompt_len, &I->tokens, &I->n_tokens) < 0)
 		return STEP_FAILED;
 	if (I->n_tokens == 0)
@@ -1591,6 +1622,12 @@ void rn_infer_tokens(struct rn_http_req *r, struct rn_api *api, struct rn_runner
 		I->had_tools = parsers->tools && parsers->tools->type == OB_JSON_ARRAY && parsers->tools->count;
 		rc = start_chatfmt(I, parsers->chat_template, parsers->chat_template_len, parsers->tools, I->had_tools,
 				   parsers->reasoning);
+	}
+	if (rc == STEP_NEXT && rq->grammar) {
+		I->grammar = strndup(rq->grammar, rq->grammar_len);
+		I->grammar_after = parsers ? grammar_trigger(I, parsers->thinking) : NULL;
+		if (!I->grammar)
+			rc = fail(I, 500, "out of memory");
 	}
 	I->prompt = NULL;
 	I->prompt_len = 0;

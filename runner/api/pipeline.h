@@ -122,11 +122,13 @@ struct rn_infer_parsers {
 	size_t prompt_len;
 	const struct ob_json *tools;
 	int reasoning;
+	bool thinking; /* the model is asked to think: a grammar (rq->grammar) applies after the format's closing
+			* thinking tag */
 };
 
 /* Runs the submit and stream steps for a prompt the face tokenized itself, on a runner the caller holds (not
- * released here): rq gives sampling, limits and stop strings (its prompt is set here; the scheduler copies
- * what it keeps). Takes over tokens (malloc'd). model: the name to echo (copied). parsers: NULL for the text
+ * released here): rq gives sampling, limits, stop strings and grammar (its prompt is set here; the grammar text
+ * is copied, the scheduler copies the rest of what it keeps). Takes over tokens (malloc'd). model: the name to echo (copied). parsers: NULL for the text
  * as generated. */
 void rn_infer_tokens(struct rn_http_req *r, struct rn_api *api, struct rn_runner *runner, struct rn_request *rq,
 		     int32_t *tokens, size_t n_tokens, bool stream, const char *model, const struct rn_infer_face *face,

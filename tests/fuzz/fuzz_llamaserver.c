@@ -108,7 +108,12 @@ static void completion(const struct rn_ls_opts *o, const struct ob_json *root, b
 				die("a missing stop string");
 		if (rq.logprobs && (rq.top_logprobs < 0 || rq.top_logprobs > RN_LOGPROB_TOP_MAX))
 			die("top_logprobs out of range");
-		st = rn_ls_read_preserved(tok, root, &q, &rq, err, sizeof err);
+		st = rn_ls_read_grammar(root, chat, &q, &rq, err, sizeof err);
+		check_refusal(st, err);
+		if (!st && (rq.grammar != q.grammar || (q.grammar && rq.grammar_len != strlen(q.grammar))))
+			die("the request's grammar is not q's");
+		if (!st)
+			st = rn_ls_read_preserved(tok, root, &q, &rq, err, sizeof err);
 		check_refusal(st, err);
 		if (!st && (rq.n_preserved != q.n_preserved || q.n_preserved > RN_ENGINE_MAX_PRESERVED))
 			die("the request's preserved tokens are not q's");

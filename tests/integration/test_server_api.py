@@ -3,7 +3,7 @@ qwen2 model (Qwen2.5-Coder-0.5B-Instruct Q4_K_M) created through the API in a te
 
 Covers: /, /api/version, blobs, create (streamed statuses), list, show, chat (streamed and not), generate,
 ps, keep_alive unload, copy, delete, the OpenAI chat endpoint (streamed and not), /metrics, the seeds'
-requests, Go-style request errors, and what orun refuses clearly (format, thinking on a non-thinking model,
+requests, Go-style request errors (a bad format), and what orun refuses clearly (thinking on a non-thinking model,
 embeddings on a chat model). Token counts are kept small: the CPU engine runs on a shared 2-core machine.
 """
 import json
@@ -248,8 +248,9 @@ def test_request_errors(served):
                                              "think": "extreme"})
     assert r.status_code == 400 and "invalid think value" in r.json()["error"]
     r = requests.post(b + "/api/chat", json={"model": "qwen2", "messages": [{"role": "user", "content": "x"}],
-                                             "format": "json"})
-    assert r.status_code == 400 and "format" in r.json()["error"] and "not supported" in r.json()["error"]
+                                             "format": "yaml"})
+    assert r.status_code == 500 and r.json() == {
+        "error": 'invalid format: "\\"yaml\\""; expected "json" or a valid JSON Schema object'}
     r = requests.post(b + "/api/generate", json={"model": "qwen2", "prompt": "x", "raw": True, "system": "s"})
     assert r.status_code == 400 and r.json() == {"error": "raw mode does not support template, system, or context"}
     r = requests.post(b + "/api/embed", json={"model": "qwen2", "input": "hello"})

@@ -16,6 +16,9 @@ TESTS += tests/server/test_ls_flags
 check_PROGRAMS += tests/server/test_jinja_chat
 tests_server_test_jinja_chat_LDADD = $(TEST_LDADD)
 TESTS += tests/server/test_jinja_chat
+check_PROGRAMS += tests/server/test_structured
+tests_server_test_structured_LDADD = $(TEST_LDADD)
+TESTS += tests/server/test_structured
 endif
 # Fuzz targets for the server's parsers (tests/fuzz/README.md): `make check` replays each corpus; with
 # `./configure CC=clang --enable-fuzzing` the libFuzzer binaries are built too. fuzz_manifest reads stored
