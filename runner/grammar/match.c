@@ -236,6 +236,13 @@ static bool step_byte(struct rn_grammar_state *s, const struct pos *in, uint8_t 
 	} else {
 		if ((b & 0xC0) != 0x80)
 			return false;
+		/* the second byte of a 3- or 4-byte sequence: no overlong forms, no surrogates, nothing past U+10FFFF
+		 * (a 4-byte sequence's third byte has in->cp >= 0x10, a 3-byte one's second in->cp <= 0xF) */
+		if (in->need == 2 && in->cp <= 0xF &&
+		    ((in->cp == 0x0 && b < 0xA0) || (in->cp == 0xD && b >= 0xA0)))
+			return false;
+		if (in->need == 3 && ((in->cp == 0 && b < 0x90) || (in->cp == 4 && b >= 0x90)))
+			return false;
 		cp = in->cp << 6 | (b & 0x3Fu);
 		need = in->need - 1;
 		if (need == 0) {
@@ -246,6 +253,18 @@ static bool step_byte(struct rn_grammar_state *s, const struct pos *in, uint8_t 
 		}
 	}
 	uint32_t lo = cp << (6 * need), hi = lo | ((1u << (6 * need)) - 1);
+	if (in->need == 0) { /* a lead byte: only the code points its sequence can really encode */
+		if (need == 2 && lo < 0x800)
+			lo = 0x800;
+		if (need == 2 && cp == 0xD)
+			hi = 0xD7FF;
+		if (need == 3 && lo < 0x10000)
+			lo = 0x10000;
+		if (hi > 0x10FFFF)
+			hi = 0x10FFFF;
+		if (lo > hi)
+			return false;
+	}
 	if (!set_may_take(s, in, lo, hi))
 		return false;
 	*out = *in;

@@ -251,6 +251,27 @@ static void test_matcher(void)
 	rn_grammar_state_free(st);
 	rn_grammar_free(g);
 
+	/* only shortest-form UTF-8: an overlong spelling of ASCII (SmolLM2's byte tokens could write "f" as
+	 * E0 81 A6), a surrogate or a code point past U+10FFFF is refused, and so is a lead byte whose every
+	 * real continuation the grammar rejects (else a byte token could lead into a dead end) */
+	g = compile("root ::= \"false\"\n", &err);
+	CHECKF(g != NULL, "%s", err.msg);
+	if (g) {
+		CHECK(!matches(g, "\xe0\x81\xa6" "alse", 7, true));
+		CHECK(!matches(g, "\xc1\xa6" "alse", 6, true));
+		CHECK(!matches(g, "\xf0\x80\x81\xa6" "alse", 8, true));
+		CHECK(!matches(g, "\xe0", 1, false));
+		CHECK(!matches(g, "\xf0", 1, false));
+		CHECK(matches(g, "false", 5, true));
+	}
+	rn_grammar_free(g);
+	CHECK(gmatch("root ::= [^a]\n", "\xe0\xa0\x80"));        /* U+0800, the first 3-byte code point */
+	CHECK(!gmatch("root ::= [^a]\n", "\xed\xa0\x80"));       /* U+D800, a surrogate */
+	CHECK(gmatch("root ::= [^a]\n", "\xed\x9f\xbf"));        /* U+D7FF */
+	CHECK(gmatch("root ::= [^a]\n", "\xf4\x8f\xbf\xbf"));   /* U+10FFFF */
+	CHECK(!gmatch("root ::= [^a]\n", "\xf4\x90\x80\x80"));  /* past U+10FFFF */
+	CHECK(gmatch("root ::= [^a]\n", "\xf0\x90\x80\x80"));   /* U+10000 */
+
 	/* an ambiguous grammar: the stacks are capped, never a hang */
 	g = compile("root ::= x*\nx ::= \"a\" | \"a\" \"a\" | \"a\" y\ny ::= \"a\"*\n", &err);
 	CHECKF(g != NULL, "%s", err.msg);
