@@ -27,6 +27,7 @@ EXTRA_DIST += tests/integration/test_server_hardening_http.py tests/integration/
 EXTRA_DIST += tests/integration/jinja_golden.py tests/integration/test_server_jinja.py \
 	tests/integration/test_llamaserver_jinja.py
 EXTRA_DIST += tests/integration/test_server_logprobs.py
+EXTRA_DIST += tests/integration/test_cli_interactive.py
 
 check_PROGRAMS += tests/test_backend
 tests_test_backend_LDADD = $(TEST_LDADD)
