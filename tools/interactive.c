@@ -603,16 +603,16 @@ static void display(struct wrap *w, const char *s, size_t n, bool wordwrap)
 				w->line_len = cw;
 				continue;
 			}
+			if (r == ' ' || r == '\t') { /* the space becomes the line break */
+				fputs("\n", stdout);
+				wrap_reset(w);
+				continue;
+			}
 			/* move the word begun on this line to the next one */
 			if (ww > 0)
 				printf(ESC "[%zuD", ww);
 			fputs(CLEAR_TO_EOL "\n", stdout);
 			fwrite(w->word.p ? w->word.p : "", 1, w->word.len, stdout);
-			if (r == ' ' || r == '\t') {
-				w->line_len = ww;
-				w->word.len = 0;
-				continue;
-			}
 			fwrite(ch, 1, k, stdout);
 			w->line_len = ww + cw;
 			if (!ob_buf_append(&w->word, ch, k))
