@@ -6,6 +6,7 @@ terminal width, checked on the screen as a terminal would draw it.
 """
 import os
 import re
+import time
 
 import pexpect
 import pytest
@@ -249,3 +250,141 @@ def test_word_wrap_at_the_terminal_width(run):
         child.send("/bye\r")
         child.expect(pexpect.EOF)
     assert words[True] == words[False], (" ".join(words[True]), " ".join(words[False]))
+
+
+# ------------------------------------------------------------------------------------------------------------
+# Against a scripted Ollama-compatible server: what the session sends, the thinking display, and the
+# disconnect that Ctrl-C makes.
+
+class FakeOllama:
+    """A tiny Ollama API (HEAD /, /api/show, /api/generate, /api/chat, /api/create) that records the bodies
+    it gets; /api/chat streams thinking, then content, and with "slow" in the last message one line every
+    0.1 s for a minute, noting when the client went away."""
+
+    def __init__(self):
+        import http.server
+        import json
+        import threading
+
+        fake = self
+        self.bodies = []
+        self.disconnected = threading.Event()
+
+        class Handler(http.server.BaseHTTPRequestHandler):
+            protocol_version = "HTTP/1.1"
+
+            def log_message(self, *a):
+                pass
+
+            def do_HEAD(self):
+                self.send_response(200)
+                self.send_header("Content-Length", "0")
+                self.end_headers()
+
+            def reply(self, lines):
+                self.send_response(200)
+                self.send_header("Content-Type", "application/x-ndjson")
+                self.send_header("Transfer-Encoding", "chunked")
+                self.end_headers()
+                for obj in lines:
+                    data = (json.dumps(obj) + "\n").encode()
+                    self.wfile.write(b"%x\r\n%s\r\n" % (len(data), data))
+                    self.wfile.flush()
+                self.wfile.write(b"0\r\n\r\n")
+
+            def do_POST(self):
+                body = json.loads(self.rfile.read(int(self.headers["Content-Length"])) or b"{}")
+                fake.bodies.append((self.path, body))
+                if self.path == "/api/show":
+                    self.reply([{"capabilities": ["completion", "thinking"], "details": {}, "template": "T",
+                                 "modelfile": "FROM x", "parameters": ""}])
+                elif self.path == "/api/chat":
+                    msg = lambda **kw: {"message": {"role": "assistant", **kw}, "done": False}
+                    if "slow" in body["messages"][-1]["content"]:
+                        def slowly():
+                            for i in range(600):
+                                time.sleep(0.1)
+                                yield msg(content=f"{i} ")
+                        try:
+                            self.reply(slowly())
+                        except OSError:
+                            fake.disconnected.set()
+                        return
+                    self.reply([msg(thinking="Let me think."), msg(content="The answer."),
+                                {"message": {"role": "assistant", "content": ""}, "done": True}])
+                else:
+                    self.reply([{"done": True, "status": "success"}])
+
+        self.httpd = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.port = self.httpd.server_address[1]
+        threading.Thread(target=self.httpd.serve_forever, daemon=True).start()
+
+    def sent(self, path):
+        return [b for p, b in self.bodies if p == path]
+
+
+@pytest.fixture
+def fake_run(orun_bin, tmp_path):
+    fake = FakeOllama()
+    children = []
+
+    def start(*flags):
+        env = dict(os.environ, OLLAMA_HOST=f"127.0.0.1:{fake.port}", HOME=str(tmp_path), TERM="xterm-256color")
+        child = pexpect.spawn(orun_bin, ["run", "m", *flags], env=env, dimensions=(40, 100), encoding="utf-8",
+                              timeout=60)
+        children.append(child)
+        child.expect_exact(PROMPT)
+        return child
+
+    start.fake = fake
+    yield start
+    for c in children:
+        if c.isalive():
+            c.terminate(force=True)
+    fake.httpd.shutdown()
+
+
+def test_thinking_display_and_requests(fake_run):
+    child = fake_run()
+    fake = fake_run.fake
+    assert fake.sent("/api/generate")[0].get("think") is True  # a thinking model thinks unless told not to
+    child.send("Hi\r")
+    child.expect_exact(PROMPT)
+    assert "Thinking...\r\nLet me think.\r\n...done thinking.\r\n\r\nThe answer.\r\n\r\n" in ANSI.sub("", child.before)
+    assert fake.sent("/api/chat")[-1]["think"] is True
+    command(child, "/set nothink", "Set 'nothink' mode.")
+    command(child, "/set think high", "Set 'think' mode to 'high'.")
+    command(child, "/set format json", "Set format")
+    command(child, "/set parameter temperature 0.25", "Set parameter")
+    command(child, "/set system Be brief.", "Set system message.")
+    command(child, "Again", "The answer.")
+    chat = fake.sent("/api/chat")[-1]
+    assert chat["think"] == "high" and chat["format"] == "json" and chat["options"] == {"temperature": 0.25}
+    assert [(m["role"], m["content"]) for m in chat["messages"]] == [
+        ("user", "Hi"), ("assistant", "The answer."), ("system", "Be brief."), ("user", "Again")]
+    assert chat["messages"][1]["thinking"] == "Let me think."
+    command(child, "/save mine", "Created new model 'mine'")
+    create = fake.sent("/api/create")[-1]
+    assert create["model"] == "mine" and create["from"] == "m" and create["system"] == "Be brief."
+    assert create["parameters"] == {"temperature": 0.25} and len(create["messages"]) == 5
+
+
+def test_hidethinking(fake_run):
+    child = fake_run("--hidethinking")
+    child.send("Hi\r")
+    child.expect_exact(PROMPT)
+    assert "The answer." in child.before
+    assert "Thinking" not in child.before and "Let me think" not in child.before
+
+
+def test_ctrl_c_closes_the_connection_and_keeps_the_conversation(fake_run):
+    child = fake_run()
+    fake = fake_run.fake
+    child.send("slow please\r")
+    child.expect(r"\d+ \d+ \d+ ")
+    child.send("\x03")
+    child.expect_exact(PROMPT)
+    assert fake.disconnected.wait(30), "the server did not see the client go away"
+    command(child, "Next", "The answer.")
+    msgs = fake.sent("/api/chat")[-1]["messages"]
+    assert [(m["role"], m["content"]) for m in msgs] == [("user", "slow please"), ("user", "Next")]
