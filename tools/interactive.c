@@ -11,6 +11,7 @@
 #include <errno.h>
 #include <limits.h>
 #include <poll.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -19,6 +20,7 @@
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <termios.h>
+#include <time.h>
 #include <unistd.h>
 #include <wchar.h>
 
@@ -102,6 +104,63 @@ static void on_sigint(int sig)
 	struct client *c = g_client;
 	if (c && c->sock >= 0)
 		shutdown(c->sock, SHUT_RDWR);
+}
+
+/* ---------------------------------------------------------------------------------------------------- */
+/* Ollama's spinner on stderr while a request waits for its first line */
+
+struct spinner {
+	pthread_t thread;
+	pthread_mutex_t mu;
+	pthread_cond_t cv;
+	bool running, stop;
+};
+
+static void *spinner_main(void *arg)
+{
+	static const char *const frames[] = {"⠋", "⠙", "⠹", "⠸", "⠼", "⠴", "⠦", "⠧", "⠇", "⠏"};
+	struct spinner *sp = arg;
+	pthread_mutex_lock(&sp->mu);
+	for (size_t i = 0; !sp->stop; i = (i + 1) % 10) {
+		fprintf(stderr, ESC "[?25l" ESC "[1G%s " CLEAR_TO_EOL ESC "[?25h", frames[i]);
+		fflush(stderr);
+		struct timespec until;
+		clock_gettime(CLOCK_REALTIME, &until);
+		until.tv_nsec += 100 * 1000 * 1000;
+		if (until.tv_nsec >= 1000000000L) {
+			until.tv_sec++;
+			until.tv_nsec -= 1000000000L;
+		}
+		while (!sp->stop && pthread_cond_timedwait(&sp->cv, &sp->mu, &until) == 0)
+			;
+	}
+	pthread_mutex_unlock(&sp->mu);
+	return NULL;
+}
+
+static void spinner_start(struct spinner *sp)
+{
+	sp->stop = false;
+	pthread_mutex_init(&sp->mu, NULL);
+	pthread_cond_init(&sp->cv, NULL);
+	sp->running = pthread_create(&sp->thread, NULL, spinner_main, sp) == 0;
+}
+
+/* Stops the spinner and clears its line (StopAndClear); a stopped spinner is left alone. */
+static void spinner_stop(struct spinner *sp)
+{
+	if (!sp->running)
+		return;
+	pthread_mutex_lock(&sp->mu);
+	sp->stop = true;
+	pthread_cond_signal(&sp->cv);
+	pthread_mutex_unlock(&sp->mu);
+	pthread_join(sp->thread, NULL);
+	pthread_mutex_destroy(&sp->mu);
+	pthread_cond_destroy(&sp->cv);
+	sp->running = false;
+	fputs(ESC "[2K" ESC "[1G", stderr);
+	fflush(stderr);
 }
 
 /* ---------------------------------------------------------------------------------------------------- */
@@ -635,6 +694,7 @@ static void display(struct wrap *w, const char *s, size_t n, bool wordwrap)
 
 struct turn {
 	struct session *s;
+	struct spinner *spin;
 	struct wrap wr;
 	bool thinking_open;
 	struct ob_buf content, thinking;
@@ -666,6 +726,9 @@ static int on_chat_line(void *ctx, const char *line, size_t n)
 	const struct ob_json *content = msg ? ob_json_get(msg, "content") : NULL;
 	const struct ob_json *thinking = msg ? ob_json_get(msg, "thinking") : NULL;
 	const struct ob_json *calls = msg ? ob_json_get(msg, "tool_calls") : NULL;
+	bool has_content = content && content->type == OB_JSON_STRING && content->len;
+	if (has_content || !t->s->hide_thinking)
+		spinner_stop(t->spin);
 	if (role && role->type == OB_JSON_STRING && role->len && role->len < sizeof t->role)
 		memcpy(t->role, role->str, role->len + 1);
 	if (thinking && thinking->type == OB_JSON_STRING && thinking->len) {
@@ -678,7 +741,6 @@ static int on_chat_line(void *ctx, const char *line, size_t n)
 			display(&t->wr, thinking->str, thinking->len, t->s->wordwrap);
 		}
 	}
-	bool has_content = content && content->type == OB_JSON_STRING && content->len;
 	if (t->thinking_open && (has_content || (calls && calls->type == OB_JSON_ARRAY && calls->count)))
 		close_thinking(t);
 	if (has_content) {
@@ -750,15 +812,17 @@ static bool echo_off(struct termios *saved)
 	return tcsetattr(STDIN_FILENO, TCSANOW, &t) == 0;
 }
 
-/* Streams one POST with Ctrl-C armed: 0 done, 1 cancelled by Ctrl-C, -1 failed (c->err). */
+/* Streams one POST with Ctrl-C armed and the spinner turning until on_line stops it: 0 done, 1 cancelled by Ctrl-C, -1 failed (c->err). */
 static int stream_cancellable(struct session *s, const char *path, const char *body,
-			      int (*on_line)(void *, const char *, size_t), void *ctx)
+			      int (*on_line)(void *, const char *, size_t), void *ctx, struct spinner *spin)
 {
 	struct termios saved;
 	bool restore = echo_off(&saved);
 	g_cancel = 0;
 	g_client = s->c;
+	spinner_start(spin);
 	int rc = client_stream(s->c, "POST", path, body, strlen(body), on_line, ctx);
+	spinner_stop(spin);
 	g_client = NULL;
 	bool cancelled = g_cancel != 0;
 	g_cancel = 0;
@@ -780,12 +844,13 @@ static int chat(struct session *s)
 		snprintf(s->c->err, sizeof s->c->err, "out of memory");
 		return -1;
 	}
-	struct turn t = {.s = s};
+	struct spinner spin = {0};
+	struct turn t = {.s = s, .spin = &spin};
 	snprintf(t.role, sizeof t.role, "assistant");
 	ob_buf_init(&t.content, IA_MAX_REPLY);
 	ob_buf_init(&t.thinking, IA_MAX_REPLY);
 	ob_buf_init(&t.wr.word, IA_WORD_MAX);
-	int rc = stream_cancellable(s, "/api/chat", body, on_chat_line, &t);
+	int rc = stream_cancellable(s, "/api/chat", body, on_chat_line, &t, &spin);
 	free(body);
 	if (t.thinking_open)
 		fputs(COLOR_DEFAULT, stdout);
@@ -900,7 +965,8 @@ static int load_model(struct session *s)
 		snprintf(s->c->err, sizeof s->c->err, "out of memory");
 		return -1;
 	}
-	int rc = stream_cancellable(s, "/api/generate", body, ignore_line, NULL);
+	struct spinner spin = {0};
+	int rc = stream_cancellable(s, "/api/generate", body, ignore_line, NULL, &spin);
 	free(body);
 	return rc;
 }

@@ -64,7 +64,8 @@ def command(child, line, expect):
 
 def screen(raw, cols):
     """The lines a terminal `cols` wide without auto-wrap shows for raw output: printable text, CR, LF,
-    ESC[nD (cursor left) and ESC[K (clear to the end of the line); other escape sequences are ignored."""
+    ESC[nD (cursor left), ESC[nG (column n), ESC[K (clear to the end of the line) and ESC[2K (clear the
+    line); other escape sequences are ignored."""
     lines, row, col = [[]], 0, 0
     i = 0
     while i < len(raw):
@@ -73,8 +74,12 @@ def screen(raw, cols):
             seq = m.group(0)
             if seq.endswith("D"):
                 col = max(0, col - int(seq[2:-1] or 1))
+            elif seq.endswith("G"):
+                col = int(seq[2:-1] or 1) - 1
             elif seq == "\x1b[K":
                 del lines[row][col:]
+            elif seq == "\x1b[2K":
+                lines[row] = []
             i = m.end()
             continue
         ch = raw[i]
