@@ -566,10 +566,11 @@ static int editor_open(struct session *s)
 	el_set(s->el, EL_GETCFN, getc_fn);
 	/* Ctrl-C is a key while editing (no SIGINT), so that it can end the line as Ollama's CharInterrupt */
 	el_set(s->el, EL_SETTY, "-d", "-isig", NULL);
-	el_set(s->el, EL_ADDFN, "orun-interrupt", "Interrupt the line", key_interrupt);
-	el_set(s->el, EL_ADDFN, "orun-delete", "Delete the character under the cursor or exit", key_delete);
-	el_set(s->el, EL_ADDFN, "orun-paste-start", "Bracketed paste begins", key_paste_start);
-	el_set(s->el, EL_ADDFN, "orun-paste-end", "Bracketed paste ends", key_paste_end);
+	/* el_wset with static wide names: el_set's converted copies of them are never freed by libedit */
+	el_wset(s->el, EL_ADDFN, L"orun-interrupt", L"Interrupt the line", key_interrupt);
+	el_wset(s->el, EL_ADDFN, L"orun-delete", L"Delete the character under the cursor or exit", key_delete);
+	el_wset(s->el, EL_ADDFN, L"orun-paste-start", L"Bracketed paste begins", key_paste_start);
+	el_wset(s->el, EL_ADDFN, L"orun-paste-end", L"Bracketed paste ends", key_paste_end);
 	el_set(s->el, EL_BIND, "^C", "orun-interrupt", NULL);
 	el_set(s->el, EL_BIND, "^D", "orun-delete", NULL);
 	el_set(s->el, EL_BIND, "\\e[200~", "orun-paste-start", NULL);
