@@ -1101,22 +1101,21 @@ static enum ia_next do_set(struct session *s, char **a, size_t n, struct ob_buf 
 		return IA_NEXT_READ;
 	}
 	const char *what = a[1];
+	/* the switches that say "Set '<word>' mode." */
+	static const struct {
+		const char *word;
+		bool wordwrap, value; /* which switch (wordwrap, else verbose) and its new value */
+	} modes[] = {{"wordwrap", true, true}, {"nowordwrap", true, false}, {"verbose", false, true}, {"quiet", false, false}};
+	for (size_t i = 0; i < sizeof modes / sizeof modes[0]; i++)
+		if (!strcmp(what, modes[i].word)) {
+			*(modes[i].wordwrap ? &s->wordwrap : &s->verbose) = modes[i].value;
+			printf("Set '%s' mode.\n", what);
+			return IA_NEXT_READ;
+		}
 	if (!strcmp(what, "history")) {
 		s->hist_enabled = true;
 	} else if (!strcmp(what, "nohistory")) {
 		s->hist_enabled = false;
-	} else if (!strcmp(what, "wordwrap")) {
-		s->wordwrap = true;
-		printf("Set 'wordwrap' mode.\n");
-	} else if (!strcmp(what, "nowordwrap")) {
-		s->wordwrap = false;
-		printf("Set 'nowordwrap' mode.\n");
-	} else if (!strcmp(what, "verbose")) {
-		s->verbose = true;
-		printf("Set 'verbose' mode.\n");
-	} else if (!strcmp(what, "quiet")) {
-		s->verbose = false;
-		printf("Set 'quiet' mode.\n");
 	} else if (!strcmp(what, "think")) {
 		set_str(&s->think, n > 2 ? a[2] : "true");
 		s->think_explicit = true;

@@ -316,7 +316,8 @@ class FakeOllama:
                             fake.disconnected.set()
                         return
                     self.reply([msg(thinking="Let me think."), msg(content="The answer."),
-                                {"message": {"role": "assistant", "content": ""}, "done": True}])
+                                {"message": {"role": "assistant", "content": ""}, "done": True,
+                                 "total_duration": 5000000, "eval_count": 3, "eval_duration": 3000000}])
                 else:
                     self.reply([{"done": True, "status": "success"}])
 
@@ -372,6 +373,16 @@ def test_thinking_display_and_requests(fake_run):
     create = fake.sent("/api/create")[-1]
     assert create["model"] == "mine" and create["from"] == "m" and create["system"] == "Be brief."
     assert create["parameters"] == {"temperature": 0.25} and len(create["messages"]) == 5
+
+
+def test_verbose_stats(fake_run):
+    child = fake_run()
+    command(child, "/set verbose", "Set 'verbose' mode.")
+    out = command(child, "Hi", "The answer.")
+    assert "total duration:       5ms" in out and "eval count:           3 token(s)" in out
+    command(child, "/set quiet", "Set 'quiet' mode.")
+    out = command(child, "Hi", "The answer.")
+    assert "eval count" not in out
 
 
 def test_hidethinking(fake_run):
