@@ -3,8 +3,8 @@
  * print Ollama's texts, answers stream from /api/chat with Ollama's word wrap and thinking display.
  *
  * Ctrl-C during an answer shuts the connection's socket down from the signal handler, so the server sees the
- * disconnect and frees the slot at once; the conversation is kept. Images and audio (multimodal paths),
- * Ctrl-G (external editor) and Ctrl-J (a newline inside the line) are not done here.
+ * disconnect and frees the slot at once; the conversation is kept. Images and audio (multimodal paths) and
+ * Ctrl-J (a newline inside the line) are not done here.
  */
 #include "config.h"
 
@@ -19,6 +19,7 @@
 #include <sys/ioctl.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <termios.h>
 #include <time.h>
 #include <unistd.h>
@@ -69,7 +70,7 @@ struct ia_param {
 
 enum ia_multiline { IA_ML_NONE, IA_ML_PROMPT, IA_ML_SYSTEM };
 
-enum ia_read { IA_READ_LINE, IA_READ_EOF, IA_READ_INTERRUPT, IA_READ_ERROR };
+enum ia_read { IA_READ_LINE, IA_READ_EOF, IA_READ_INTERRUPT, IA_READ_EDIT, IA_READ_ERROR };
 
 struct session {
 	struct client *c;
@@ -89,6 +90,7 @@ struct session {
 	bool hist_enabled;
 	char hist_path[PATH_MAX];
 	bool use_alt, pasting, interrupted;
+	char *edit; /* the line when Ctrl-G asked for the editor (malloc'd), else NULL */
 };
 
 /* ---------------------------------------------------------------------------------------------------- */
@@ -525,6 +527,17 @@ static unsigned char key_interrupt(EditLine *el, int ch)
 	return CC_EOF;
 }
 
+/* Ctrl-G: ends el_gets with the line kept for the external editor. */
+static unsigned char key_edit(EditLine *el, int ch)
+{
+	struct session *s = session_of(el);
+	const LineInfo *li = el_line(el);
+	free(s->edit);
+	s->edit = strndup(li->buffer, (size_t)(li->lastchar - li->buffer));
+	s->interrupted = true;
+	return CC_EOF;
+}
+
 /* Ctrl-D: deletes the character under the cursor; on an empty line it is EOF (Ollama's CharDelete). */
 static unsigned char key_delete(EditLine *el, int ch)
 {
@@ -571,7 +584,9 @@ static int editor_open(struct session *s)
 	el_wset(s->el, EL_ADDFN, L"orun-delete", L"Delete the character under the cursor or exit", key_delete);
 	el_wset(s->el, EL_ADDFN, L"orun-paste-start", L"Bracketed paste begins", key_paste_start);
 	el_wset(s->el, EL_ADDFN, L"orun-paste-end", L"Bracketed paste ends", key_paste_end);
+	el_wset(s->el, EL_ADDFN, L"orun-edit", L"Compose the prompt in an editor", key_edit);
 	el_set(s->el, EL_BIND, "^C", "orun-interrupt", NULL);
+	el_set(s->el, EL_BIND, "^G", "orun-edit", NULL);
 	el_set(s->el, EL_BIND, "^D", "orun-delete", NULL);
 	el_set(s->el, EL_BIND, "\\e[200~", "orun-paste-start", NULL);
 	el_set(s->el, EL_BIND, "\\e[201~", "orun-paste-end", NULL);
@@ -603,6 +618,12 @@ static enum ia_read read_line(struct session *s, char **out)
 	if (s->interrupted) {
 		s->pasting = false;
 		s->use_alt = false;
+		if (s->edit) {
+			*out = s->edit;
+			s->edit = NULL;
+			fputs("\r" CLEAR_TO_EOL, stdout); /* the line goes to the editor */
+			return IA_READ_EDIT;
+		}
 		return IA_READ_INTERRUPT;
 	}
 	if (!line || n <= 0)
@@ -1034,6 +1055,7 @@ static void usage_shortcuts(void)
 	      "  Ctrl + w            Delete the word before the cursor\n"
 	      "\n"
 	      "  Ctrl + l            Clear the screen\n"
+	      "  Ctrl + g            Open default editor to compose a prompt\n"
 	      "  Ctrl + c            Stop the model from responding\n"
 	      "  Ctrl + d            Exit orun (/bye)\n"
 	      "\n",
@@ -1425,6 +1447,116 @@ static enum ia_next command(struct session *s, const char *line, struct ob_buf *
 }
 
 /* ---------------------------------------------------------------------------------------------------- */
+/* Ctrl-G: the prompt composed in an editor (editInExternalEditor) */
+
+/* exec.LookPath: name itself when it holds a slash, else the first executable PATH entry. */
+static bool on_path(const char *name)
+{
+	if (strchr(name, '/'))
+		return access(name, X_OK) == 0;
+	const char *path = getenv("PATH");
+	char dir[PATH_MAX];
+	for (const char *p = path ? path : ""; *p;) {
+		size_t n = strcspn(p, ":");
+		int k = snprintf(dir, sizeof dir, "%.*s/%s", (int)n, p, name);
+		if (k > 0 && (size_t)k < sizeof dir && access(dir, X_OK) == 0)
+			return true;
+		p += n + (p[n] == ':');
+	}
+	return false;
+}
+
+/* Runs the editor on a temporary file holding text; 0 with *out (malloc'd, trailing newlines cut) or -1
+ * with the message in err. */
+static int edit_in_editor(const char *text, char **out, char *err, size_t cap)
+{
+	const char *editor = getenv("OLLAMA_EDITOR");
+	if (!editor || !*editor)
+		editor = getenv("VISUAL");
+	if (!editor || !*editor)
+		editor = getenv("EDITOR");
+	if (!editor || !*editor)
+		editor = "vi";
+	char *words = strdup(editor);
+	char *argv[IA_MAX_FIELDS + 2];
+	size_t n = words ? fields(words, argv, IA_MAX_FIELDS) : 0;
+	int rc = -1;
+	char path[] = "/tmp/ollama-prompt-XXXXXX.txt";
+	int fd = -1;
+	bool made = false; /* the temporary file exists */
+	if (n == 0) {
+		snprintf(err, cap, "editor %s not found, set OLLAMA_EDITOR to the path of your preferred editor", editor);
+		goto out;
+	}
+	if (!on_path(argv[0])) {
+		snprintf(err, cap, "editor \"%s\" not found, set OLLAMA_EDITOR to the path of your preferred editor",
+			 argv[0]);
+		goto out;
+	}
+	fd = mkstemps(path, 4);
+	made = fd >= 0;
+	if (fd < 0 || write(fd, text, strlen(text)) != (ssize_t)strlen(text)) {
+		snprintf(err, cap, "creating temp file: %s", strerror(errno));
+		goto out;
+	}
+	close(fd);
+	fd = -1;
+	argv[n] = path;
+	argv[n + 1] = NULL;
+	fflush(stdout);
+	pid_t pid = fork();
+	if (pid == 0) {
+		signal(SIGINT, SIG_DFL);
+		execvp(argv[0], argv);
+		_exit(127);
+	}
+	int status = 0;
+	if (pid < 0 || waitpid(pid, &status, 0) < 0 || !WIFEXITED(status) || WEXITSTATUS(status) != 0) {
+		snprintf(err, cap, "editor exited with error: exit status %d", WIFEXITED(status) ? WEXITSTATUS(status) : 1);
+		goto out;
+	}
+	struct ob_buf b;
+	ob_buf_init(&b, IA_MAX_INPUT);
+	if (!ob_buf_read_file(&b, path)) {
+		ob_buf_free(&b);
+		snprintf(err, cap, "reading temp file: %s", strerror(errno));
+		goto out;
+	}
+	while (b.len && b.p[b.len - 1] == '\n')
+		b.len--;
+	ob_buf_putc(&b, 0);
+	*out = ob_buf_take(&b);
+	rc = *out ? 0 : -1;
+	if (rc != 0)
+		snprintf(err, cap, "out of memory");
+out:
+	if (fd >= 0)
+		close(fd);
+	if (made)
+		(void)unlink(path);
+	free(words);
+	return rc;
+}
+
+/* Prefill: the edited text goes back to the prompt as if pasted, its last line left to edit and send. */
+static void prefill(struct session *s, const char *text)
+{
+	struct ob_buf b;
+	ob_buf_init(&b, IA_MAX_INPUT + 16);
+	if (strchr(text, '\n')) {
+		ob_buf_puts(&b, "\x1b[200~");
+		for (const char *p = text; *p; p++)
+			ob_buf_putc(&b, *p == '\n' ? '\r' : *p);
+		ob_buf_puts(&b, "\x1b[201~");
+	} else {
+		ob_buf_puts(&b, text);
+	}
+	if (!b.failed && b.p)
+		el_push(s->el, b.p);
+	ob_buf_free(&b);
+}
+
+/* ---------------------------------------------------------------------------------------------------- */
 /* The session */
 
 /* envconfig.NoHistory: OLLAMA_NOHISTORY as strconv.ParseBool reads it, an unparsable value counting as true. */
@@ -1478,6 +1610,17 @@ static int session_loop(struct session *s)
 			printf("\nUse Ctrl + d or /bye to exit.\n");
 			ob_buf_reset(&sb);
 			ml = IA_ML_NONE;
+			continue;
+		}
+		if (r == IA_READ_EDIT) {
+			ob_buf_reset(&sb);
+			char *text = NULL, err[512];
+			if (edit_in_editor(line, &text, err, sizeof err) != 0)
+				fprintf(stderr, "error: %s\n", err);
+			else if (text[strspn(text, " \t\r\n\v\f")])
+				prefill(s, text);
+			free(text);
+			free(line);
 			continue;
 		}
 		if (r == IA_READ_ERROR) {
@@ -1552,6 +1695,7 @@ static int session_loop(struct session *s)
 static void session_free(struct session *s)
 {
 	editor_close(s);
+	free(s->edit);
 	msgs_clear(s);
 	free(s->msgs);
 	for (size_t i = 0; i < s->n_params; i++)

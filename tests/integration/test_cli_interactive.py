@@ -334,8 +334,9 @@ def fake_run(orun_bin, tmp_path):
     fake = FakeOllama()
     children = []
 
-    def start(*flags):
-        env = dict(os.environ, OLLAMA_HOST=f"127.0.0.1:{fake.port}", HOME=str(tmp_path), TERM="xterm-256color")
+    def start(*flags, **env_extra):
+        env = dict(os.environ, OLLAMA_HOST=f"127.0.0.1:{fake.port}", HOME=str(tmp_path), TERM="xterm-256color",
+                   **env_extra)
         child = pexpect.spawn(orun_bin, ["run", "m", *flags], env=env, dimensions=(40, 100), encoding="utf-8",
                               timeout=60)
         children.append(child)
@@ -343,6 +344,7 @@ def fake_run(orun_bin, tmp_path):
         return child
 
     start.fake = fake
+    start.tmp = tmp_path
     yield start
     for c in children:
         if c.isalive():
@@ -404,3 +406,21 @@ def test_ctrl_c_closes_the_connection_and_keeps_the_conversation(fake_run):
     command(child, "Next", "The answer.")
     msgs = fake.sent("/api/chat")[-1]["messages"]
     assert [(m["role"], m["content"]) for m in msgs] == [("user", "slow please"), ("user", "Next")]
+
+
+def test_ctrl_g_composes_the_prompt_in_an_editor(fake_run):
+    """Ctrl-G hands the line to $OLLAMA_EDITOR; what it writes comes back to the prompt (several lines as a
+    paste) and Enter sends it."""
+    editor = fake_run.tmp / "editor.sh"
+    editor.write_text('#!/bin/sh\nprintf "%s\\nsecond line\\n" "$(cat "$1") edited" > "$1"\n')
+    editor.chmod(0o755)
+    child = fake_run(OLLAMA_EDITOR=str(editor))
+    child.send("draft\x07")
+    child.expect_exact("second line")
+    command(child, "", "The answer.")
+    assert fake_run.fake.sent("/api/chat")[-1]["messages"][-1]["content"] == "draft edited\nsecond line"
+    child = fake_run(OLLAMA_EDITOR="/nonexistent/editor")
+    child.send("draft\x07")
+    child.expect_exact('error: editor "/nonexistent/editor" not found, set OLLAMA_EDITOR to the path of your '
+                       'preferred editor')
+    child.expect_exact(PROMPT)
