@@ -89,7 +89,7 @@ struct session {
 	size_t n_hist;
 	bool hist_enabled;
 	char hist_path[PATH_MAX];
-	bool use_alt, pasting, interrupted;
+	bool use_alt, pasting, interrupted, continued;
 	char *edit; /* the line when Ctrl-G asked for the editor (malloc'd), else NULL */
 };
 
@@ -527,6 +527,13 @@ static unsigned char key_interrupt(EditLine *el, int ch)
 	return CC_EOF;
 }
 
+/* Ctrl-J: ends this line of the message; the next one follows after a newline (Ollama's CharCtrlJ). */
+static unsigned char key_newline(EditLine *el, int ch)
+{
+	session_of(el)->continued = true;
+	return CC_NEWLINE;
+}
+
 /* Ctrl-G: ends el_gets with the line kept for the external editor. */
 static unsigned char key_edit(EditLine *el, int ch)
 {
@@ -579,6 +586,8 @@ static int editor_open(struct session *s)
 	el_set(s->el, EL_GETCFN, getc_fn);
 	/* Ctrl-C is a key while editing (no SIGINT), so that it can end the line as Ollama's CharInterrupt */
 	el_set(s->el, EL_SETTY, "-d", "-isig", NULL);
+	/* Enter is CR and Ctrl-J is LF, told apart as Ollama's raw mode does (libedit maps CR to LF) */
+	el_set(s->el, EL_SETTY, "-d", "-icrnl", "-inlcr", NULL);
 	/* el_wset with static wide names: el_set's converted copies of them are never freed by libedit */
 	el_wset(s->el, EL_ADDFN, L"orun-interrupt", L"Interrupt the line", key_interrupt);
 	el_wset(s->el, EL_ADDFN, L"orun-delete", L"Delete the character under the cursor or exit", key_delete);
@@ -587,6 +596,8 @@ static int editor_open(struct session *s)
 	el_wset(s->el, EL_ADDFN, L"orun-edit", L"Compose the prompt in an editor", key_edit);
 	el_set(s->el, EL_BIND, "^C", "orun-interrupt", NULL);
 	el_set(s->el, EL_BIND, "^G", "orun-edit", NULL);
+	el_wset(s->el, EL_ADDFN, L"orun-newline", L"Continue the message on a new line", key_newline);
+	el_set(s->el, EL_BIND, "^J", "orun-newline", NULL);
 	el_set(s->el, EL_BIND, "^D", "orun-delete", NULL);
 	el_set(s->el, EL_BIND, "\\e[200~", "orun-paste-start", NULL);
 	el_set(s->el, EL_BIND, "\\e[201~", "orun-paste-end", NULL);
@@ -608,35 +619,54 @@ static void editor_close(struct session *s)
 		free(s->hist_lines[i]);
 }
 
-/* One line into *out (malloc'd, no newline). */
+/* One line into *out (malloc'd, no newline); lines ended with Ctrl-J are joined to it with newlines. */
 static enum ia_read read_line(struct session *s, char **out)
 {
 	*out = NULL;
-	s->interrupted = false;
-	int n = 0;
-	const char *line = el_gets(s->el, &n);
-	if (s->interrupted) {
-		s->pasting = false;
-		s->use_alt = false;
-		if (s->edit) {
-			*out = s->edit;
-			s->edit = NULL;
-			fputs("\r" CLEAR_TO_EOL, stdout); /* the line goes to the editor */
-			return IA_READ_EDIT;
+	struct ob_buf joined;
+	ob_buf_init(&joined, IA_MAX_INPUT);
+	bool alt = s->use_alt;
+	enum ia_read r = IA_READ_LINE;
+	for (;;) {
+		s->interrupted = s->continued = false;
+		int n = 0;
+		const char *line = el_gets(s->el, &n);
+		if (s->interrupted) {
+			s->pasting = false;
+			s->use_alt = false;
+			if (s->edit) {
+				fputs("\r" CLEAR_TO_EOL, stdout); /* the lines go to the editor */
+				ob_buf_puts(&joined, s->edit);
+				free(s->edit);
+				s->edit = NULL;
+				r = IA_READ_EDIT;
+				break;
+			}
+			ob_buf_free(&joined);
+			return IA_READ_INTERRUPT;
 		}
-		return IA_READ_INTERRUPT;
+		if (!line || n <= 0) {
+			ob_buf_free(&joined);
+			return IA_READ_EOF;
+		}
+		size_t len = (size_t)n;
+		while (len && (line[len - 1] == '\n' || line[len - 1] == '\r'))
+			len--;
+		ob_buf_append(&joined, line, len);
+		if (!s->continued)
+			break;
+		ob_buf_putc(&joined, '\n');
+		s->use_alt = true;
 	}
-	if (!line || n <= 0)
-		return IA_READ_EOF;
-	size_t len = (size_t)n;
-	while (len && (line[len - 1] == '\n' || line[len - 1] == '\r'))
-		len--;
-	*out = strndup(line, len);
+	if (r == IA_READ_LINE)
+		s->use_alt = alt;
+	*out = ob_buf_take(&joined);
+	ob_buf_free(&joined);
 	if (!*out)
 		return IA_READ_ERROR;
-	if (len)
+	if (r == IA_READ_LINE && **out)
 		history_add(s, *out, true);
-	return IA_READ_LINE;
+	return r;
 }
 
 /* ---------------------------------------------------------------------------------------------------- */
@@ -824,13 +854,15 @@ static char *chat_body(const struct session *s)
 	return body;
 }
 
-/* Terminal echo off while an answer streams, so that keys typed meanwhile do not land in it. */
+/* Terminal echo off while an answer streams, so that keys typed meanwhile do not land in it; they wait for
+ * the next prompt, Enter kept as CR (so that it sends the line there rather than continuing it). */
 static bool echo_off(struct termios *saved)
 {
 	if (tcgetattr(STDIN_FILENO, saved) != 0)
 		return false;
 	struct termios t = *saved;
 	t.c_lflag &= ~(tcflag_t)(ECHO | ECHONL);
+	t.c_iflag &= ~(tcflag_t)ICRNL;
 	return tcsetattr(STDIN_FILENO, TCSANOW, &t) == 0;
 }
 
@@ -1524,8 +1556,8 @@ static int edit_in_editor(const char *text, char **out, char *err, size_t cap)
 	}
 	while (b.len && b.p[b.len - 1] == '\n')
 		b.len--;
-	ob_buf_putc(&b, 0);
 	*out = ob_buf_take(&b);
+	ob_buf_free(&b);
 	rc = *out ? 0 : -1;
 	if (rc != 0)
 		snprintf(err, cap, "out of memory");

@@ -164,10 +164,15 @@ def test_line_editing_and_history(run):
     # backspace
     child.send("/set verbosex\x7f\r")
     child.expect_exact("Set 'verbose' mode.")
+    # Ctrl-U deletes before the cursor, Ctrl-W the word before it, Ctrl-A / Ctrl-E go to the ends
+    command(child, "xx/set wordwrap" + "\x1b[D" * 13 + "\x15", "Set 'wordwrap' mode.")
+    command(child, "/set nowordwrap extra\x17", "Set 'nowordwrap' mode.")
+    command(child, "set wordwrap\x01/\x05", "Set 'wordwrap' mode.")
     # up arrow twice: the /set quiet line again
-    command(child, "\x1b[A\x1b[A", "Set 'quiet' mode.")
+    command(child, "\x1b[A" * 5, "Set 'quiet' mode.")
     hist = (run.home / ".ollama" / "history").read_text().splitlines()
-    assert hist[-3:] == ["/set quiet", "/set verbose", "/set quiet"], hist
+    assert hist[-6:] == ["/set quiet", "/set verbose", "/set wordwrap", "/set nowordwrap ", "/set wordwrap",
+                         "/set quiet"], hist
     # a new session starts with that history
     child.send("/bye\r")
     child.expect(pexpect.EOF)
@@ -274,6 +279,8 @@ class FakeOllama:
         fake = self
         self.bodies = []
         self.disconnected = threading.Event()
+        self.chat_started = threading.Event()  # "hold" in the message: the answer waits for release
+        self.release = threading.Event()
 
         class Handler(http.server.BaseHTTPRequestHandler):
             protocol_version = "HTTP/1.1"
@@ -305,6 +312,9 @@ class FakeOllama:
                                  "modelfile": "FROM x", "parameters": ""}])
                 elif self.path == "/api/chat":
                     msg = lambda **kw: {"message": {"role": "assistant", **kw}, "done": False}
+                    fake.chat_started.set()
+                    if "hold" in body["messages"][-1]["content"]:
+                        fake.release.wait(30)
                     if "slow" in body["messages"][-1]["content"]:
                         def slowly():
                             for i in range(600):
@@ -424,3 +434,25 @@ def test_ctrl_g_composes_the_prompt_in_an_editor(fake_run):
     child.expect_exact('error: editor "/nonexistent/editor" not found, set OLLAMA_EDITOR to the path of your '
                        'preferred editor')
     child.expect_exact(PROMPT)
+
+
+def test_ctrl_j_continues_the_message_on_a_new_line(fake_run):
+    child = fake_run()
+    child.send("first\n")
+    child.expect_exact("... ")
+    command(child, "second", "The answer.")
+    assert fake_run.fake.sent("/api/chat")[-1]["messages"][-1]["content"] == "first\nsecond"
+
+
+def test_keys_typed_during_an_answer_wait_for_the_prompt(fake_run):
+    """Not echoed into the answer; Enter among them sends the line at the next prompt."""
+    child = fake_run()
+    fake = fake_run.fake
+    child.send("hold on\r")
+    assert fake.chat_started.wait(30)
+    child.send("/set verbose\r")
+    fake.release.set()
+    child.expect_exact("The answer.")
+    child.expect_exact(PROMPT)
+    assert "/set verbose" not in child.before
+    child.expect_exact("Set 'verbose' mode.")
