@@ -1513,7 +1513,9 @@ static int edit_in_editor(const char *text, char **out, char *err, size_t cap)
 	char *argv[IA_MAX_FIELDS + 2];
 	size_t n = words ? fields(words, argv, IA_MAX_FIELDS) : 0;
 	int rc = -1;
-	char path[] = "/tmp/ollama-prompt-XXXXXX.txt";
+	const char *tmpdir = getenv("TMPDIR"); /* os.CreateTemp("", "ollama-prompt-*.txt") */
+	char path[PATH_MAX];
+	int k = snprintf(path, sizeof path, "%s/ollama-prompt-XXXXXX.txt", tmpdir && *tmpdir ? tmpdir : "/tmp");
 	int fd = -1;
 	bool made = false; /* the temporary file exists */
 	if (n == 0) {
@@ -1525,7 +1527,7 @@ static int edit_in_editor(const char *text, char **out, char *err, size_t cap)
 			 argv[0]);
 		goto out;
 	}
-	fd = mkstemps(path, 4);
+	fd = k > 0 && (size_t)k < sizeof path ? mkstemps(path, 4) : -1;
 	made = fd >= 0;
 	if (fd < 0 || write(fd, text, strlen(text)) != (ssize_t)strlen(text)) {
 		snprintf(err, cap, "creating temp file: %s", strerror(errno));
