@@ -185,6 +185,7 @@ def test_ctrl_c_cancels_the_answer_and_frees_the_slot(run, srv):
     command(child, "/set parameter num_predict 2000", "Set parameter")
     command(child, "/set parameter temperature 0", "Set parameter")
     child.send("Count from 1 to 1000, one number per line.\r")
+    child.expect_exact("one number per line.\r\n")
     child.expect(r"\d+\D+\d+\D+\d+")  # the answer is streaming
     child.send("zqzq")                # typed during the answer: not echoed into it
     child.send("\x03")
