@@ -29,6 +29,7 @@ EXTRA_DIST += tests/integration/jinja_golden.py tests/integration/test_server_ji
 EXTRA_DIST += tests/integration/test_server_logprobs.py
 EXTRA_DIST += tests/integration/test_cli_run.py tests/integration/test_server_log.py
 EXTRA_DIST += tests/integration/test_server_format.py
+EXTRA_DIST += tests/integration/test_cli_interactive.py
 
 check_PROGRAMS += tests/test_backend
 tests_test_backend_LDADD = $(TEST_LDADD)

@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include <curl/curl.h>
 
@@ -118,6 +119,7 @@ void client_base_url(const char *env, char *out, size_t cap)
 int client_init(struct client *c)
 {
 	memset(c, 0, sizeof *c);
+	c->sock = -1;
 	client_base_url(getenv("OLLAMA_HOST"), c->base, sizeof c->base);
 	if (curl_global_init(CURL_GLOBAL_DEFAULT) != CURLE_OK) {
 		set_err(c, "cannot initialise libcurl");
@@ -291,6 +293,21 @@ static bool connect_failure(CURLcode rc)
 	return rc == CURLE_COULDNT_CONNECT || rc == CURLE_COULDNT_RESOLVE_HOST;
 }
 
+/* Keep the socket of the connection in c->sock (curl's socket callbacks). */
+static int on_sockopt(void *ud, curl_socket_t fd, curlsocktype purpose)
+{
+	((struct client *)ud)->sock = fd;
+	return CURL_SOCKOPT_OK;
+}
+
+static int on_close_socket(void *ud, curl_socket_t fd)
+{
+	struct client *c = ud;
+	if (c->sock == fd)
+		c->sock = -1;
+	return close(fd);
+}
+
 /* Sets up a request on the handle. */
 static void prepare(struct client *c, const char *method, const char *path, struct sink *s, struct curl_slist *h)
 {
@@ -307,6 +324,10 @@ static void prepare(struct client *c, const char *method, const char *path, stru
 	curl_easy_setopt(cu, CURLOPT_HEADERDATA, s);
 	curl_easy_setopt(cu, CURLOPT_NOSIGNAL, 1L);
 	curl_easy_setopt(cu, CURLOPT_TCP_NODELAY, 1L);
+	curl_easy_setopt(cu, CURLOPT_SOCKOPTFUNCTION, on_sockopt);
+	curl_easy_setopt(cu, CURLOPT_SOCKOPTDATA, c);
+	curl_easy_setopt(cu, CURLOPT_CLOSESOCKETFUNCTION, on_close_socket);
+	curl_easy_setopt(cu, CURLOPT_CLOSESOCKETDATA, c);
 	if (strcmp(method, "HEAD") == 0)
 		curl_easy_setopt(cu, CURLOPT_NOBODY, 1L);
 	else if (strcmp(method, "GET") != 0 && strcmp(method, "POST") != 0)

@@ -9,6 +9,7 @@
 #ifndef ORUN_TOOLS_CLIENT_H
 #define ORUN_TOOLS_CLIENT_H
 
+#include <signal.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -21,6 +22,9 @@ struct client {
 	char base[512]; /* "http://127.0.0.1:11434" (+ path prefix), no trailing slash */
 	void *curl;     /* CURL * */
 	char err[CLIENT_ERR_MAX];
+	/* the socket of the connection in use, -1 when none: a SIGINT handler may shutdown() it to end a
+	 * stream at once (the server sees the disconnect and cancels the request) */
+	volatile sig_atomic_t sock;
 };
 
 /* envconfig.Host(): [scheme://]host[:port][/path] from OLLAMA_HOST (default http://127.0.0.1:11434; port 80/443

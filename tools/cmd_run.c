@@ -1,8 +1,8 @@
 /* tools/cmd_run.c — `orun run MODEL [PROMPT]`: chat with a model through the server, as `ollama run` does.
  *
  * With a prompt (arguments, or stdin when it is not a terminal) it answers once and exits; otherwise it
- * reads lines at a ">>> " prompt, keeping the conversation (/bye ends, /clear forgets, """ starts and ends a
- * multi-line message). The answer streams token by token from /api/chat; thinking is shown between
+ * runs Ollama's interactive session (tools/interactive.c: line editing, history, the slash commands). The
+ * answer streams token by token from /api/chat; thinking is shown between
  * "Thinking..." and "...done thinking." unless --hidethinking; --verbose prints the timings as Ollama's
  * Metrics.Summary. The flags are Ollama's: a bare --think is true, --format sends "format" as given, and a
  * model with the embedding capability prints the prompt's embedding (/api/embed, --truncate, --dimensions)
@@ -21,6 +21,7 @@
 #include "tools/clifmt.h"
 #include "tools/client.h"
 #include "tools/commands.h"
+#include "tools/interactive.h"
 
 #define RUN_MAX_INPUT (16u << 20) /* bytes of one prompt */
 
@@ -432,70 +433,10 @@ int cmd_run(int argc, char **argv)
 		return rc;
 	}
 	/* interactive */
-	char line[8192];
-	struct ob_buf multi;
-	ob_buf_init(&multi, RUN_MAX_INPUT);
-	bool in_multi = false;
-	rc = 0;
-	for (;;) {
-		fputs(in_multi ? "... " : ">>> ", stdout);
-		fflush(stdout);
-		if (!fgets(line, sizeof line, stdin)) {
-			fputs("\n", stdout);
-			break;
-		}
-		size_t ln = strlen(line);
-		while (ln && (line[ln - 1] == '\n' || line[ln - 1] == '\r'))
-			line[--ln] = 0;
-		if (in_multi) {
-			char *end = strstr(line, "\"\"\"");
-			if (end) {
-				ob_buf_append(&multi, line, (size_t)(end - line));
-				in_multi = false;
-			} else {
-				ob_buf_puts(&multi, line);
-				ob_buf_putc(&multi, '\n');
-				continue;
-			}
-		} else if (!strncmp(line, "\"\"\"", 3)) {
-			multi.len = 0;
-			const char *rest = line + 3;
-			char *end = strstr(rest, "\"\"\"");
-			if (end) {
-				ob_buf_append(&multi, rest, (size_t)(end - rest));
-			} else {
-				ob_buf_puts(&multi, rest);
-				ob_buf_putc(&multi, '\n');
-				in_multi = true;
-				continue;
-			}
-		} else if (!strcmp(line, "/bye") || !strcmp(line, "/exit")) {
-			break;
-		} else if (!strcmp(line, "/clear")) {
-			ob_jw_free(&cv.msgs);
-			ob_jw_init(&cv.msgs, 0, 0);
-			cv.n = 0;
-			fputs("Cleared session context\n", stdout);
-			continue;
-		} else if (!strcmp(line, "/?") || !strcmp(line, "/help")) {
-			fputs("Available Commands:\n  /clear          Clear session context\n  /bye            Exit\n"
-			      "  /?, /help       Help for a command\n\nUse \"\"\" to begin a multi-line message.\n\n",
-			      stdout);
-			continue;
-		} else if (line[0] == '/') {
-			fprintf(stdout, "Unknown command '%s'. Type /? for help\n", line);
-			continue;
-		} else if (!ln) {
-			continue;
-		} else {
-			multi.len = 0;
-			ob_buf_append(&multi, line, ln);
-		}
-		convo_add(&cv, "user", multi.p ? multi.p : "", multi.len);
-		if (one_turn(&c, model, &cv, keepalive, think, hide, verbose, true) != 0)
-			rc = 1;
-	}
-	ob_buf_free(&multi);
+	struct interactive_opts io = {.model = model, .think = think, .hide_thinking = hide, .keepalive = keepalive,
+				      .format = flags[F_FORMAT].value, .verbose = verbose, .wordwrap = !nowrap,
+				      .summary = summary};
+	rc = interactive_run(&c, &io);
 	ob_jw_free(&cv.msgs);
 	client_cleanup(&c);
 	return rc;

@@ -133,7 +133,7 @@ static void format_array(const struct ob_json *a, char *out, size_t cap)
 	}
 }
 
-static void show_info(const struct ob_json *r, bool verbose)
+void cmd_show_info(const struct ob_json *r, bool verbose)
 {
 	char arch[256], buf[4096];
 	const struct ob_json *details = ob_json_get(r, "details"), *info = ob_json_get(r, "model_info");
@@ -351,7 +351,7 @@ int cmd_show(int argc, char **argv)
 		if (strcmp(which, "system") != 0 && strcmp(which, "template") != 0)
 			fputc('\n', stdout);
 	} else {
-		show_info(r, verbose);
+		cmd_show_info(r, verbose);
 	}
 	ob_json_free(d);
 	return 0;

@@ -6,6 +6,8 @@
 #ifndef ORUN_TOOLS_COMMANDS_H
 #define ORUN_TOOLS_COMMANDS_H
 
+#include <stdbool.h>
+
 struct orun_command {
 	const char *name;
 	const char *summary; /* one line for `orun help` */
@@ -25,6 +27,9 @@ int cmd_bench(int argc, char **argv);
 /* Client commands (tools/cmd_{create,show,list,cp,rm}.c; need the libcurl part of the build). */
 int cmd_create(int argc, char **argv);
 int cmd_show(int argc, char **argv);
+/* `orun show`'s tables for an /api/show response r, on stdout (also the interactive `/show info`). */
+struct ob_json;
+void cmd_show_info(const struct ob_json *r, bool verbose);
 int cmd_list(int argc, char **argv);
 int cmd_cp(int argc, char **argv);
 int cmd_rm(int argc, char **argv);

@@ -4,7 +4,8 @@ orun_SOURCES = tools/orun.c tools/commands.h tools/argnum.c tools/argnum.h
 orun_SOURCES += tools/cmd_gguf.c
 orun_SOURCES += tools/cmd_mkmodel.c tools/mkmodel_quant.c tools/mkmodel_quant.h
 orun_SOURCES += tools/cmd_generate.c tools/cmd_bench.c
-orun_LDADD = librunner.a libmodelfile.a libgguf.a libbase.a $(ORUN_LIBS_ALL)
+orun_CPPFLAGS = $(AM_CPPFLAGS) $(LIBEDIT_CFLAGS)
+orun_LDADD = librunner.a libmodelfile.a libgguf.a libbase.a $(ORUN_LIBS_ALL) $(LIBEDIT_LIBS)
 # the scripts: dependencies, the whole test suite and its summary, a first run, the GPU checks
 EXTRA_DIST += tools/install-deps tools/test-all tools/test-summary tools/quickstart tools/gpu-check \
 	tools/gpu-check-torch.py
@@ -16,6 +17,7 @@ endif
 # The server side (issue [server]): serve, the llama-server runner mode, and the ps/run/stop client commands.
 if WITH_SERVER
 orun_SOURCES += tools/cmd_serve.c tools/cmd_llama_server.c tools/cmd_ps.c tools/cmd_run.c tools/cmd_stop.c \
+	tools/interactive.c tools/interactive.h \
 	tools/bench_api.c tools/bench_api.h tools/bench_serve.c tools/bench_serve.h
 orun_SOURCES += tools/llama_server_flags.c tools/llama_server_flags.h
 endif
