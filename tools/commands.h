@@ -28,6 +28,9 @@ int cmd_show(int argc, char **argv);
 int cmd_list(int argc, char **argv);
 int cmd_cp(int argc, char **argv);
 int cmd_rm(int argc, char **argv);
+/* tools/cmd_pull.c: both registry commands */
+int cmd_pull(int argc, char **argv);
+int cmd_push(int argc, char **argv);
 
 /* The server side (tools/cmd_{serve,llama_server,ps,run,stop}.c; built with the server). */
 int cmd_serve(int argc, char **argv);

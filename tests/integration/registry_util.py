@@ -1,0 +1,214 @@
+"""Test helpers for the registry tests: Debian's docker-registry (the CNCF distribution registry) started on
+loopback with a config of the test's own, and a fault-injecting HTTP proxy in front of it that can also
+demand a bearer token (and serve one), reset or truncate blob bodies, corrupt them, throttle them, or answer
+5xx. Nothing here is a test; test_registry.py uses it."""
+import http.client
+import http.server
+import json
+import os
+import shutil
+import socket
+import struct
+import subprocess
+import threading
+import time
+
+import requests
+
+REGISTRY_BIN = shutil.which("docker-registry") or "/usr/bin/docker-registry"
+
+
+def free_port():
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+class Registry:
+    """`docker-registry serve CONFIG` with filesystem storage under tmp, plain http on 127.0.0.1."""
+
+    def __init__(self, tmp, extra_yaml=""):
+        self.port = free_port()
+        self.root = tmp / "registry-data"
+        self.root.mkdir(parents=True, exist_ok=True)
+        cfg = tmp / "registry.yml"
+        cfg.write_text(
+            "version: 0.1\nlog:\n  level: error\n  accesslog:\n    disabled: true\n"
+            f"storage:\n  filesystem:\n    rootdirectory: {self.root}\n  delete:\n    enabled: true\n"
+            f"http:\n  addr: 127.0.0.1:{self.port}\n" + extra_yaml)
+        self.log = open(tmp / "registry.log", "wb")
+        self.proc = subprocess.Popen([REGISTRY_BIN, "serve", str(cfg)], stdout=self.log, stderr=subprocess.STDOUT)
+        self.base = f"http://127.0.0.1:{self.port}"
+        deadline = time.time() + 20
+        while time.time() < deadline:
+            if self.proc.poll() is not None:
+                raise RuntimeError(f"docker-registry exited: {(tmp / 'registry.log').read_text()}")
+            try:
+                requests.get(self.base + "/v2/", timeout=0.5)
+                return
+            except requests.RequestException:
+                time.sleep(0.05)
+        raise RuntimeError("docker-registry did not answer")
+
+    def stop(self):
+        self.proc.terminate()
+        try:
+            self.proc.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            self.proc.kill()
+        self.log.close()
+
+
+HOP = {"connection", "keep-alive", "transfer-encoding", "te", "trailer", "upgrade", "proxy-authorization",
+       "proxy-authenticate"}
+
+
+class FaultProxy:
+    """An HTTP/1.1 proxy to upstream (host, port). Settings (change them between requests):
+    token: a bearer token to demand (401 + a challenge pointing at this proxy's /token) or None;
+    reset_after: a blob GET body is cut by a TCP reset after this many bytes (then the setting counts down
+      `faults` times); truncate_after: the same, closed cleanly; corrupt: flip one byte of each blob body;
+    rate: blob bytes per second (None = unlimited); fail5xx: answer that many requests with 503 first.
+    Counters: blob_bytes (blob body bytes sent), token_requests (the /token query strings), requests."""
+
+    def __init__(self, upstream_port):
+        self.upstream = ("127.0.0.1", upstream_port)
+        self.token = None
+        self.reset_after = self.truncate_after = None
+        self.faults = 0
+        self.corrupt = False
+        self.rate = None
+        self.fail5xx = 0
+        self.blob_bytes = 0
+        self.token_requests = []
+        self.requests = []
+        self.lock = threading.Lock()
+        proxy = self
+
+        class Handler(http.server.BaseHTTPRequestHandler):
+            protocol_version = "HTTP/1.1"
+
+            def log_message(self, *a):
+                pass
+
+            def do_any(self):
+                proxy.handle(self)
+
+            do_GET = do_HEAD = do_PUT = do_POST = do_PATCH = do_DELETE = do_any
+
+        self.server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.server.daemon_threads = True
+        self.port = self.server.server_address[1]
+        self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
+        self.thread.start()
+
+    def stop(self):
+        self.server.shutdown()
+        self.server.server_close()
+
+    def _take_fault(self):
+        with self.lock:
+            if self.faults > 0:
+                self.faults -= 1
+                return True
+            return False
+
+    def handle(self, h):
+        body = b""
+        n = int(h.headers.get("Content-Length") or 0)
+        if n:
+            body = h.rfile.read(n)
+        with self.lock:
+            self.requests.append((h.command, h.path))
+        if h.path.startswith("/token"):
+            with self.lock:
+                self.token_requests.append(h.path)
+            out = json.dumps({"token": self.token or "", "expires_in": 300}).encode()
+            h.send_response(200)
+            h.send_header("Content-Type", "application/json")
+            h.send_header("Content-Length", str(len(out)))
+            h.end_headers()
+            h.wfile.write(out)
+            return
+        if self.token and h.headers.get("Authorization") != f"Bearer {self.token}":
+            parts = h.path.split("/")
+            repo = "/".join(parts[2:4]) if len(parts) > 4 else ""
+            action = "pull" if h.command in ("GET", "HEAD") else "pull,push"
+            out = b'{"errors":[{"code":"UNAUTHORIZED","message":"authentication required"}]}'
+            h.send_response(401)
+            h.send_header("WWW-Authenticate", f'Bearer realm="http://127.0.0.1:{self.port}/token",'
+                          f'service="test-registry",scope="repository:{repo}:{action}"')
+            h.send_header("Content-Type", "application/json")
+            h.send_header("Content-Length", str(len(out)))
+            h.end_headers()
+            h.wfile.write(out)
+            return
+        with self.lock:
+            fail = self.fail5xx > 0
+            if fail:
+                self.fail5xx -= 1
+        if fail:
+            h.send_response(503)
+            h.send_header("Content-Length", "0")
+            h.end_headers()
+            return
+        conn = http.client.HTTPConnection(*self.upstream, timeout=60)
+        headers = {k: v for k, v in h.headers.items() if k.lower() not in HOP and k.lower() != "authorization"}
+        conn.request(h.command, h.path, body=body if (n or h.command in ("PUT", "POST", "PATCH")) else None,
+                     headers=headers)
+        r = conn.getresponse()
+        is_blob = h.command == "GET" and "/blobs/sha256:" in h.path and r.status in (200, 206)
+        h.send_response(r.status)
+        length = r.getheader("Content-Length")
+        for k, v in r.getheaders():
+            if k.lower() not in HOP:
+                h.send_header(k, v)
+        if length is None and h.command != "HEAD":
+            h.send_header("Connection", "close")
+        h.end_headers()
+        if h.command == "HEAD":
+            conn.close()
+            return
+        cut = None
+        reset = False
+        if is_blob and (self.reset_after is not None or self.truncate_after is not None) and self._take_fault():
+            cut = self.reset_after if self.reset_after is not None else self.truncate_after
+            reset = self.reset_after is not None
+        sent = 0
+        flipped = False
+        t0 = time.time()
+        while True:
+            chunk = r.read(65536)
+            if not chunk:
+                break
+            if cut is not None and sent + len(chunk) > cut:
+                chunk = chunk[:max(0, cut - sent)]
+                h.wfile.write(chunk)
+                h.wfile.flush()
+                with self.lock:
+                    self.blob_bytes += len(chunk)
+                if reset:
+                    h.connection.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
+                h.close_connection = True
+                h.connection.close()
+                conn.close()
+                return
+            if is_blob and self.corrupt and not flipped:
+                chunk = bytes([chunk[0] ^ 0xFF]) + chunk[1:]
+                flipped = True
+            try:
+                h.wfile.write(chunk)
+            except OSError:
+                conn.close()
+                return
+            sent += len(chunk)
+            if is_blob:
+                with self.lock:
+                    self.blob_bytes += len(chunk)
+                if self.rate:
+                    ahead = sent / self.rate - (time.time() - t0)
+                    if ahead > 0:
+                        time.sleep(ahead)
+        conn.close()
+        if length is None:
+            h.close_connection = True
