@@ -49,7 +49,6 @@ int rg_backoff(const struct rg_options *o, int attempt, struct mf_error *err)
 bool rg_curl_retriable(CURLcode rc)
 {
 	switch (rc) {
-	case CURLE_COULDNT_CONNECT:
 	case CURLE_RECV_ERROR:
 	case CURLE_SEND_ERROR:
 	case CURLE_PARTIAL_FILE:
@@ -58,7 +57,6 @@ bool rg_curl_retriable(CURLcode rc)
 	case CURLE_HTTP2:
 	case CURLE_HTTP2_STREAM:
 	case CURLE_SSL_CONNECT_ERROR:
-	case CURLE_COULDNT_RESOLVE_HOST:
 		return true;
 	default:
 		return false;
@@ -389,7 +387,7 @@ int rg_conn_authorize(struct rg_conn *c, const char *challenge, struct mf_error 
 	const struct ob_json *t = ob_json_get(root, "token");
 	if (!t || t->type != OB_JSON_STRING || !t->len)
 		t = ob_json_get(root, "access_token");
-	if (!t || t->type != OB_JSON_STRING || !t->len || t->len > RG_HEADER_MAX - 1) {
+	if (!t || t->type != OB_JSON_STRING || !t->len || t->len > RG_TOKEN_MAX) {
 		ob_json_free(doc);
 		return mf_error_set(err, MF_ERR_IO, "registry token: no token in the answer of %s", realm);
 	}

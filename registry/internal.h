@@ -14,11 +14,12 @@
 
 #define RG_URL_MAX 4096
 #define RG_HEADER_MAX 2048 /* bytes kept of one response header we read (Location, WWW-Authenticate) */
+#define RG_TOKEN_MAX 16384 /* bytes of a bearer token (a JWT with its certificate chain is a few KB) */
 
 struct rg_conn {
 	char base[MF_NAME_HOST_MAX + 16];             /* "https://host" */
 	char repo[2 * MF_NAME_PART_MAX + 2];          /* "namespace/model" */
-	char auth[RG_HEADER_MAX + 32];                /* "Authorization: Bearer <token>" or "" */
+	char auth[RG_TOKEN_MAX + 32];                 /* "Authorization: Bearer <token>" or "" */
 	char user_agent[128];
 	const struct rg_options *o;
 	CURL *curl; /* for the plain requests; chunks have handles of their own */

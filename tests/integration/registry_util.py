@@ -68,7 +68,9 @@ class FaultProxy:
     token: a bearer token to demand (401 + a challenge pointing at this proxy's /token) or None;
     reset_after: a blob GET body is cut by a TCP reset after this many bytes (then the setting counts down
       `faults` times); truncate_after: the same, closed cleanly; corrupt: flip one byte of each blob body;
-    rate: blob bytes per second (None = unlimited); fail5xx: answer that many requests with 503 first.
+    rate: blob bytes per second (None = unlimited); fail5xx: answer that many requests with 503 first;
+    redirect: blob GETs answer 307 to http://localhost:<port>/storage/... (another host name, as blob storage
+    is), served without a token; storage_auth records the Authorization headers that arrived there.
     Counters: blob_bytes (blob body bytes sent), token_requests (the /token query strings), requests."""
 
     def __init__(self, upstream_port):
@@ -79,6 +81,8 @@ class FaultProxy:
         self.corrupt = False
         self.rate = None
         self.fail5xx = 0
+        self.redirect = False
+        self.storage_auth = []
         self.blob_bytes = 0
         self.token_requests = []
         self.requests = []
@@ -130,7 +134,19 @@ class FaultProxy:
             h.end_headers()
             h.wfile.write(out)
             return
-        if self.token and h.headers.get("Authorization") != f"Bearer {self.token}":
+        storage = h.path.startswith("/storage/")
+        if storage:
+            with self.lock:
+                self.storage_auth.append(h.headers.get("Authorization"))
+            h.path = h.path[len("/storage"):]
+        elif self.redirect and h.command == "GET" and "/blobs/sha256:" in h.path and (
+                not self.token or h.headers.get("Authorization") == f"Bearer {self.token}"):
+            h.send_response(307)
+            h.send_header("Location", f"http://localhost:{self.port}/storage{h.path}")
+            h.send_header("Content-Length", "0")
+            h.end_headers()
+            return
+        if self.token and not storage and h.headers.get("Authorization") != f"Bearer {self.token}":
             parts = h.path.split("/")
             repo = "/".join(parts[2:4]) if len(parts) > 4 else ""
             action = "pull" if h.command in ("GET", "HEAD") else "pull,push"
@@ -212,3 +228,67 @@ class FaultProxy:
         conn.close()
         if length is None:
             h.close_connection = True
+
+
+def b64url(b):
+    import base64
+    return base64.urlsafe_b64encode(b).rstrip(b"=").decode()
+
+
+class TokenServer:
+    """A token server for docker-registry's `auth: token` (the distribution token spec): a self-signed RSA
+    certificate made with the openssl CLI, JWTs signed RS256 (openssl dgst) carrying it in x5c, granting
+    whatever scope is asked. `registry_yaml()` is the registry's auth section; `requests` records the
+    query strings."""
+
+    def __init__(self, tmp):
+        self.key, self.cert = tmp / "token.key", tmp / "token.crt"
+        subprocess.run(["openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-keyout", str(self.key),
+                        "-out", str(self.cert), "-days", "1", "-subj", "/CN=orun-test-token"],
+                       check=True, capture_output=True)
+        pem = self.cert.read_text().splitlines()
+        self.x5c = "".join(l for l in pem if not l.startswith("-----"))
+        self.requests = []
+        ts = self
+
+        class Handler(http.server.BaseHTTPRequestHandler):
+            def log_message(self, *a):
+                pass
+
+            def do_GET(self):
+                from urllib.parse import parse_qs, urlparse
+                q = parse_qs(urlparse(self.path).query)
+                ts.requests.append(self.path)
+                out = json.dumps({"token": ts.token(q.get("service", [""])[0], q.get("scope", []))}).encode()
+                self.send_response(200)
+                self.send_header("Content-Type", "application/json")
+                self.send_header("Content-Length", str(len(out)))
+                self.end_headers()
+                self.wfile.write(out)
+
+        self.server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.port = self.server.server_address[1]
+        threading.Thread(target=self.server.serve_forever, daemon=True).start()
+
+    def token(self, service, scopes):
+        access = []
+        for s in scopes:
+            parts = s.split(":")
+            if len(parts) >= 3:
+                access.append({"type": parts[0], "name": ":".join(parts[1:-1]), "actions": parts[-1].split(",")})
+        now = int(time.time())
+        head = {"alg": "RS256", "typ": "JWT", "x5c": [self.x5c]}
+        claims = {"iss": "orun-test-issuer", "sub": "", "aud": service, "exp": now + 600, "nbf": now - 10,
+                  "iat": now, "jti": os.urandom(8).hex(), "access": access}
+        signing = b64url(json.dumps(head).encode()) + "." + b64url(json.dumps(claims).encode())
+        sig = subprocess.run(["openssl", "dgst", "-sha256", "-sign", str(self.key)], input=signing.encode(),
+                             capture_output=True, check=True).stdout
+        return signing + "." + b64url(sig)
+
+    def registry_yaml(self):
+        return (f"auth:\n  token:\n    realm: http://127.0.0.1:{self.port}/token\n    service: orun-test-registry\n"
+                f"    issuer: orun-test-issuer\n    rootcertbundle: {self.cert}\n")
+
+    def stop(self):
+        self.server.shutdown()
+        self.server.server_close()

@@ -177,9 +177,10 @@ def check_pulled(srv, env, proxy):
     assert partials(srv.models) == []
 
 
-def test_bearer_token_challenge(orun_bin, env):
+def test_bearer_token_challenge_and_redirect(orun_bin, env):
     proxy, name = with_proxy(env)
     proxy.token = "tok-123"
+    proxy.redirect = True
     srv = fresh_server(orun_bin, env)
     try:
         pull_cli(orun_bin, srv, name)
@@ -187,6 +188,8 @@ def test_bearer_token_challenge(orun_bin, env):
         assert proxy.token_requests, "no token was fetched"
         q = proxy.token_requests[0]
         assert "service=test-registry" in q and "scope=repository%3Atest%2Fsmol%3Apull" in q
+        # the blobs came from "storage" on another host name, which never saw the registry's token
+        assert proxy.storage_auth and all(a is None for a in proxy.storage_auth), proxy.storage_auth
     finally:
         srv.stop()
         proxy.stop()
@@ -285,3 +288,60 @@ def test_pull_killed_at_random_points_resumes(orun_bin, env):
         assert again <= kills * (64 << 20)
     finally:
         proxy.stop()
+
+
+def test_pull_stops_when_its_client_leaves_and_resumes(orun_bin, env):
+    proxy, name = with_proxy(env)
+    proxy.rate = 16 << 20
+    srv = fresh_server(orun_bin, env)
+    try:
+        r = requests.post(f"{srv.base}/api/pull", json={"model": name, "insecure": True}, stream=True, timeout=60)
+        for line in r.iter_lines():
+            if line and b'"completed"' in line and json.loads(line).get("completed", 0) > (8 << 20):
+                break
+        r.close()
+        deadline = time.time() + 20
+        while time.time() < deadline and "cancelled" not in srv.read_log():
+            time.sleep(0.1)
+        assert "pull " + name + " cancelled" in srv.read_log()
+        assert partials(srv.models), "the partial layer was not kept for the next pull"
+        sent = proxy.blob_bytes
+        time.sleep(1)
+        assert proxy.blob_bytes - sent < (4 << 20), "the transfer went on after the client left"
+        proxy.rate = None
+        pull_cli(orun_bin, srv, name)
+        check_pulled(srv, env, proxy)
+    finally:
+        srv.stop()
+        proxy.stop()
+
+
+def test_token_auth_registry_push_and_pull(orun_bin, env):
+    """docker-registry itself configured with `auth: token` and the test's token server: push and pull both
+    answer its challenges."""
+    from registry_util import TokenServer
+    tmp = env["tmp"] / "token"
+    tmp.mkdir()
+    ts = TokenServer(tmp)
+    reg = Registry(tmp, extra_yaml=ts.registry_yaml())
+    try:
+        assert requests.get(reg.base + "/v2/").status_code == 401
+        src = env["src"]
+        name = f"127.0.0.1:{reg.port}/auth/smol:v1"
+        cli_env = dict(os.environ, OLLAMA_HOST=f"127.0.0.1:{src.port}")
+        p = subprocess.run([orun_bin, "cp", env["name"], name], env=cli_env, capture_output=True, text=True)
+        assert p.returncode == 0, p.stderr
+        p = subprocess.run([orun_bin, "push", name, "--insecure"], env=cli_env, capture_output=True, text=True,
+                           timeout=300)
+        assert p.returncode == 0 and "success" in p.stderr, p.stderr
+        assert any("scope=repository%3Aauth%2Fsmol%3Apull%2Cpush" in q for q in ts.requests), ts.requests
+        srv = fresh_server(orun_bin, env)
+        try:
+            pull_cli(orun_bin, srv, name)
+            raw, blobs = store_state(srv.models, manifest_path(srv.models, f"127.0.0.1:{reg.port}", "auth", "smol", "v1"))
+            assert raw == env["ref"][0] and all(blobs.values())
+        finally:
+            srv.stop()
+    finally:
+        reg.stop()
+        ts.stop()
