@@ -71,6 +71,8 @@ static void *hasher_main(void *arg)
 		pthread_mutex_unlock(&h->mu);
 		ssize_t r = pread(h->fd, buf, (size_t)n, (off_t)off);
 		bool ok = r == (ssize_t)n && EVP_DigestUpdate(h->md, buf, (size_t)n) == 1;
+		if (ok) /* start the write-back of what is hashed, so that the fsync before the rename has little left */
+			(void)sync_file_range(h->fd, (off_t)off, (off_t)n, SYNC_FILE_RANGE_WRITE);
 		pthread_mutex_lock(&h->mu);
 		if (!ok)
 			h->failed = true;
@@ -292,6 +294,7 @@ static int chunk_start(struct layer *l, CURLM *m, struct chunk *k, const char *u
 	curl_easy_setopt(k->h, CURLOPT_HEADERFUNCTION, on_chunk_header);
 	curl_easy_setopt(k->h, CURLOPT_HEADERDATA, k);
 	curl_easy_setopt(k->h, CURLOPT_PRIVATE, k);
+	curl_easy_setopt(k->h, CURLOPT_BUFFERSIZE, 512L << 10); /* fewer, larger writes */
 	if (curl_multi_add_handle(m, k->h) != CURLM_OK)
 		return mf_error_set(l->err, MF_ERR_NOMEM, "out of memory");
 	return MF_OK;

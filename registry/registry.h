@@ -15,7 +15,8 @@
 #include "modelfile/error.h"
 #include "modelfile/store.h"
 
-#define RG_CHUNK_SIZE (64u << 20)   /* bytes of one ranged request of a blob */
+#define RG_CHUNK_SIZE (16u << 20)   /* bytes of one ranged request of a blob (small: the hash follows the
+                                       * contiguous prefix, so the chunks in flight at the end are hashed after) */
 #define RG_PARALLEL 4               /* ranged requests of one blob in flight at once */
 #define RG_MAX_RETRIES 6            /* attempts of one request (or one chunk) before the pull fails */
 #define RG_BACKOFF_MS 250           /* first wait between attempts; doubled each time */

@@ -96,7 +96,10 @@ class FaultProxy:
                 pass
 
             def do_any(self):
-                proxy.handle(self)
+                try:
+                    proxy.handle(self)
+                except OSError:  # the client went away (a killed pull): nothing to answer
+                    self.close_connection = True
 
             do_GET = do_HEAD = do_PUT = do_POST = do_PATCH = do_DELETE = do_any
 
