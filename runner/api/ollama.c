@@ -438,31 +438,7 @@ static bool create_cancelled(void *ctx)
 static int create_progress(void *ctx, const struct mf_progress *p)
 {
 	struct create_job *cj = ctx;
-	struct ob_jw w;
-	ob_jw_init(&w, 0, 0);
-	ob_jw_obj(&w);
-	ob_jw_key(&w, "status");
-	ob_jw_string(&w, p->status ? p->status : "");
-	if (p->digest && *p->digest) {
-		ob_jw_key(&w, "digest");
-		ob_jw_string(&w, p->digest);
-	}
-	if (p->total) {
-		ob_jw_key(&w, "total");
-		ob_jw_int(&w, p->total);
-	}
-	if (p->completed) {
-		ob_jw_key(&w, "completed");
-		ob_jw_int(&w, p->completed);
-	}
-	ob_jw_obj_end(&w);
-	int rc = 0;
-	size_t n;
-	char *s = ob_jw_take_line(&w, &n);
-	if (s)
-		rc = rn_lines_push(cj->pipe, s, n);
-	free(s);
-	return rc < 0 ? 1 : 0;
+	return rn_lines_progress(cj->pipe, p->status, p->digest, p->total, p->completed) < 0 ? 1 : 0;
 }
 
 static void *create_main(void *arg)

@@ -11,7 +11,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "base/jsonutil.h"
 #include "modelfile/name.h"
 #include "registry/registry.h"
 #include "runner/api/api.h"
@@ -38,29 +37,7 @@ static bool job_cancelled(void *ctx)
 static int job_progress(void *ctx, const struct rg_progress *p)
 {
 	struct registry_job *j = ctx;
-	struct ob_jw w;
-	ob_jw_init(&w, 0, 0);
-	ob_jw_obj(&w);
-	ob_jw_key(&w, "status");
-	ob_jw_string(&w, p->status);
-	if (p->digest) {
-		ob_jw_key(&w, "digest");
-		ob_jw_string(&w, p->digest);
-	}
-	if (p->total) {
-		ob_jw_key(&w, "total");
-		ob_jw_int(&w, p->total);
-	}
-	if (p->completed) {
-		ob_jw_key(&w, "completed");
-		ob_jw_int(&w, p->completed);
-	}
-	ob_jw_obj_end(&w);
-	size_t n;
-	char *s = ob_jw_take_line(&w, &n);
-	int rc = s ? rn_lines_push(j->pipe, s, n) : 0;
-	free(s);
-	return rc < 0 ? 1 : 0;
+	return rn_lines_progress(j->pipe, p->status, p->digest, p->total, p->completed) < 0 ? 1 : 0;
 }
 
 static void *job_main(void *arg)
