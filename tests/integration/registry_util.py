@@ -71,6 +71,7 @@ class FaultProxy:
     rate: blob bytes per second (None = unlimited); fail5xx: answer that many requests with 503 first;
     redirect: blob GETs answer 307 to http://localhost:<port>/storage/... (another host name, as blob storage
     is), served without a token; storage_auth records the Authorization headers that arrived there.
+    size_delta: added to the first layer's size in manifests (a manifest that lies about a blob).
     Counters: blob_bytes (blob body bytes sent), token_requests (the /token query strings), requests."""
 
     def __init__(self, upstream_port):
@@ -82,6 +83,7 @@ class FaultProxy:
         self.rate = None
         self.fail5xx = 0
         self.redirect = False
+        self.size_delta = 0
         self.storage_auth = []
         self.blob_bytes = 0
         self.token_requests = []
@@ -177,6 +179,17 @@ class FaultProxy:
                      headers=headers)
         r = conn.getresponse()
         is_blob = h.command == "GET" and "/blobs/sha256:" in h.path and r.status in (200, 206)
+        if self.size_delta and h.command == "GET" and "/manifests/" in h.path and r.status == 200:
+            m = json.loads(r.read())
+            m["layers"][0]["size"] += self.size_delta
+            out = json.dumps(m).encode()
+            h.send_response(200)
+            h.send_header("Content-Type", r.getheader("Content-Type"))
+            h.send_header("Content-Length", str(len(out)))
+            h.end_headers()
+            h.wfile.write(out)
+            conn.close()
+            return
         h.send_response(r.status)
         length = r.getheader("Content-Length")
         for k, v in r.getheaders():

@@ -345,3 +345,45 @@ def test_token_auth_registry_push_and_pull(orun_bin, env):
     finally:
         reg.stop()
         ts.stop()
+
+
+@pytest.mark.parametrize("delta", [-1, 1])
+def test_blob_size_is_checked_against_the_manifest(orun_bin, env, delta):
+    proxy, name = with_proxy(env)
+    proxy.size_delta = delta
+    srv = fresh_server(orun_bin, env)
+    try:
+        p = pull_cli(orun_bin, srv, name, check=False)
+        assert p.returncode == 1 and "where the manifest says" in p.stderr, p.stderr
+        assert not (srv.models / "manifests" / f"127.0.0.1:{proxy.port}").exists()
+    finally:
+        srv.stop()
+        proxy.stop()
+
+
+def test_server_stop_cancels_a_pull_that_resumes_after_restart(orun_bin, env):
+    proxy, name = with_proxy(env)
+    proxy.rate = 16 << 20
+    env["n"] += 1
+    tmp = env["tmp"] / f"dst{env['n']}"
+    tmp.mkdir()
+    srv = Server(orun_bin, tmp)
+    try:
+        r = requests.post(f"{srv.base}/api/pull", json={"model": name, "insecure": True}, stream=True, timeout=60)
+        for line in r.iter_lines():
+            if line and json.loads(line).get("completed", 0) > (8 << 20):
+                break
+        t = time.time()
+        srv.stop()  # SIGTERM
+        assert time.time() - t < 15 and srv.proc.returncode == 0
+        assert "cancelled" in srv.read_log() and partials(srv.models)
+    finally:
+        r.close()
+    proxy.rate = None
+    srv = Server(orun_bin, tmp)
+    try:
+        pull_cli(orun_bin, srv, name)
+        check_pulled(srv, env, proxy)
+    finally:
+        srv.stop()
+        proxy.stop()
