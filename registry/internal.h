@@ -70,6 +70,10 @@ int rg_conn_authorize(struct rg_conn *c, const char *challenge, struct mf_error 
 /* An error from a registry answer: "<what>: <status>: <the registry's first error message>". */
 int rg_status_error(struct mf_error *err, const char *what, const struct rg_resp *r);
 
+/* Every layer (and the config) of m has a "sha256:<64 hex>" digest and a size >= 0: MF_OK or MF_ERR_FORMAT. */
+struct mf_manifest;
+int rg_manifest_check(const struct mf_manifest *m, struct mf_error *err) MF_WUR;
+
 /* True when the job is to stop. */
 bool rg_cancelled(const struct rg_options *o);
 /* Sleeps the backoff of attempt (0-based), waking early to stop: MF_OK or MF_ERR_CANCELLED. */

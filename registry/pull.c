@@ -546,15 +546,15 @@ static int check_blobs(struct mf_store *s, const struct mf_manifest *m, struct m
 	return MF_OK;
 }
 
-static int check_manifest(const struct mf_manifest *m, struct mf_error *err)
+int rg_manifest_check(const struct mf_manifest *m, struct mf_error *err)
 {
 	for (size_t i = 0; i <= m->n_layers; i++) {
 		const struct mf_layer *ly = i < m->n_layers ? &m->layers[i] : &m->config;
 		if (!ly->digest || !mf_digest_valid(ly->digest) || strncmp(ly->digest, "sha256:", 7) != 0)
-			return mf_error_set(err, MF_ERR_FORMAT, "pull model manifest: invalid layer digest \"%s\"",
+			return mf_error_set(err, MF_ERR_FORMAT, "manifest: invalid layer digest \"%s\"",
 					    ly->digest ? ly->digest : "");
 		if (ly->size < 0)
-			return mf_error_set(err, MF_ERR_FORMAT, "pull model manifest: layer %s has size %" PRId64, ly->digest,
+			return mf_error_set(err, MF_ERR_FORMAT, "manifest: layer %s has size %" PRId64, ly->digest,
 					    ly->size);
 	}
 	return MF_OK;
@@ -592,7 +592,7 @@ int rg_pull(struct mf_store *s, const char *name, const struct rg_options *o, st
 		goto out;
 	}
 	if ((rc = mf_manifest_parse(r.body.p ? r.body.p : "", r.body.len, &m, err)) != MF_OK ||
-	    (rc = check_manifest(m, err)) != MF_OK)
+	    (rc = rg_manifest_check(m, err)) != MF_OK)
 		goto out;
 	for (size_t i = 0; i < m->n_layers && rc == MF_OK; i++)
 		rc = pull_layer(&c, s, &m->layers[i], err);

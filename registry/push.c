@@ -123,6 +123,8 @@ int rg_push(struct mf_store *s, const char *name, const struct rg_options *o, st
 	struct mf_manifest *m = NULL;
 	char *bytes = NULL;
 	struct rg_conn c = {0};
+	struct ob_buf mb;
+	ob_buf_init(&mb, RG_MAX_MANIFEST);
 	int rc = rg_report(o, "retrieving manifest", NULL, 0, 0, err);
 	if (rc != MF_OK)
 		return rc;
@@ -135,10 +137,10 @@ int rg_push(struct mf_store *s, const char *name, const struct rg_options *o, st
 		}
 		return rc;
 	}
+	if ((rc = rg_manifest_check(m, err)) != MF_OK)
+		goto out;
 	char fp[MF_NAME_STRING_MAX], file[4096];
 	snprintf(file, sizeof file, "%s/manifests/%s", mf_store_root(s), mf_name_filepath(&found, fp));
-	struct ob_buf mb;
-	ob_buf_init(&mb, RG_MAX_MANIFEST);
 	if (!ob_buf_read_file(&mb, file)) {
 		rc = mf_error_set(err, MF_ERR_IO, "read %s: %s", file, strerror(errno));
 		goto out;
