@@ -38,12 +38,13 @@ static void on_sent(void *ctx, uint64_t sent)
 		return; /* a stop is seen by the transfer's own cancel check */
 }
 
-/* Location of an upload answer, made absolute. */
-static int upload_location(const struct rg_conn *c, const struct rg_resp *r, const char *what, char *out,
-			   size_t cap, struct mf_error *err)
+/* An upload step's answer (POST, PATCH): 202 Accepted with the Location of the next step, copied to out. */
+static int upload_next(const struct rg_resp *r, char *out, size_t cap, struct mf_error *err)
 {
+	if (r->status != 202)
+		return rg_status_error(err, "upload", r);
 	if (!r->location[0])
-		return mf_error_set(err, MF_ERR_IO, "%s: the registry answered %ld without a Location", what, r->status);
+		return mf_error_set(err, MF_ERR_IO, "upload: the registry answered %ld without a Location", r->status);
 	snprintf(out, cap, "%s", r->location);
 	return MF_OK;
 }
@@ -70,13 +71,8 @@ static int push_layer(struct rg_conn *c, struct mf_store *s, const struct mf_lay
 		return mf_error_set(err, MF_ERR_NOT_FOUND, "open %s: %s", file, strerror(errno));
 	snprintf(path, sizeof path, "/v2/%s/blobs/uploads/", c->repo);
 	struct rg_body none = {.fd = -1};
-	if ((rc = rg_request(c, "POST", path, NULL, &none, RG_MAX_BODY, &r, err)) != MF_OK)
-		goto out_fd;
-	if (r.status != 202) {
-		rc = rg_status_error(err, "upload", &r);
-		goto out_fd;
-	}
-	if ((rc = upload_location(c, &r, "upload", loc, sizeof loc, err)) != MF_OK)
+	if ((rc = rg_request(c, "POST", path, NULL, &none, RG_MAX_BODY, &r, err)) != MF_OK ||
+	    (rc = upload_next(&r, loc, sizeof loc, err)) != MF_OK)
 		goto out_fd;
 	struct upload_progress u = {c->o, ly->digest, 0, (uint64_t)ly->size, 0};
 	for (uint64_t off = 0; off < (uint64_t)ly->size; off += RG_CHUNK_SIZE) {
@@ -87,13 +83,8 @@ static int push_layer(struct rg_conn *c, struct mf_store *s, const struct mf_lay
 		struct rg_body b = {.fd = fd, .off = off, .n = n, .progress = on_sent, .ctx = &u};
 		u.base = off;
 		rg_resp_free(&r);
-		if ((rc = rg_request(c, "PATCH", loc, h, &b, RG_MAX_BODY, &r, err)) != MF_OK)
-			goto out_fd;
-		if (r.status != 202) {
-			rc = rg_status_error(err, "upload", &r);
-			goto out_fd;
-		}
-		if ((rc = upload_location(c, &r, "upload", loc, sizeof loc, err)) != MF_OK)
+		if ((rc = rg_request(c, "PATCH", loc, h, &b, RG_MAX_BODY, &r, err)) != MF_OK ||
+		    (rc = upload_next(&r, loc, sizeof loc, err)) != MF_OK)
 			goto out_fd;
 	}
 	char put[RG_URL_MAX + 100];
