@@ -21,7 +21,7 @@ from test_server_common import Server
 pytestmark = pytest.mark.skipif(not os.path.exists(REGISTRY_BIN), reason="docker-registry is not installed "
                                 "(tools/install-deps)")
 
-KILLS = int(os.environ.get("ORUN_REGISTRY_KILLS", "4"))  # the full version: 20
+KILLS = int(os.environ.get("ORUN_REGISTRY_KILLS", "20"))  # kill -9 of the server mid-pull, each resumed
 
 
 def sha256_file(p):
@@ -257,8 +257,9 @@ def test_pull_killed_at_random_points_resumes(orun_bin, env):
     tmp.mkdir()
     total = sum(json.loads(env["ref"][0])["config"]["size"] for _ in [0]) + sum(
         l["size"] for l in json.loads(env["ref"][0])["layers"])
-    # a slow link, so that the kills land all through the model layer (about 0.5 s of transfer each)
-    proxy.rate = max(4 << 20, int(total / (KILLS * 0.5)))
+    # a slow link, so that the kills land all through the model layer (about 0.5 s of transfer each; the
+    # rate is per connection and a layer is fetched over 4)
+    proxy.rate = max(1 << 20, int(total / (KILLS * 0.5 * 4)))
     kills = 0
     try:
         for i in range(KILLS):
