@@ -328,6 +328,7 @@ def test_token_auth_registry_push_and_pull(orun_bin, env):
     try:
         assert requests.get(reg.base + "/v2/").status_code == 401
         src = env["src"]
+        pull_cli(orun_bin, src, env["name"])  # present whatever ran before (the round trip removes it for a while)
         name = f"127.0.0.1:{reg.port}/auth/smol:v1"
         cli_env = dict(os.environ, OLLAMA_HOST=f"127.0.0.1:{src.port}")
         p = subprocess.run([orun_bin, "cp", env["name"], name], env=cli_env, capture_output=True, text=True)
