@@ -4,7 +4,7 @@ noinst_LIBRARIES += libtestutil.a
 libtestutil_a_SOURCES = tests/testmodel.c tests/testmodel.h tests/check.h
 
 # Link order: tests first, then the libraries from the top of the dependency chain down.
-TEST_LDADD = libtestutil.a librunner.a libmodelfile.a libgguf.a libbase.a $(ORUN_LIBS_ALL)
+TEST_LDADD = libtestutil.a librunner.a $(REGISTRY_LIB) libmodelfile.a libgguf.a libbase.a $(ORUN_LIBS_ALL)
 
 # ORUN_SHARED: the shared test data (../shared beside the source tree unless configure was given ORUN_SHARED=DIR,
 # as a distcheck is, whose source tree is an unpacked copy elsewhere). Tests that need it fail when it is
@@ -22,7 +22,8 @@ EXTRA_DIST += tests/integration/conftest.py tests/integration/test_cli_store.py 
 	tests/integration/test_gguf_import.py tests/integration/test_modelfile_create.py \
 	tests/integration/test_models.py tests/integration/test_server_api.py tests/integration/test_server_common.py \
 	tests/integration/test_server_embed.py tests/integration/test_server_llamaserver.py \
-	tests/integration/test_server_load.py tests/integration/test_server_wire.py
+	tests/integration/test_server_load.py tests/integration/test_server_wire.py \
+	tests/integration/test_registry.py tests/integration/registry_util.py
 EXTRA_DIST += tests/integration/test_server_hardening_http.py tests/integration/test_server_hardening_store.py
 EXTRA_DIST += tests/integration/jinja_golden.py tests/integration/test_server_jinja.py \
 	tests/integration/test_llamaserver_jinja.py

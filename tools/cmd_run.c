@@ -35,7 +35,7 @@ static void usage(FILE *f)
 		   "      --format string          Response format (e.g. json)\n"
 		   "  -h, --help                   help for run\n"
 		   "      --hidethinking           Hide thinking output (if provided)\n"
-		   "      --insecure               Use an insecure registry (orun has no registry client: ignored)\n"
+		   "      --insecure               Use an insecure registry (ignored: orun run does not pull)\n"
 		   "      --keepalive string       Duration to keep a model loaded (e.g. 5m)\n"
 		   "      --nowordwrap             Don't wrap words to the next line automatically\n"
 		   "      --think string[=\"true\"]  Enable thinking mode: true/false or high/medium/low for supported "
@@ -369,7 +369,7 @@ int cmd_run(int argc, char **argv)
 	    (rc = cli_flag_bool(&flags[F_NOWRAP], &nowrap)) || (rc = cli_flag_bool(&flags[F_INSECURE], &insecure)) ||
 	    (rc = cli_flag_bool(&flags[F_TRUNCATE], &truncate)) || (rc = cli_flag_int(&flags[F_DIMENSIONS], &dimensions)))
 		return rc;
-	(void)insecure; /* Ollama's is for pulling; orun does not pull */
+	(void)insecure; /* Ollama's is for pulling a missing model; orun run does not pull */
 	const char *model = pos[0];
 	const char *keepalive = flags[F_KEEPALIVE].value, *think = flags[F_THINK].value;
 	if (keepalive && *keepalive) {

@@ -33,7 +33,7 @@ void cmd_show_info(const struct ob_json *r, bool verbose);
 int cmd_list(int argc, char **argv);
 int cmd_cp(int argc, char **argv);
 int cmd_rm(int argc, char **argv);
-/* tools/cmd_pull.c: listed, with a one-line error until orun has a registry client. */
+/* tools/cmd_pull.c: both registry commands */
 int cmd_pull(int argc, char **argv);
 int cmd_push(int argc, char **argv);
 

@@ -5,9 +5,9 @@ orun_SOURCES += tools/cmd_gguf.c
 orun_SOURCES += tools/cmd_mkmodel.c tools/mkmodel_quant.c tools/mkmodel_quant.h
 orun_SOURCES += tools/cmd_generate.c tools/cmd_bench.c
 orun_CPPFLAGS = $(AM_CPPFLAGS) $(LIBEDIT_CFLAGS)
-orun_LDADD = librunner.a libmodelfile.a libgguf.a libbase.a $(ORUN_LIBS_ALL) $(LIBEDIT_LIBS)
+orun_LDADD = librunner.a $(REGISTRY_LIB) libmodelfile.a libgguf.a libbase.a $(ORUN_LIBS_ALL) $(LIBEDIT_LIBS)
 # the scripts: dependencies, the whole test suite and its summary, a first run, the GPU checks
-EXTRA_DIST += tools/install-deps tools/test-all tools/test-summary tools/quickstart tools/gpu-check \
+EXTRA_DIST += tools/bench-pull tools/install-deps tools/test-all tools/test-summary tools/quickstart tools/gpu-check \
 	tools/gpu-check-torch.py
 # The client commands (libcurl): only with the server/client part of the build.
 if WITH_SERVER

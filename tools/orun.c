@@ -26,8 +26,8 @@ const struct orun_command orun_commands[] = {
 	{"ls", "list models (alias of list)", cmd_list},
 	{"cp", "copy a model", cmd_cp},
 	{"rm", "remove a model", cmd_rm},
-	{"pull", "pull a model from a registry (not available in orun yet: says so)", cmd_pull},
-	{"push", "push a model to a registry (not available in orun yet: says so)", cmd_push},
+	{"pull", "pull a model from a registry", cmd_pull},
+	{"push", "push a model to a registry", cmd_push},
 #endif
 #ifdef ORUN_WITH_SERVER
 	{"serve", "start orun's server: Ollama's API, the OpenAI /v1 API and /metrics", cmd_serve},

@@ -114,6 +114,33 @@ static int lines_add(struct rn_lines *p, const char *line, size_t len, bool erro
 	return gone ? -1 : 0;
 }
 
+int rn_lines_progress(struct rn_lines *p, const char *status, const char *digest, int64_t total, int64_t completed)
+{
+	struct ob_jw w;
+	ob_jw_init(&w, 0, 0);
+	ob_jw_obj(&w);
+	ob_jw_key(&w, "status");
+	ob_jw_string(&w, status ? status : "");
+	if (digest && *digest) {
+		ob_jw_key(&w, "digest");
+		ob_jw_string(&w, digest);
+	}
+	if (total) {
+		ob_jw_key(&w, "total");
+		ob_jw_int(&w, total);
+	}
+	if (completed) {
+		ob_jw_key(&w, "completed");
+		ob_jw_int(&w, completed);
+	}
+	ob_jw_obj_end(&w);
+	size_t n;
+	char *s = ob_jw_take_line(&w, &n);
+	int rc = s ? rn_lines_push(p, s, n) : 0;
+	free(s);
+	return rc;
+}
+
 int rn_lines_push(struct rn_lines *p, const char *line, size_t len)
 {
 	return lines_add(p, line, len, false, 200);

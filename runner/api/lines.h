@@ -13,6 +13,7 @@
 #include <stdatomic.h>
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 
 #include "runner/server/http.h"
 
@@ -33,6 +34,9 @@ int rn_lines_push(struct rn_lines *p, const char *line, size_t len);
 /* Producer side: true once the consumer is gone (client left, answer failed, server stopping). Cheap enough
  * to ask between the chunks of a long job. */
 bool rn_lines_gone(struct rn_lines *p);
+/* Producer side: pushes Ollama's api.ProgressResponse {"status", "digest"?, "total"?, "completed"?} (empty
+ * digest and zero counts left out, as omitempty does). Returns as push (-1: the consumer is gone). */
+int rn_lines_progress(struct rn_lines *p, const char *status, const char *digest, int64_t total, int64_t completed);
 void rn_lines_error(struct rn_lines *p, int status, const char *msg);
 void rn_lines_close(struct rn_lines *p);
 /* Drops one reference (the producer's, or the consumer's when the answer could not start); NULL is fine. */

@@ -6,5 +6,5 @@ librunner_a_SOURCES += runner/api/decode.c runner/api/decode.h runner/api/pipeli
 	runner/api/jinja_chat.c runner/api/jinja_chat.h \
 	runner/api/ollama.c runner/api/embed.c runner/api/openai.c runner/api/llamaserver.c runner/api/llamaserver.h
 librunner_a_SOURCES += runner/api/api.c runner/api/api.h runner/api/lines.c runner/api/lines.h \
-	runner/api/ollama_format.c runner/api/structured.c runner/api/structured.h
+	runner/api/ollama_format.c runner/api/structured.c runner/api/structured.h runner/api/pull.c
 endif

@@ -1,6 +1,6 @@
 /* runner/api/ollama.c — the model-management half of Ollama's REST API: /, /api/version, /api/tags,
- * /api/show, /api/copy, /api/delete, /api/blobs/:digest, /api/create, /api/ps, /api/status, /metrics, and
- * honest refusals for /api/pull and /api/push (orun has no registry client).
+ * /api/show, /api/copy, /api/delete, /api/blobs/:digest, /api/create, /api/ps, /api/status, /metrics.
+ * (/api/pull and /api/push are in runner/api/pull.c.)
  *
  * Field names, order, omitempty and error texts follow Ollama's handlers (server/routes.go) and api types.
  * Inference endpoints (/api/chat, /api/generate) are in runner/api/ollama_format.c, over the pipeline.
@@ -67,44 +67,6 @@ static const char *decode_model(struct rn_dec *d, const struct ob_json *root, si
 	rn_dec_string(d, root, "name", &name, &nlen);
 	*len = mlen ? mlen : nlen;
 	return mlen ? model : name;
-}
-
-static void refuse_registry(struct rn_http_req *r, const char *what, const char *go_struct)
-{
-	struct rn_dec d;
-	const struct ob_json *root;
-	struct ob_json_doc *doc = rn_api_decode(r, &d, go_struct, &root, rn_api_respond_error);
-	if (!doc)
-		return;
-	/* the name is checked first, as Ollama's handlers do: cmp.Or(req.Model, req.Name) */
-	size_t nlen = 0;
-	const char *n = decode_model(&d, root, &nlen);
-	struct mf_name nm;
-	mf_name_parse_n(n, nlen, &nm);
-	bool valid = mf_name_is_valid(&nm);
-	ob_json_free(doc);
-	if (d.failed) {
-		rn_http_respond_error(r, 400, d.err);
-		return;
-	}
-	if (!valid) {
-		rn_http_respond_error(r, 400, "invalid model name");
-		return;
-	}
-	rn_http_respond_errorf(r, 501,
-			       "%s is not supported by orun: it has no registry client. Create models with `orun "
-			       "create` from a GGUF file, or pull them with Ollama into the same OLLAMA_MODELS store",
-			       what);
-}
-
-void rn_api_pull(struct rn_http_req *r)
-{
-	refuse_registry(r, "pull", "PullRequest");
-}
-
-void rn_api_push(struct rn_http_req *r)
-{
-	refuse_registry(r, "push", "PushRequest");
 }
 
 /* ---------------------------------------------------------------------------------------------------- */
@@ -476,31 +438,7 @@ static bool create_cancelled(void *ctx)
 static int create_progress(void *ctx, const struct mf_progress *p)
 {
 	struct create_job *cj = ctx;
-	struct ob_jw w;
-	ob_jw_init(&w, 0, 0);
-	ob_jw_obj(&w);
-	ob_jw_key(&w, "status");
-	ob_jw_string(&w, p->status ? p->status : "");
-	if (p->digest && *p->digest) {
-		ob_jw_key(&w, "digest");
-		ob_jw_string(&w, p->digest);
-	}
-	if (p->total) {
-		ob_jw_key(&w, "total");
-		ob_jw_int(&w, p->total);
-	}
-	if (p->completed) {
-		ob_jw_key(&w, "completed");
-		ob_jw_int(&w, p->completed);
-	}
-	ob_jw_obj_end(&w);
-	int rc = 0;
-	size_t n;
-	char *s = ob_jw_take_line(&w, &n);
-	if (s)
-		rc = rn_lines_push(cj->pipe, s, n);
-	free(s);
-	return rc < 0 ? 1 : 0;
+	return rn_lines_progress(cj->pipe, p->status, p->digest, p->total, p->completed) < 0 ? 1 : 0;
 }
 
 static void *create_main(void *arg)

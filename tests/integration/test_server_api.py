@@ -259,8 +259,9 @@ def test_request_errors(served):
     r = requests.post(b + "/api/chat", json={"model": "qwen2", "messages": [{"role": "user", "content": "x"}],
                                              "keep_alive": "forever"})
     assert r.status_code == 400 and r.json() == {"error": 'time: invalid duration "forever"'}
-    r = requests.post(b + "/api/pull", json={"model": "qwen2"})
-    assert r.status_code == 501 and "not supported by orun" in r.json()["error"]
+    # pull is implemented (tests/integration/test_registry.py): a registry that cannot be reached is a 500
+    r = requests.post(b + "/api/pull", json={"model": "127.0.0.1:1/x/y", "insecure": True, "stream": False})
+    assert r.status_code == 500 and "127.0.0.1:1" in r.json()["error"]
 
 
 def test_metrics(served):
