@@ -1272,7 +1272,7 @@ static enum ia_next do_show(struct session *s, char **a, size_t n)
 	const struct ob_json *r = ob_json_root(d);
 	const char *what = a[1];
 	if (!strcmp(what, "info")) {
-		cmd_show_info(r, false);
+		cmd_show_info(r, false, stderr); /* Ollama: showInfo(resp, false, os.Stderr) */
 	} else if (!strcmp(what, "license")) {
 		const struct ob_json *lic = ob_json_get(r, "license");
 		if (!lic || lic->type != OB_JSON_STRING || !lic->len)
