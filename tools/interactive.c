@@ -1225,7 +1225,8 @@ static enum ia_next do_set(struct session *s, char **a, size_t n, struct ob_buf 
 		ob_buf_append(sb, t, tl);
 		ob_buf_free(&text);
 		if (*ml != IA_ML_NONE) {
-			ob_buf_putc(sb, '\n'); /* Ollama joins the first line to the next without one */
+			/* no newline after this first line: Ollama's sb.WriteString(line) then continue, so that
+			 * "You are" and "a cat.\"\"\"" make "You area cat." */
 			s->use_alt = true;
 			return IA_NEXT_READ;
 		}
