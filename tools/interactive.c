@@ -1642,9 +1642,10 @@ static int session_loop(struct session *s)
 			break;
 		}
 		if (r == IA_READ_INTERRUPT) {
+			/* the text gathered so far goes, but a """ block stays open (Ollama resets sb, not
+			 * multiline): the next lines still gather until the closing """ */
 			printf("\nUse Ctrl + d or /bye to exit.\n");
 			ob_buf_reset(&sb);
-			ml = IA_ML_NONE;
 			continue;
 		}
 		if (r == IA_READ_EDIT) {
