@@ -880,8 +880,13 @@ static int stream_cancellable(struct session *s, const char *path, const char *b
 	g_client = NULL;
 	bool cancelled = g_cancel != 0;
 	g_cancel = 0;
-	if (cancelled)
+	if (cancelled) {
 		tcflush(STDIN_FILENO, TCIFLUSH); /* what was typed during the answer goes with it */
+		/* Ollama leaves echo on, so the terminal draws "^C" where the answer stopped and Ollama itself
+		 * prints nothing more before ">>> "; draw the same with echo off */
+		if (restore && (saved.c_lflag & ECHO) && (saved.c_lflag & ECHOCTL))
+			fputs("^C", stdout);
+	}
 	if (restore)
 		tcsetattr(STDIN_FILENO, TCSANOW, &saved);
 	if (cancelled)
@@ -908,9 +913,7 @@ static int chat(struct session *s)
 	free(body);
 	if (t.thinking_open)
 		fputs(COLOR_DEFAULT, stdout);
-	if (rc == 1) {
-		fputs("\n\n", stdout);
-	} else if (rc == 0) {
+	if (rc == 0) {
 		if (s->n_msgs)
 			fputs("\n\n", stdout);
 		fflush(stdout);
