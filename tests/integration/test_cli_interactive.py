@@ -327,6 +327,9 @@ class FakeOllama:
                         except OSError:
                             fake.disconnected.set()
                         return
+                    if "long" in body["messages"][-1]["content"]:
+                        self.reply([msg(content=f"word{i} ") for i in range(60)] + [{"done": True}])
+                        return
                     self.reply([msg(thinking="Let me think."), msg(content="The answer."),
                                 {"message": {"role": "assistant", "content": ""}, "done": True,
                                  "total_duration": 5000000, "eval_count": 3, "eval_duration": 3000000}])
@@ -476,6 +479,31 @@ def test_show_info_goes_to_stderr(fake_run, tmp_path):
     text = err.read_text()
     assert "  Model\n" in text and "  Capabilities\n" in text and "thinking" in text, text
     assert "FROM x" not in text
+
+
+def test_one_shot_run_wraps_on_a_terminal_only(orun_bin, fake_run):
+    """`orun run m "prompt"` wraps as the interactive session does when stdout is a terminal (Ollama's
+    RunHandler: opts.WordWrap = !nowrap), not with --nowordwrap, and never into a pipe (Ollama does, with
+    escape sequences, at 80 columns: ollama#16785)."""
+    import subprocess
+
+    cols = 40
+    env = dict(os.environ, OLLAMA_HOST=f"127.0.0.1:{fake_run.fake.port}", HOME=str(fake_run.tmp),
+               TERM="xterm-256color")
+    words = [f"word{i}" for i in range(60)]
+    for flags in ([], ["--nowordwrap"]):
+        child = pexpect.spawn(orun_bin, ["run", "m", "long please", *flags], env=env, dimensions=(40, cols),
+                              encoding="utf-8", timeout=60)
+        child.expect(pexpect.EOF)
+        lines = [l for l in screen(child.before, cols) if l]
+        assert "Thinking" not in child.before
+        if flags:
+            assert max(len(l) for l in lines) > cols, lines
+        else:
+            assert max(len(l) for l in lines) <= cols - 5, lines
+        assert " ".join(lines).split() == words, lines
+    p = subprocess.run([orun_bin, "run", "m", "long please"], env=env, capture_output=True, text=True, timeout=60)
+    assert p.returncode == 0 and p.stdout == " ".join(words) + " \n", repr(p.stdout)
 
 
 def test_ctrl_g_composes_the_prompt_in_an_editor(fake_run):
