@@ -22,6 +22,7 @@
 #include "tools/client.h"
 #include "tools/commands.h"
 #include "tools/interactive.h"
+#include "tools/wordwrap.h"
 
 #define RUN_MAX_INPUT (16u << 20) /* bytes of one prompt */
 
@@ -49,6 +50,8 @@ static void usage(FILE *f)
 
 struct run_state {
 	bool hide_thinking, in_thinking, any_thinking;
+	bool wordwrap;          /* Ollama's opts.WordWrap: not --nowordwrap, and stdout a terminal */
+	struct wrap wr;         /* the answer's word wrap state */
 	struct ob_buf reply;    /* assistant content of this turn */
 	struct ob_buf thinking; /* assistant thinking of this turn */
 	struct ob_json_doc *final;
@@ -73,15 +76,16 @@ static int on_line(void *ctx, const char *line, size_t n)
 				st->in_thinking = true;
 				st->any_thinking = true;
 			}
-			fwrite(thinking->str, 1, thinking->len, stdout);
+			wrap_print(&st->wr, thinking->str, thinking->len, st->wordwrap);
 		}
 	}
 	if (content && content->type == OB_JSON_STRING && content->len) {
 		if (st->in_thinking) {
 			fputs("\n...done thinking.\n\n", stdout);
 			st->in_thinking = false;
+			wrap_reset(&st->wr); /* Ollama: state = &displayResponseState{} */
 		}
-		fwrite(content->str, 1, content->len, stdout);
+		wrap_print(&st->wr, content->str, content->len, st->wordwrap);
 		ob_buf_append(&st->reply, content->str, content->len);
 	}
 	fflush(stdout);
@@ -135,7 +139,7 @@ struct convo {
 	struct ob_jw msgs; /* the messages array being built (open) */
 	size_t n;
 	const char *format; /* "format" of every request: JSON text ("\"json\"" or a schema), or NULL */
-	bool wordwrap;      /* wrap words at the terminal width (not --nowordwrap) */
+	bool wordwrap;      /* wrap words at the terminal width: not --nowordwrap, and stdout a terminal */
 };
 
 static void convo_add(struct convo *cv, const char *role, const char *content, size_t len)
@@ -194,15 +198,17 @@ static int one_turn(struct client *c, const char *model, struct convo *cv, const
 	char *body = build_body(model, cv, keepalive, think);
 	if (!body)
 		return cli_error("out of memory");
-	struct run_state st = {.hide_thinking = hide};
+	struct run_state st = {.hide_thinking = hide, .wordwrap = cv->wordwrap};
 	ob_buf_init(&st.reply, RUN_MAX_INPUT * 4u);
 	ob_buf_init(&st.thinking, RUN_MAX_INPUT * 4u);
+	wrap_init(&st.wr);
 	int rc = client_stream(c, "POST", "/api/chat", body, strlen(body), on_line, &st);
 	free(body);
 	if (st.in_thinking)
 		fputs("\n...done thinking.\n\n", stdout);
 	fputs(interactive ? "\n\n" : "\n", stdout);
 	fflush(stdout);
+	wrap_free(&st.wr);
 	if (rc != 0) {
 		ob_buf_free(&st.reply);
 		ob_buf_free(&st.thinking);
@@ -410,7 +416,11 @@ int cmd_run(int argc, char **argv)
 		think = "true"; /* Ollama's inferThinkingOption: a thinking model thinks unless told otherwise */
 	ob_json_free(info);
 
-	struct convo cv = {.format = format, .wordwrap = !nowrap};
+	/* Ollama's RunHandler sets opts.WordWrap = !nowrap for a one-shot run too, and its displayResponse
+	 * then wraps at 80 columns with cursor movement when stdout is no terminal (issue ollama#16785, which
+	 * its maintainers call a bug); orun wraps only on a terminal, so piped and redirected output stays
+	 * plain text. */
+	struct convo cv = {.format = format, .wordwrap = !nowrap && isatty(STDOUT_FILENO)};
 	ob_jw_init(&cv.msgs, 0, 0);
 	bool tty = isatty(0);
 	if (n_pos > 1 || !tty || embedding) {

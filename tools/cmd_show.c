@@ -43,11 +43,11 @@ static const char *str_field(const struct ob_json *obj, const char *key, char *b
 }
 
 /* A table with a header line and a blank line after it (tableRender). */
-static void render(const char *header, struct table *t)
+static void render(FILE *out, const char *header, struct table *t)
 {
-	printf("  %s\n", header);
-	table_render(t, stdout);
-	printf("\n");
+	fprintf(out, "  %s\n", header);
+	table_render(t, out);
+	fputc('\n', out);
 	table_free(t);
 }
 
@@ -133,7 +133,7 @@ static void format_array(const struct ob_json *a, char *out, size_t cap)
 	}
 }
 
-void cmd_show_info(const struct ob_json *r, bool verbose)
+void cmd_show_info(const struct ob_json *r, bool verbose, FILE *out)
 {
 	char arch[256], buf[4096];
 	const struct ob_json *details = ob_json_get(r, "details"), *info = ob_json_get(r, "model_info");
@@ -178,7 +178,7 @@ void cmd_show_info(const struct ob_json *r, bool verbose)
 	str_field(r, "requires", buf, sizeof buf);
 	if (buf[0])
 		add2(&t, "requires", buf);
-	render("Model", &t);
+	render(out, "Model", &t);
 
 	const struct ob_json *caps = ob_json_get(r, "capabilities");
 	if (caps && caps->type == OB_JSON_ARRAY && caps->count) {
@@ -188,7 +188,7 @@ void cmd_show_info(const struct ob_json *r, bool verbose)
 			const char *row[2] = {"", cap->str};
 			table_add(&t, row);
 		}
-		render("Capabilities", &t);
+		render(out, "Capabilities", &t);
 	}
 
 	const struct ob_json *params = ob_json_get(r, "parameters");
@@ -226,7 +226,7 @@ void cmd_show_info(const struct ob_json *r, bool verbose)
 			free(row);
 		}
 		free(copy);
-		render("Parameters", &t);
+		render(out, "Parameters", &t);
 	}
 
 	if (verbose && info && info->type == OB_JSON_OBJECT) {
@@ -254,7 +254,7 @@ void cmd_show_info(const struct ob_json *r, bool verbose)
 			}
 		ob_json_free(sorted);
 		ob_jw_free(&jw);
-		render("Metadata", &t);
+		render(out, "Metadata", &t);
 	}
 
 	const struct ob_json *tensors = ob_json_get(r, "tensors");
@@ -276,7 +276,7 @@ void cmd_show_info(const struct ob_json *r, bool verbose)
 			const char *row[4] = {"", name, type, shape};
 			table_add(&t, row);
 		}
-		render("Tensors", &t);
+		render(out, "Tensors", &t);
 	}
 
 	const struct ob_json *sys = ob_json_get(r, "system");
@@ -284,14 +284,14 @@ void cmd_show_info(const struct ob_json *r, bool verbose)
 		table_init(&t, 2, NULL);
 		t.wrap = 100;
 		head_rows(&t, sys->str, 2);
-		render("System", &t);
+		render(out, "System", &t);
 	}
 	const struct ob_json *lic = ob_json_get(r, "license");
 	if (lic && lic->type == OB_JSON_STRING && lic->len) {
 		table_init(&t, 2, NULL);
 		t.wrap = 100;
 		head_rows(&t, lic->str, 2);
-		render("License", &t);
+		render(out, "License", &t);
 	}
 }
 
@@ -351,7 +351,7 @@ int cmd_show(int argc, char **argv)
 		if (strcmp(which, "system") != 0 && strcmp(which, "template") != 0)
 			fputc('\n', stdout);
 	} else {
-		cmd_show_info(r, verbose);
+		cmd_show_info(r, verbose, stdout);
 	}
 	ob_json_free(d);
 	return 0;

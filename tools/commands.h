@@ -7,6 +7,7 @@
 #define ORUN_TOOLS_COMMANDS_H
 
 #include <stdbool.h>
+#include <stdio.h>
 
 struct orun_command {
 	const char *name;
@@ -27,9 +28,10 @@ int cmd_bench(int argc, char **argv);
 /* Client commands (tools/cmd_{create,show,list,cp,rm}.c; need the libcurl part of the build). */
 int cmd_create(int argc, char **argv);
 int cmd_show(int argc, char **argv);
-/* `orun show`'s tables for an /api/show response r, on stdout (also the interactive `/show info`). */
+/* `orun show`'s tables for an /api/show response r, on out: stdout for `orun show`, stderr for the
+ * interactive `/show info` (Ollama's showInfo(resp, false, os.Stderr)). */
 struct ob_json;
-void cmd_show_info(const struct ob_json *r, bool verbose);
+void cmd_show_info(const struct ob_json *r, bool verbose, FILE *out);
 int cmd_list(int argc, char **argv);
 int cmd_cp(int argc, char **argv);
 int cmd_rm(int argc, char **argv);

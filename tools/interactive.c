@@ -16,7 +16,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/ioctl.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
@@ -37,12 +36,12 @@
 #include "tools/clifmt.h"
 #include "tools/commands.h"
 #include "tools/interactive.h"
+#include "tools/wordwrap.h"
 
 #define IA_MAX_INPUT (16u << 20)  /* bytes of one message being typed */
 #define IA_MAX_REPLY (64u << 20)  /* bytes of one answer kept for the conversation */
 #define IA_HISTORY_MAX 100        /* lines of history, as Ollama's History.Limit */
 #define IA_MAX_FIELDS 256         /* words of a slash command */
-#define IA_WORD_MAX 4096          /* bytes of the word being wrapped */
 
 #define IA_PROMPT ">>> "
 #define IA_ALT_PROMPT "... "
@@ -670,78 +669,6 @@ static enum ia_read read_line(struct session *s, char **out)
 }
 
 /* ---------------------------------------------------------------------------------------------------- */
-/* Showing an answer: Ollama's displayResponse word wrap */
-
-struct wrap {
-	size_t line_len;     /* cells on the current line */
-	struct ob_buf word;  /* the word being printed (to move it to the next line) */
-};
-
-static size_t term_width(void)
-{
-	struct winsize ws;
-	if (ioctl(STDOUT_FILENO, TIOCGWINSZ, &ws) == 0 && ws.ws_col > 0)
-		return ws.ws_col;
-	return 80;
-}
-
-static void wrap_reset(struct wrap *w)
-{
-	w->line_len = 0;
-	w->word.len = 0;
-}
-
-static void display(struct wrap *w, const char *s, size_t n, bool wordwrap)
-{
-	size_t width = term_width();
-	if (!wordwrap || width < 10) {
-		fwrite(w->word.p ? w->word.p : "", 1, w->word.len, stdout);
-		fwrite(s, 1, n, stdout);
-		w->word.len = 0;
-		return;
-	}
-	for (size_t i = 0; i < n;) {
-		size_t k;
-		uint32_t r = ob_utf8_decode((const unsigned char *)s + i, n - i, &k);
-		const char *ch = s + i;
-		i += k;
-		size_t cw = (size_t)ob_rune_width(r);
-		size_t ww = ob_utf8_width(w->word.p ? w->word.p : "", w->word.len);
-		if (r != '\n' && r != '\r' && w->line_len + 1 > width - 5) {
-			if (ww > width - 10) { /* a word longer than the line: break it */
-				fwrite(ch, 1, k, stdout);
-				w->word.len = 0;
-				w->line_len = cw;
-				continue;
-			}
-			if (r == ' ' || r == '\t') { /* the space becomes the line break */
-				fputs("\n", stdout);
-				wrap_reset(w);
-				continue;
-			}
-			/* move the word begun on this line to the next one */
-			if (ww > 0)
-				printf(ESC "[%zuD", ww);
-			fputs(CLEAR_TO_EOL "\n", stdout);
-			fwrite(w->word.p ? w->word.p : "", 1, w->word.len, stdout);
-			fwrite(ch, 1, k, stdout);
-			w->line_len = ww + cw;
-			if (!ob_buf_append(&w->word, ch, k))
-				w->word.len = 0;
-			continue;
-		}
-		fwrite(ch, 1, k, stdout);
-		w->line_len += cw;
-		if (cw >= 2 || r == ' ' || r == '\t')
-			w->word.len = 0;
-		else if (r == '\n' || r == '\r')
-			wrap_reset(w);
-		else if (!ob_buf_append(&w->word, ch, k))
-			w->word.len = 0;
-	}
-}
-
-/* ---------------------------------------------------------------------------------------------------- */
 /* One answer (chat) */
 
 struct turn {
@@ -790,14 +717,14 @@ static int on_chat_line(void *ctx, const char *line, size_t n)
 				fputs(COLOR_GREY COLOR_BOLD "Thinking...\n" COLOR_DEFAULT COLOR_GREY, stdout);
 				t->thinking_open = true;
 			}
-			display(&t->wr, thinking->str, thinking->len, t->s->wordwrap);
+			wrap_print(&t->wr, thinking->str, thinking->len, t->s->wordwrap);
 		}
 	}
 	if (t->thinking_open && (has_content || (calls && calls->type == OB_JSON_ARRAY && calls->count)))
 		close_thinking(t);
 	if (has_content) {
 		ob_buf_append(&t->content, content->str, content->len);
-		display(&t->wr, content->str, content->len, t->s->wordwrap);
+		wrap_print(&t->wr, content->str, content->len, t->s->wordwrap);
 	}
 	fflush(stdout);
 	const struct ob_json *done = ob_json_get(root, "done");
@@ -880,8 +807,13 @@ static int stream_cancellable(struct session *s, const char *path, const char *b
 	g_client = NULL;
 	bool cancelled = g_cancel != 0;
 	g_cancel = 0;
-	if (cancelled)
+	if (cancelled) {
 		tcflush(STDIN_FILENO, TCIFLUSH); /* what was typed during the answer goes with it */
+		/* Ollama leaves echo on, so the terminal draws "^C" where the answer stopped and Ollama itself
+		 * prints nothing more before ">>> "; draw the same with echo off */
+		if (restore && (saved.c_lflag & ECHO) && (saved.c_lflag & ECHOCTL))
+			fputs("^C", stdout);
+	}
 	if (restore)
 		tcsetattr(STDIN_FILENO, TCSANOW, &saved);
 	if (cancelled)
@@ -903,14 +835,12 @@ static int chat(struct session *s)
 	snprintf(t.role, sizeof t.role, "assistant");
 	ob_buf_init(&t.content, IA_MAX_REPLY);
 	ob_buf_init(&t.thinking, IA_MAX_REPLY);
-	ob_buf_init(&t.wr.word, IA_WORD_MAX);
+	wrap_init(&t.wr);
 	int rc = stream_cancellable(s, "/api/chat", body, on_chat_line, &t, &spin);
 	free(body);
 	if (t.thinking_open)
 		fputs(COLOR_DEFAULT, stdout);
-	if (rc == 1) {
-		fputs("\n\n", stdout);
-	} else if (rc == 0) {
+	if (rc == 0) {
 		if (s->n_msgs)
 			fputs("\n\n", stdout);
 		fflush(stdout);
@@ -927,7 +857,7 @@ static int chat(struct session *s)
 	fflush(stdout);
 	ob_buf_free(&t.content);
 	ob_buf_free(&t.thinking);
-	ob_buf_free(&t.wr.word);
+	wrap_free(&t.wr);
 	ob_json_free(t.final);
 	return rc;
 }
@@ -1225,7 +1155,8 @@ static enum ia_next do_set(struct session *s, char **a, size_t n, struct ob_buf 
 		ob_buf_append(sb, t, tl);
 		ob_buf_free(&text);
 		if (*ml != IA_ML_NONE) {
-			ob_buf_putc(sb, '\n'); /* Ollama joins the first line to the next without one */
+			/* no newline after this first line: Ollama's sb.WriteString(line) then continue, so that
+			 * "You are" and "a cat.\"\"\"" make "You area cat." */
 			s->use_alt = true;
 			return IA_NEXT_READ;
 		}
@@ -1272,7 +1203,7 @@ static enum ia_next do_show(struct session *s, char **a, size_t n)
 	const struct ob_json *r = ob_json_root(d);
 	const char *what = a[1];
 	if (!strcmp(what, "info")) {
-		cmd_show_info(r, false);
+		cmd_show_info(r, false, stderr); /* Ollama: showInfo(resp, false, os.Stderr) */
 	} else if (!strcmp(what, "license")) {
 		const struct ob_json *lic = ob_json_get(r, "license");
 		if (!lic || lic->type != OB_JSON_STRING || !lic->len)
@@ -1616,10 +1547,10 @@ static void print_loaded(struct session *s)
 		if (!strcmp(role, "user")) {
 			printf(IA_PROMPT "%s\n", content);
 		} else if (!strcmp(role, "assistant")) {
-			struct wrap w = {0};
-			ob_buf_init(&w.word, IA_WORD_MAX);
-			display(&w, content, strlen(content), s->wordwrap);
-			ob_buf_free(&w.word);
+			struct wrap w;
+			wrap_init(&w);
+			wrap_print(&w, content, strlen(content), s->wordwrap);
+			wrap_free(&w);
 			printf("\n\n");
 		}
 	}
@@ -1641,9 +1572,10 @@ static int session_loop(struct session *s)
 			break;
 		}
 		if (r == IA_READ_INTERRUPT) {
+			/* the text gathered so far goes, but a """ block stays open (Ollama resets sb, not
+			 * multiline): the next lines still gather until the closing """ */
 			printf("\nUse Ctrl + d or /bye to exit.\n");
 			ob_buf_reset(&sb);
-			ml = IA_ML_NONE;
 			continue;
 		}
 		if (r == IA_READ_EDIT) {

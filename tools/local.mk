@@ -17,7 +17,7 @@ endif
 # The server side (issue [server]): serve, the llama-server runner mode, and the ps/run/stop client commands.
 if WITH_SERVER
 orun_SOURCES += tools/cmd_serve.c tools/cmd_llama_server.c tools/cmd_ps.c tools/cmd_run.c tools/cmd_stop.c \
-	tools/interactive.c tools/interactive.h \
+	tools/interactive.c tools/interactive.h tools/wordwrap.c tools/wordwrap.h \
 	tools/bench_api.c tools/bench_api.h tools/bench_serve.c tools/bench_serve.h
 orun_SOURCES += tools/llama_server_flags.c tools/llama_server_flags.h
 endif

@@ -229,7 +229,8 @@ def test_multiline_and_paste(run):
     child.expect_exact("... ")
     child.send('a cat."""\r')
     child.expect_exact("Set system message.")
-    command(child, "/show system", "You are\r\na cat.")
+    # Ollama writes the first line without a newline after it (sb.WriteString(line), then continue)
+    command(child, "/show system", "You area cat.")
     # a bracketed paste of two lines becomes one message when Enter is pressed after it
     child.send("\x1b[200~/show is pasted text\rsecond line\x1b[201~")
     child.expect_exact("... ")
@@ -326,6 +327,9 @@ class FakeOllama:
                         except OSError:
                             fake.disconnected.set()
                         return
+                    if "long" in body["messages"][-1]["content"]:
+                        self.reply([msg(content=f"word{i} ") for i in range(60)] + [{"done": True}])
+                        return
                     self.reply([msg(thinking="Let me think."), msg(content="The answer."),
                                 {"message": {"role": "assistant", "content": ""}, "done": True,
                                  "total_duration": 5000000, "eval_count": 3, "eval_duration": 3000000}])
@@ -345,11 +349,15 @@ def fake_run(orun_bin, tmp_path):
     fake = FakeOllama()
     children = []
 
-    def start(*flags, **env_extra):
+    def start(*flags, stderr_to=None, **env_extra):
+        """stderr_to: a file for stderr (stdout stays on the terminal)."""
         env = dict(os.environ, OLLAMA_HOST=f"127.0.0.1:{fake.port}", HOME=str(tmp_path), TERM="xterm-256color",
                    **env_extra)
-        child = pexpect.spawn(orun_bin, ["run", "m", *flags], env=env, dimensions=(40, 100), encoding="utf-8",
-                              timeout=60)
+        prog, args = orun_bin, ["run", "m", *flags]
+        if stderr_to:
+            prog, args = "/bin/sh", ["-c", 'exec "$0" "$@" 2>"$ORUN_TEST_STDERR"', orun_bin, *args]
+            env["ORUN_TEST_STDERR"] = str(stderr_to)
+        child = pexpect.spawn(prog, args, env=env, dimensions=(40, 100), encoding="utf-8", timeout=60)
         children.append(child)
         child.expect_exact(PROMPT)
         return child
@@ -413,10 +421,89 @@ def test_ctrl_c_closes_the_connection_and_keeps_the_conversation(fake_run):
     child.expect(r"\d+ \d+ \d+ ")
     child.send("\x03")
     child.expect_exact(PROMPT)
+    # Ollama prints nothing after a cancelled answer: the terminal's echo of the key ("^C", drawn by orun as
+    # its echo is off during the answer) and the prompt follow the last word on the same line
+    shown = ANSI.sub("", child.before)
+    assert shown.endswith("^C") and "\n" not in shown, repr(child.before[-80:])
     assert fake.disconnected.wait(30), "the server did not see the client go away"
     command(child, "Next", "The answer.")
     msgs = fake.sent("/api/chat")[-1]["messages"]
     assert [(m["role"], m["content"]) for m in msgs] == [("user", "slow please"), ("user", "Next")]
+
+
+def test_ctrl_c_inside_a_block_keeps_it_open(fake_run):
+    """Ctrl-C in a \"\"\" block drops the lines gathered so far and shows >>> again, but the block stays open
+    until its closing \"\"\" (Ollama's ErrInterrupt case resets sb, not multiline)."""
+    child = fake_run()
+    child.send('"""dropped\r')
+    child.expect_exact("... ")
+    child.send("\x03")
+    child.expect_exact("Use Ctrl + d or /bye to exit.")
+    child.expect_exact(PROMPT)
+    child.send("kept\r")
+    child.expect_exact("... ")
+    command(child, 'end"""', "The answer.")
+    assert fake_run.fake.sent("/api/chat")[-1]["messages"][-1]["content"] == "kept\nend"
+    # the same for /set system \"\"\"
+    child.send('/set system """dropped\r')
+    child.expect_exact("... ")
+    child.send("\x03")
+    child.expect_exact(PROMPT)
+    command(child, 'Be kind."""', "Set system message.")
+    command(child, "/show system", "Be kind.")
+
+
+def test_multiline_system_joins_as_ollama(fake_run):
+    """/set system \"\"\"A, then B, then C\"\"\": no newline after the first line, one after each later one."""
+    child = fake_run()
+    child.send('/set system """You are\r')
+    child.expect_exact("... ")
+    child.send("a cat\r")
+    child.expect_exact("... ")
+    command(child, 'who purrs."""', "Set system message.")
+    command(child, "Hi", "The answer.")
+    msgs = fake_run.fake.sent("/api/chat")[-1]["messages"]
+    assert msgs[0] == {"role": "system", "content": "You area cat\nwho purrs."}, msgs
+
+
+def test_show_info_goes_to_stderr(fake_run, tmp_path):
+    """/show info prints on stderr (Ollama: showInfo(resp, false, os.Stderr)); /show modelfile on stdout."""
+    err = tmp_path / "stderr.txt"
+    child = fake_run(stderr_to=err)
+    child.send("/show info\r")
+    child.expect_exact(PROMPT)
+    assert "Capabilities" not in child.before
+    command(child, "/show modelfile", "FROM x")
+    child.send("/bye\r")
+    child.expect(pexpect.EOF)
+    text = err.read_text()
+    assert "  Model\n" in text and "  Capabilities\n" in text and "thinking" in text, text
+    assert "FROM x" not in text
+
+
+def test_one_shot_run_wraps_on_a_terminal_only(orun_bin, fake_run):
+    """`orun run m "prompt"` wraps as the interactive session does when stdout is a terminal (Ollama's
+    RunHandler: opts.WordWrap = !nowrap), not with --nowordwrap, and never into a pipe (Ollama does, with
+    escape sequences, at 80 columns: ollama#16785)."""
+    import subprocess
+
+    cols = 40
+    env = dict(os.environ, OLLAMA_HOST=f"127.0.0.1:{fake_run.fake.port}", HOME=str(fake_run.tmp),
+               TERM="xterm-256color")
+    words = [f"word{i}" for i in range(60)]
+    for flags in ([], ["--nowordwrap"]):
+        child = pexpect.spawn(orun_bin, ["run", "m", "long please", *flags], env=env, dimensions=(40, cols),
+                              encoding="utf-8", timeout=60)
+        child.expect(pexpect.EOF)
+        lines = [l for l in screen(child.before, cols) if l]
+        assert "Thinking" not in child.before
+        if flags:
+            assert max(len(l) for l in lines) > cols, lines
+        else:
+            assert max(len(l) for l in lines) <= cols - 5, lines
+        assert " ".join(lines).split() == words, lines
+    p = subprocess.run([orun_bin, "run", "m", "long please"], env=env, capture_output=True, text=True, timeout=60)
+    assert p.returncode == 0 and p.stdout == " ".join(words) + " \n", repr(p.stdout)
 
 
 def test_ctrl_g_composes_the_prompt_in_an_editor(fake_run):
