@@ -29,7 +29,9 @@ def cli(orun_bin, tmp_path_factory):
         create_qwen(client)
         emb = tmp / "smol-embed.gguf"
         make_embedding_gguf(model_path("llama"), emb)
-        list(client.create(model="smol-embed", files={"model.gguf": client.create_blob(emb)}, stream=True))
+        # a small context, so that the truncated embedding below stays cheap under the sanitizer build too
+        list(client.create(model="smol-embed", files={"model.gguf": client.create_blob(emb)},
+                           parameters={"num_ctx": 512}, stream=True))
         env = dict(os.environ, OLLAMA_HOST=f"127.0.0.1:{srv.port}")
 
         def run(*args, stdin=""):
@@ -98,7 +100,7 @@ def test_embedding_model(cli):
     p = cli("run", "smol-embed", stdin="")
     assert p.returncode == 1
     assert p.stderr.strip() == 'Error: embedding models require input text. Usage: orun run smol-embed "your text here"'
-    long = "word " * 20000
+    long = "word " * 2000  # past the model's num_ctx of 512
     p = cli("run", "smol-embed", long, "--truncate=false")
     assert p.returncode == 1 and "context length" in p.stderr, p.stderr
     p = cli("run", "smol-embed", long)
