@@ -1061,14 +1061,15 @@ static int from_model(struct run *R, const char *from, size_t from_len)
 	struct mf_manifest *m;
 	rc = mf_store_read_manifest(R->s, &resolved, &m, R->err);
 	if (rc == MF_ERR_NOT_FOUND) { /* Ollama would pull it (500 "pull model manifest: ..." when the registry has
-					 none); orun has no registry client, so it says what is missing: 404, as /api/show */
+					 none); orun's create does not pull, so it says what is missing and what to do:
+					 404, as /api/show */
 		char shown[MF_NAME_STRING_MAX];
 		mf_name_display(&resolved, shown);
 		R->status = 404;
 		return mf_error_set_http(R->err, MF_ERR_NOT_FOUND, 404,
-					 "FROM model '%s' not found: it is not in the store and orun cannot pull models; "
-					 "create it first from its GGUF file, or give FROM the path of a GGUF file",
-					 shown);
+					 "FROM model '%s' not found: it is not in the store; pull it first (`orun pull %s`), "
+					 "create it from its GGUF file, or give FROM the path of a GGUF file",
+					 shown, shown);
 	}
 	if (rc != MF_OK)
 		return rc;

@@ -398,13 +398,14 @@ int cmd_run(int argc, char **argv)
 	struct client c;
 	if (client_init(&c) != 0)
 		return cli_error("%s", c.err);
-	/* the model must exist (orun does not pull) */
+	/* the model must exist (orun run does not pull a missing model; orun pull does) */
 	char *show = client_model_body(model, NULL);
 	struct ob_json_doc *info = NULL;
 	if (client_heartbeat(&c) != 0 || client_do_json(&c, "POST", "/api/show", show, show ? strlen(show) : 0, &info)) {
 		free(show);
 		if (strstr(c.err, "not found"))
-			rc = cli_error("model '%s' not found (orun does not pull models: create it with `orun create`)", model);
+			rc = cli_error("model '%s' not found (orun run does not pull: `orun pull %s` first, or `orun create` it)",
+				       model, model);
 		else
 			rc = cli_error("%s", c.err);
 		client_cleanup(&c);

@@ -336,8 +336,8 @@ static void server_side(void)
 		{"{\"model\":\"bad name\",\"from\":\"chat\"}", "invalid model name", 400, 0},
 		{"{\"model\":\"x\"}", "neither 'from' or 'files' was specified", 400, 0},
 		{"{\"model\":\"x\",\"from\":\"no-such-model\"}",
-		 "FROM model 'no-such-model:latest' not found: it is not in the store and orun cannot pull models; create it "
-		 "first from its GGUF file, or give FROM the path of a GGUF file",
+		 "FROM model 'no-such-model:latest' not found: it is not in the store; pull it first (`orun pull "
+		 "no-such-model:latest`), create it from its GGUF file, or give FROM the path of a GGUF file",
 		 404, 0},
 		{"{\"model\":\"x\",\"from\":\"-bad\"}", "invalid model name", 400, 0},
 		{"{\"model\":\"x\",\"files\":{\"n.gguf\":\"%s\"}}", "supplied file was not in GGUF format", 400, 3},
