@@ -16,6 +16,7 @@
 
 #include "runner/error.h"
 #include "runner/kvcache.h"
+#include "runner/kvpool.h"
 #include "runner/load.h"
 #include "runner/model.h"
 
@@ -109,8 +110,14 @@ struct rn_backend_ops {
 	int (*device_info)(int dev, struct rn_device_info *out);
 	int (*device_memory)(int dev, uint64_t *free_bytes, uint64_t *total_bytes);
 	const char *(*archs)(void);
-	/* Build an instance. The model (weights) must outlive it; p is resolved (runner/load.h) and checked. */
+	/* Build an instance. The model (weights) must outlive it; p is resolved (runner/load.h) and checked.
+	 * A backend has exactly one of the two: load keeps n_ctx cells per sequence in a layout of its own (no
+	 * prefix sharing across sequences); load_paged keeps a pool of pg->n_blocks blocks of RN_KV_BLOCK cells and
+	 * finds every cell through pg's tables (runner/kvcache.h), which runner/backend.c owns and keeps current:
+	 * the instance reads them at each call and never writes them. */
 	int (*load)(const struct rn_model *m, const struct rn_load_params *p, void **state, struct rn_error *err);
+	int (*load_paged)(const struct rn_model *m, const struct rn_load_params *p, const struct rn_kv_pages *pg,
+			  void **state, struct rn_error *err);
 	void (*free)(void *state);
 	/* Compute the batch: write K/V of every row into its cell, then the outputs of the flagged rows. */
 	int (*forward)(void *state, const struct rn_batch_cells *b, const struct rn_outputs *out, struct rn_error *err);
@@ -118,8 +125,10 @@ struct rn_backend_ops {
 	void (*kv_move)(void *state, int seq, int src, int dst, int n);
 	/* Re-rotate the keys in cells [c0, c1) of seq by delta positions (context shift). */
 	int (*kv_rotate)(void *state, int seq, int c0, int c1, int32_t delta, struct rn_error *err);
-	/* Copy cells [0, n) of sequence src over those of dst. */
+	/* Copy cells [0, n) of sequence src over those of dst (load only; paged backends share blocks instead). */
 	void (*kv_copy)(void *state, int src, int dst, int n);
+	/* Copy the first n rows of block src to block dst (load_paged only: copy-on-write). */
+	void (*kv_block_copy)(void *state, int32_t src, int32_t dst, int n);
 	/* Bytes the instance allocated (KV cache, scratch, a copy of the weights) beyond the mapped weights. */
 	uint64_t (*memory)(const void *state);
 	/* Of those, the bytes of weights copied out of the mapping (no_mmap), whose mapped pages were released;
@@ -172,6 +181,30 @@ void rn_backend_kv_clear(struct rn_backend *b, int seq);
 /* Number of cached cells of seq, and the position after the last one (0 when empty). */
 int rn_backend_kv_used(const struct rn_backend *b, int seq);
 int32_t rn_backend_kv_next_pos(const struct rn_backend *b, int seq);
+
+/* ---------------------------------------------------------------------------------------------------- */
+/* The prefix cache (runner/kvpool.h): full blocks of RN_KV_BLOCK cells whose tokens are known are published,
+ * keyed by the chained hash of every token from position 0 to their end; any sequence can then start from the
+ * longest published prefix of its prompt without evaluating it, the blocks shared (never copied) and evicted
+ * least recently used within a budget once no sequence holds them. Only a paged backend has one: elsewhere
+ * match returns 0 and publish does nothing. */
+
+/* Tokens of tok[0 .. n) (a multiple of RN_KV_BLOCK, <= n) that the cache holds as a prefix. Touches nothing. */
+size_t rn_backend_kv_match(const struct rn_backend *b, const int32_t *tok, size_t n);
+
+/* Make seq's content the first n tokens of tok (n a multiple of RN_KV_BLOCK that rn_backend_kv_match returned
+ * for it) taken from the cache; what seq held before is released. Counts a hit of n tokens. */
+int rn_backend_kv_attach(struct rn_backend *b, int seq, const int32_t *tok, size_t n, struct rn_error *err) RN_WUR;
+
+/* seq's cells hold tok[0 .. n) at positions 0 .. n-1 (after a successful forward): publish its full blocks
+ * that are not yet published. Cells at other positions (after a context shift) are never published. */
+void rn_backend_kv_publish(struct rn_backend *b, int seq, const int32_t *tok, size_t n);
+
+/* Count a request that reused no cached block (for the hit rate). */
+void rn_backend_kv_miss(struct rn_backend *b);
+
+/* The cache's counters (struct rn_cache_stats: runner/kvpool.h); all zero, enabled false, without a pool. */
+void rn_backend_cache_stats(const struct rn_backend *b, struct rn_cache_stats *st);
 
 /* Bytes allocated by the instance beyond the mapped weights (a copy of the weights included), and the bytes of
  * that copy (0 when the weights are read in place): memory - copied + the file's size is what the loaded model

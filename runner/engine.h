@@ -146,6 +146,9 @@ bool rn_engine_wait(struct rn_engine *e, int timeout_ms);
  * submit error; generation errors arrive as the final event. */
 int rn_engine_run(struct rn_engine *e, const struct rn_request *r, struct rn_error *err) RN_WUR;
 
+/* The prefix cache's counters (runner/kvpool.h) as of the last step (any thread). */
+void rn_engine_cache_stats(struct rn_engine *e, struct rn_cache_stats *st);
+
 /* Idle slots (for a scheduler). */
 int rn_engine_idle_slots(struct rn_engine *e);
 

@@ -118,24 +118,24 @@ int rn_kv_cells_shift(struct rn_kv_cells *c, int seq, int c0, int c1, int32_t de
 /* ---------------------------------------------------------------------------------------------------- */
 /* host storage */
 
-int rn_kv_store_init(struct rn_kv_store *s, enum rn_kv_type type, int n_layer, int n_seq, int n_ctx, int kv_dim,
+int rn_kv_store_init(struct rn_kv_store *s, enum rn_kv_type type, int n_layer, int n_blocks, int kv_dim,
 		     int head_dim, struct rn_error *err)
 {
 	memset(s, 0, sizeof *s);
 	const size_t row = rn_kv_row_bytes(type, kv_dim);
-	const size_t bytes = (size_t)n_layer * 2u * (size_t)n_seq * (size_t)n_ctx * row;
+	const size_t bytes = (size_t)n_layer * 2u * (size_t)n_blocks * RN_KV_BLOCK * row;
 	/* reserved address space, committed by the kernel only where rows are written */
 	void *p = mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
 	if (p == MAP_FAILED)
-		return rn_error_set(err, RN_ERR_NOMEM, "cannot reserve %.1f MiB for the KV cache (%d sequences x %d tokens)",
-				    (double)bytes / 1048576.0, n_seq, n_ctx);
+		return rn_error_set(err, RN_ERR_NOMEM, "cannot reserve %.1f MiB for the KV cache (%d blocks of %d tokens)",
+				    (double)bytes / 1048576.0, n_blocks, RN_KV_BLOCK);
 	*s = (struct rn_kv_store){
 		.type = type,
 		.n_layer = n_layer,
-		.n_seq = n_seq,
-		.n_ctx = n_ctx,
+		.n_blocks = n_blocks,
 		.row_bytes = row,
 		.head_bytes = rn_kv_row_bytes(type, head_dim),
+		.block_bytes = RN_KV_BLOCK * row,
 		.bytes = bytes,
 		.data = p,
 	};
@@ -149,16 +149,27 @@ void rn_kv_store_free(struct rn_kv_store *s)
 	memset(s, 0, sizeof *s);
 }
 
-void rn_kv_store_move(const struct rn_kv_store *s, int seq, int src, int dst, int n)
+void rn_kv_store_move(const struct rn_kv_store *s, const struct rn_kv_pages *pg, int seq, int src, int dst, int n)
 {
+	/* runs of cells that stay inside one source and one destination block move with one memmove */
 	for (int l = 0; l < s->n_layer; l++)
 		for (int t = 0; t < 2; t++)
-			memmove(rn_kv_store_row(s, l, t, seq, dst), rn_kv_store_row(s, l, t, seq, src), (size_t)n * s->row_bytes);
+			for (int i = 0; i < n;) {
+				int a = src + i, b = dst + i;
+				int run = RN_KV_BLOCK - a % RN_KV_BLOCK;
+				if (RN_KV_BLOCK - b % RN_KV_BLOCK < run)
+					run = RN_KV_BLOCK - b % RN_KV_BLOCK;
+				if (n - i < run)
+					run = n - i;
+				memmove(rn_kv_store_row(s, pg, l, t, seq, b), rn_kv_store_row(s, pg, l, t, seq, a),
+					(size_t)run * s->row_bytes);
+				i += run;
+			}
 }
 
-void rn_kv_store_copy(const struct rn_kv_store *s, int src, int dst, int n)
+void rn_kv_store_block_copy(const struct rn_kv_store *s, int32_t src, int32_t dst, int n)
 {
 	for (int l = 0; l < s->n_layer; l++)
 		for (int t = 0; t < 2; t++)
-			memcpy(rn_kv_store_row(s, l, t, dst, 0), rn_kv_store_row(s, l, t, src, 0), (size_t)n * s->row_bytes);
+			memcpy(rn_kv_store_block(s, l, t, dst), rn_kv_store_block(s, l, t, src), (size_t)n * s->row_bytes);
 }

@@ -56,35 +56,67 @@ void rn_kv_cells_remove(struct rn_kv_cells *c, int seq, int c0, int c1);
 int rn_kv_cells_shift(struct rn_kv_cells *c, int seq, int c0, int c1, int32_t delta, struct rn_error *err) RN_WUR;
 
 /* ---------------------------------------------------------------------------------------------------- */
-/* Host storage: rows of n_layer x {K, V} x n_seq x n_ctx cells, each row the kv_dim values of one token in
- * rn_kv_row_bytes(type, kv_dim) bytes, a KV head's head_dim values at head_bytes strides inside it. The rows
- * are converted to and from f32 by the backend (the conversion is SIMD code of the backend's own). */
-struct rn_kv_store {
-	enum rn_kv_type type;
-	int n_layer, n_seq, n_ctx;
-	size_t row_bytes;  /* bytes of one cell's row (kv_dim values) */
-	size_t head_bytes; /* bytes of one KV head's head_dim values inside a row */
-	size_t bytes;      /* the whole reservation */
-	uint8_t *data;     /* [n_layer][2][n_seq][n_ctx][row_bytes] */
+/* Pages: a sequence's cells live in blocks of RN_KV_BLOCK cells taken from one pool shared by every sequence
+ * of an instance (runner/kvpool.h owns who holds which block). Cell c of seq is cell c % RN_KV_BLOCK of block
+ * table[seq * blocks_per_seq + c / RN_KV_BLOCK]. Two sequences whose tables name the same block read the same
+ * rows: a prefix cached once serves every slot without a copy. A paged backend reads and writes its rows only
+ * through these tables; runner/backend.c makes a block private (copy-on-write) before anything writes to it. */
+#define RN_KV_BLOCK 32
+
+struct rn_kv_pages {
+	int n_blocks;        /* blocks in the pool */
+	int blocks_per_seq;  /* ceil(n_ctx / RN_KV_BLOCK) */
+	int32_t *table;      /* [n_seq][blocks_per_seq]: block id, or -1 where no block is attached */
 };
 
-/* Reserves the storage (address space only: the kernel commits pages where rows are written, so a large
- * num_ctx costs memory only as it fills). Returns RN_OK, or RN_ERR_NOMEM naming the size with *s zeroed. */
-int rn_kv_store_init(struct rn_kv_store *s, enum rn_kv_type type, int n_layer, int n_seq, int n_ctx, int kv_dim,
+/* The block holding cell `cell` of seq (-1 when none is attached). */
+static inline int32_t rn_kv_pages_block(const struct rn_kv_pages *pg, int seq, int cell)
+{
+	return pg->table[(size_t)seq * (size_t)pg->blocks_per_seq + (size_t)(cell / RN_KV_BLOCK)];
+}
+
+/* ---------------------------------------------------------------------------------------------------- */
+/* Host storage of a pool of blocks: rows of n_layer x {K, V} x n_blocks x RN_KV_BLOCK cells, each row the
+ * kv_dim values of one token in rn_kv_row_bytes(type, kv_dim) bytes, a KV head's head_dim values at head_bytes
+ * strides inside it. The RN_KV_BLOCK rows of one block are contiguous (block_bytes apart from the next block of
+ * the same layer and kind). The rows are converted to and from f32 by the backend. */
+struct rn_kv_store {
+	enum rn_kv_type type;
+	int n_layer, n_blocks;
+	size_t row_bytes;   /* bytes of one cell's row (kv_dim values) */
+	size_t head_bytes;  /* bytes of one KV head's head_dim values inside a row */
+	size_t block_bytes; /* RN_KV_BLOCK * row_bytes */
+	size_t bytes;       /* the whole reservation */
+	uint8_t *data;      /* [n_layer][2][n_blocks][RN_KV_BLOCK][row_bytes] */
+};
+
+/* Reserves the storage of n_blocks blocks (address space only: the kernel commits pages where rows are written,
+ * so a large pool costs memory only as it fills). Returns RN_OK, or RN_ERR_NOMEM naming the size with *s
+ * zeroed. */
+int rn_kv_store_init(struct rn_kv_store *s, enum rn_kv_type type, int n_layer, int n_blocks, int kv_dim,
 		     int head_dim, struct rn_error *err) RN_WUR;
 /* Releases the storage; a zeroed or freed store is fine. */
 void rn_kv_store_free(struct rn_kv_store *s);
 
-/* The row of `cell` in layer `layer`'s keys (kv 0) or values (kv 1) of sequence seq. */
-static inline uint8_t *rn_kv_store_row(const struct rn_kv_store *s, int layer, int kv, int seq, int cell)
+/* The first row of block `block` in layer `layer`'s keys (kv 0) or values (kv 1). */
+static inline uint8_t *rn_kv_store_block(const struct rn_kv_store *s, int layer, int kv, int32_t block)
 {
-	size_t idx = ((size_t)layer * 2 + (size_t)kv) * (size_t)s->n_seq + (size_t)seq;
-	return s->data + (idx * (size_t)s->n_ctx + (size_t)cell) * s->row_bytes;
+	size_t idx = ((size_t)layer * 2 + (size_t)kv) * (size_t)s->n_blocks + (size_t)block;
+	return s->data + idx * s->block_bytes;
 }
 
-/* Moves cells [src, src + n) of seq to [dst, dst + n) in every layer's keys and values (ranges may overlap). */
-void rn_kv_store_move(const struct rn_kv_store *s, int seq, int src, int dst, int n);
-/* Copies the first n cells of sequence src to sequence dst in every layer's keys and values. */
-void rn_kv_store_copy(const struct rn_kv_store *s, int src, int dst, int n);
+/* The row of cell `cell` of seq through the tables, in layer `layer`'s keys (kv 0) or values (kv 1). */
+static inline uint8_t *rn_kv_store_row(const struct rn_kv_store *s, const struct rn_kv_pages *pg, int layer, int kv,
+				       int seq, int cell)
+{
+	return rn_kv_store_block(s, layer, kv, rn_kv_pages_block(pg, seq, cell)) +
+	       (size_t)(cell % RN_KV_BLOCK) * s->row_bytes;
+}
+
+/* Moves cells [src, src + n) of seq to [dst, dst + n) in every layer's keys and values, through the tables
+ * (ranges may overlap; dst < src or the ranges are disjoint; every block touched is attached). */
+void rn_kv_store_move(const struct rn_kv_store *s, const struct rn_kv_pages *pg, int seq, int src, int dst, int n);
+/* Copies the first n rows of block src to block dst in every layer's keys and values (copy-on-write). */
+void rn_kv_store_block_copy(const struct rn_kv_store *s, int32_t src, int32_t dst, int n);
 
 #endif

@@ -18,6 +18,7 @@ void rn_load_params_init(struct rn_load_params *p)
 	p->main_gpu = -1;
 	p->use_mmap = -1;
 	p->backend = -1;
+	p->cache_bytes = -1;
 }
 
 void rn_load_params_from_options(struct rn_load_params *p, const struct mf_options *o)

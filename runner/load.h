@@ -48,6 +48,9 @@ struct rn_load_params {
 				* (scheduler, tool) from num_gpu */
 	bool no_mmap;          /* the backend copies the weights into the process instead of reading them from the
 				* file mapping: set by the loader from use_mmap (for -1, its own choice) */
+	long long cache_bytes; /* the prefix cache's budget (runner/kvpool.h), bytes: -1 = not asked, then the
+				* ORUN_PREFIX_CACHE environment variable, else sized by the backend from the memory left
+				* after the weights and the slots' KV; 0 = keep no block no slot holds */
 };
 
 /* The loader's side of the resolution. */
