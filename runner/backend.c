@@ -7,7 +7,11 @@
  */
 #include "config.h"
 
+#include <ctype.h>
+#include <errno.h>
 #include <inttypes.h>
+#include <limits.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -115,6 +119,8 @@ struct rn_backend {
 	int32_t *out_row;   /* [n_batch] scratch: flagged rows */
 	int *next_cell;     /* [n_seq] scratch */
 	int32_t *last_pos;  /* [n_seq] scratch */
+	int *first_cell;    /* [n_seq] scratch: the first cell a batch writes */
+	struct rn_kv_pool *pool; /* paged backends: the blocks and the prefix cache; NULL otherwise */
 };
 
 /* The checks that keep a bad value from reaching a backend; the defaults were applied by rn_load_params_resolve. */
@@ -138,6 +144,77 @@ static int check_params(const struct rn_model *m, const struct rn_load_params *p
 	if (p->kv_type == RN_KV_Q8_0 && m->hp.head_dim % 32 != 0)
 		return rn_error_set(err, RN_ERR_INVALID_ARG, "a q8_0 KV cache needs a head size that is a multiple of 32 "
 				    "(this model's is %d)", m->hp.head_dim);
+	return RN_OK;
+}
+
+/* Bytes of one KV block: RN_KV_BLOCK rows of keys and values in every layer. */
+static uint64_t block_bytes(const struct rn_model *m, const struct rn_load_params *p)
+{
+	return (uint64_t)m->hp.n_layer * 2u * RN_KV_BLOCK * rn_kv_row_bytes(p->kv_type, m->hp.n_head_kv * m->hp.head_dim);
+}
+
+/* A size as ORUN_PREFIX_CACHE gives it: digits, then optionally K, M, G, T (powers of 1000, "B" after them
+ * allowed) or KiB, MiB, GiB, TiB (powers of 1024). Returns -1 when it is not one. */
+static long long parse_size(const char *s)
+{
+	errno = 0;
+	char *end;
+	unsigned long long v = strtoull(s, &end, 10);
+	if (end == s || errno || !isdigit((unsigned char)s[0]))
+		return -1;
+	while (*end == ' ')
+		end++;
+	static const struct { const char *suffix; unsigned long long mul; } units[] = {
+		{"", 1}, {"B", 1}, {"K", 1000ull}, {"KB", 1000ull}, {"KiB", 1ull << 10}, {"M", 1000000ull},
+		{"MB", 1000000ull}, {"MiB", 1ull << 20}, {"G", 1000000000ull}, {"GB", 1000000000ull}, {"GiB", 1ull << 30},
+		{"T", 1000000000000ull}, {"TB", 1000000000000ull}, {"TiB", 1ull << 40},
+	};
+	for (size_t i = 0; i < sizeof units / sizeof units[0]; i++)
+		if (strcmp(end, units[i].suffix) == 0)
+			return v > (unsigned long long)LLONG_MAX / units[i].mul ? -1 : (long long)(v * units[i].mul);
+	return -1;
+}
+
+/* The memory the system can still give, bytes (MemAvailable), or 0 when unknown. */
+static uint64_t mem_available(void)
+{
+	FILE *f = fopen("/proc/meminfo", "r");
+	if (!f)
+		return 0;
+	char line[256];
+	unsigned long long kb = 0;
+	while (fgets(line, sizeof line, f))
+		if (sscanf(line, "MemAvailable: %llu kB", &kb) == 1)
+			break;
+	fclose(f);
+	return (uint64_t)kb * 1024u;
+}
+
+/* The prefix cache's budget in blocks: rn_load_params.cache_bytes when asked, else ORUN_PREFIX_CACHE, else half
+ * of the memory left once the weights (if they are not resident yet) and every slot's full KV are counted. */
+static int cache_blocks(const struct rn_backend *b, int *n, struct rn_error *err)
+{
+	const struct rn_load_params *p = &b->params;
+	const uint64_t bb = block_bytes(b->model, p);
+	long long bytes = p->cache_bytes;
+	if (bytes < 0) {
+		const char *env = getenv("ORUN_PREFIX_CACHE");
+		if (env && env[0]) {
+			if ((bytes = parse_size(env)) < 0)
+				return rn_error_set(err, RN_ERR_INVALID_ARG, "ORUN_PREFIX_CACHE=%s is not a size (bytes, or a number "
+						    "with K, M, G, KiB, MiB or GiB)", env);
+		} else {
+			uint64_t avail = mem_available();
+			uint64_t slots = (uint64_t)(rn_kv_pool_blocks(p->n_seq, p->n_ctx, 0)) * bb;
+			uint64_t need = slots + (p->no_mmap ? 0 : b->model->weight_bytes);
+			bytes = avail > need ? (long long)((avail - need) / 2) : 0;
+		}
+	}
+	/* at most 2^16 blocks (2M tokens: more than any memory holds for a real model; it bounds the bookkeeping
+	 * for tiny test models) */
+	const long long cap = 1 << 16;
+	long long blocks = bb ? bytes / (long long)bb : 0;
+	*n = (int)(blocks < 0 ? 0 : blocks > cap ? cap : blocks);
 	return RN_OK;
 }
 
@@ -181,12 +258,22 @@ struct rn_backend *rn_backend_load(const struct rn_model *m, const struct rn_loa
 	b->out_row = malloc((size_t)q->n_batch * sizeof *b->out_row);
 	b->next_cell = malloc((size_t)q->n_seq * sizeof *b->next_cell);
 	b->last_pos = malloc((size_t)q->n_seq * sizeof *b->last_pos);
-	if (!b->cell || !b->out_row || !b->next_cell || !b->last_pos) {
+	b->first_cell = malloc((size_t)q->n_seq * sizeof *b->first_cell);
+	if (!b->cell || !b->out_row || !b->next_cell || !b->last_pos || !b->first_cell) {
 		rn_error_set(err, RN_ERR_NOMEM, "out of memory");
 		goto fail;
 	}
-	if (b->ops->load(m, q, &b->state, err) != RN_OK)
+	if (b->ops->load_paged) {
+		int n_cache;
+		if (cache_blocks(b, &n_cache, err) != RN_OK)
+			goto fail;
+		if (!(b->pool = rn_kv_pool_new(q->n_seq, q->n_ctx, n_cache, block_bytes(m, q), err)))
+			goto fail;
+		if (b->ops->load_paged(m, q, rn_kv_pool_pages(b->pool), &b->state, err) != RN_OK)
+			goto fail;
+	} else if (b->ops->load(m, q, &b->state, err) != RN_OK) {
 		goto fail;
+	}
 	return b;
 fail:
 	rn_backend_free(b);
@@ -204,6 +291,8 @@ void rn_backend_free(struct rn_backend *b)
 	free(b->out_row);
 	free(b->next_cell);
 	free(b->last_pos);
+	free(b->first_cell);
+	rn_kv_pool_free(b->pool);
 	free(b);
 }
 
@@ -216,6 +305,12 @@ static int check_seq(const struct rn_backend *b, int seq, struct rn_error *err)
 	if (seq < 0 || seq >= b->params.n_seq)
 		return rn_error_set(err, RN_ERR_INVALID_ARG, "sequence %d out of range [0, %d)", seq, b->params.n_seq);
 	return RN_OK;
+}
+
+static void block_copy(void *ctx, int32_t src, int32_t dst, int n)
+{
+	struct rn_backend *b = ctx;
+	b->ops->kv_block_copy(b->state, src, dst, n);
 }
 
 int rn_backend_forward(struct rn_backend *b, const struct rn_batch *batch, const struct rn_outputs *out,
@@ -255,6 +350,23 @@ int rn_backend_forward(struct rn_backend *b, const struct rn_batch *batch, const
 		if (batch->want ? batch->want[i] != 0 : i == n - 1)
 			b->out_row[n_out++] = i;
 	}
+	if (b->pool) {
+		/* the blocks the batch writes become private (attached, or copied when shared or published), and
+		 * cells written at a position other than their index can never be published */
+		for (int s = 0; s < p->n_seq; s++)
+			b->first_cell[s] = -1;
+		for (int i = 0; i < n; i++) {
+			int s = batch->seq[i];
+			if (b->first_cell[s] < 0)
+				b->first_cell[s] = b->cell[i];
+			if (batch->pos[i] != b->cell[i])
+				rn_kv_pool_taint(b->pool, s, b->cell[i]);
+		}
+		for (int s = 0; s < p->n_seq; s++)
+			if (b->first_cell[s] >= 0)
+				rn_kv_pool_writable(b->pool, s, b->first_cell[s], b->next_cell[s], b->cells.used[s],
+						    block_copy, b);
+	}
 	struct rn_batch_cells bc = {.b = *batch, .cell = b->cell, .n_out = n_out, .out_row = b->out_row};
 	int rc = b->ops->forward(b->state, &bc, out, err);
 	if (rc != RN_OK)
@@ -280,10 +392,17 @@ int rn_backend_kv_remove(struct rn_backend *b, int seq, int32_t p0, int32_t p1, 
 	rn_kv_cells_find(&b->cells, seq, p0, p1, &c0, &c1);
 	if (c0 >= c1)
 		return RN_OK;
-	int tail = b->cells.used[seq] - c1;
-	if (tail > 0)
+	const int used = b->cells.used[seq], tail = used - c1;
+	if (tail > 0) {
+		if (b->pool) {
+			rn_kv_pool_writable(b->pool, seq, c0, used, used, block_copy, b);
+			rn_kv_pool_taint(b->pool, seq, c0); /* the moved cells' KV saw the removed ones */
+		}
 		b->ops->kv_move(b->state, seq, c1, c0, tail);
+	}
 	rn_kv_cells_remove(&b->cells, seq, c0, c1);
+	if (b->pool)
+		rn_kv_pool_truncate(b->pool, seq, b->cells.used[seq]);
 	return RN_OK;
 }
 
@@ -298,6 +417,10 @@ int rn_backend_kv_shift(struct rn_backend *b, int seq, int32_t p0, int32_t p1, i
 		return RN_OK;
 	if ((rc = rn_kv_cells_shift(&b->cells, seq, c0, c1, delta, err)) != RN_OK)
 		return rc;
+	if (b->pool) {
+		rn_kv_pool_writable(b->pool, seq, c0, c1, b->cells.used[seq], block_copy, b);
+		rn_kv_pool_taint(b->pool, seq, c0);
+	}
 	if ((rc = b->ops->kv_rotate(b->state, seq, c0, c1, delta, err)) != RN_OK) {
 		struct rn_error ignored;
 		if (rn_kv_cells_shift(&b->cells, seq, c0, c1, -delta, &ignored) != RN_OK)
@@ -316,9 +439,13 @@ int rn_backend_kv_copy(struct rn_backend *b, int src, int dst, int32_t p1, struc
 	rn_kv_cells_find(&b->cells, src, 0, p1, &c0, &c1);
 	if (src == dst) {
 		b->cells.used[dst] = c1;
+		if (b->pool)
+			rn_kv_pool_truncate(b->pool, dst, c1);
 		return RN_OK;
 	}
-	if (c1 > 0)
+	if (b->pool)
+		rn_kv_pool_share(b->pool, src, dst, c1); /* the blocks are shared, copied only when written */
+	else if (c1 > 0)
 		b->ops->kv_copy(b->state, src, dst, c1);
 	memcpy(b->cells.pos + (size_t)dst * (size_t)b->params.n_ctx, b->cells.pos + (size_t)src * (size_t)b->params.n_ctx,
 	       (size_t)c1 * sizeof(int32_t));
@@ -328,8 +455,61 @@ int rn_backend_kv_copy(struct rn_backend *b, int src, int dst, int32_t p1, struc
 
 void rn_backend_kv_clear(struct rn_backend *b, int seq)
 {
-	if (seq >= 0 && seq < b->params.n_seq)
+	if (seq >= 0 && seq < b->params.n_seq) {
 		b->cells.used[seq] = 0;
+		if (b->pool)
+			rn_kv_pool_truncate(b->pool, seq, 0);
+	}
+}
+
+size_t rn_backend_kv_match(const struct rn_backend *b, const int32_t *tok, size_t n)
+{
+	return b->pool ? rn_kv_pool_match(b->pool, tok, n) : 0;
+}
+
+int rn_backend_kv_attach(struct rn_backend *b, int seq, const int32_t *tok, size_t n, struct rn_error *err)
+{
+	int rc = check_seq(b, seq, err);
+	if (rc)
+		return rc;
+	if (!b->pool || n == 0)
+		return RN_OK;
+	if (n > (size_t)b->params.n_ctx || n % RN_KV_BLOCK)
+		return rn_error_set(err, RN_ERR_INVALID_ARG, "cannot attach %zu cached tokens (a multiple of %d up to %d)", n,
+				    RN_KV_BLOCK, b->params.n_ctx);
+	size_t got = rn_kv_pool_attach(b->pool, seq, tok, n);
+	if (got == 0)
+		return rn_error_set(err, RN_ERR_NOMEM, "could not attach %zu cached tokens", n);
+	int32_t *pos = b->cells.pos + (size_t)seq * (size_t)b->params.n_ctx;
+	for (size_t i = 0; i < got; i++)
+		pos[i] = (int32_t)i;
+	b->cells.used[seq] = (int)got;
+	if (got < n)
+		return rn_error_set(err, RN_ERR_INVALID_ARG, "only %zu of %zu tokens are cached", got, n);
+	return RN_OK;
+}
+
+void rn_backend_kv_publish(struct rn_backend *b, int seq, const int32_t *tok, size_t n)
+{
+	if (!b->pool || seq < 0 || seq >= b->params.n_seq)
+		return;
+	if (n > (size_t)b->cells.used[seq])
+		n = (size_t)b->cells.used[seq];
+	rn_kv_pool_publish(b->pool, seq, tok, n);
+}
+
+void rn_backend_kv_account(struct rn_backend *b, size_t reused)
+{
+	if (b->pool)
+		rn_kv_pool_account(b->pool, reused);
+}
+
+void rn_backend_cache_stats(const struct rn_backend *b, struct rn_cache_stats *st)
+{
+	if (b->pool)
+		rn_kv_pool_stats(b->pool, st);
+	else
+		memset(st, 0, sizeof *st);
 }
 
 int rn_backend_kv_used(const struct rn_backend *b, int seq)

@@ -193,15 +193,15 @@ int32_t rn_backend_kv_next_pos(const struct rn_backend *b, int seq);
 size_t rn_backend_kv_match(const struct rn_backend *b, const int32_t *tok, size_t n);
 
 /* Make seq's content the first n tokens of tok (n a multiple of RN_KV_BLOCK that rn_backend_kv_match returned
- * for it) taken from the cache; what seq held before is released. Counts a hit of n tokens. */
+ * for it) taken from the cache; what seq held before is released. */
 int rn_backend_kv_attach(struct rn_backend *b, int seq, const int32_t *tok, size_t n, struct rn_error *err) RN_WUR;
 
 /* seq's cells hold tok[0 .. n) at positions 0 .. n-1 (after a successful forward): publish its full blocks
  * that are not yet published. Cells at other positions (after a context shift) are never published. */
 void rn_backend_kv_publish(struct rn_backend *b, int seq, const int32_t *tok, size_t n);
 
-/* Count a request that reused no cached block (for the hit rate). */
-void rn_backend_kv_miss(struct rn_backend *b);
+/* Count a request that started from `reused` cached tokens (0: a miss) in the statistics. */
+void rn_backend_kv_account(struct rn_backend *b, size_t reused);
 
 /* The cache's counters (struct rn_cache_stats: runner/kvpool.h); all zero, enabled false, without a pool. */
 void rn_backend_cache_stats(const struct rn_backend *b, struct rn_cache_stats *st);

@@ -58,6 +58,7 @@ struct slot {
 	size_t n_preserved;
 	struct rn_engine_stats stats;
 	int64_t t_start, t_first;
+	int64_t last_used;   /* when the slot's last request ended (slot choice: least recently used); under e->mu */
 	/* grammar (rn_request.grammar): the compiled rules and the matcher; g_on once grammar_after was seen */
 	struct rn_grammar *gr;
 	struct rn_grammar_state *gs;
@@ -85,6 +86,7 @@ struct rn_engine {
 	int n_queued;
 	struct rn_grammar_vocab *gvocab; /* built at the first grammar request, kept; under gv_mu */
 	pthread_mutex_t gv_mu;
+	struct rn_cache_stats cstats;    /* the prefix cache's counters after the last step; under mu */
 };
 
 static int64_t now_ns(void)
@@ -186,6 +188,7 @@ struct rn_engine *rn_engine_new(const struct rn_model *m, const struct rn_tok *t
 	pthread_mutex_init(&e->mu, NULL);
 	pthread_cond_init(&e->cv, NULL);
 	pthread_mutex_init(&e->gv_mu, NULL);
+	rn_backend_cache_stats(e->b, &e->cstats);
 	return e;
 fail:
 	if (e->slots)
@@ -342,13 +345,19 @@ int rn_engine_submit(struct rn_engine *e, const struct rn_request *r, struct rn_
 		if (e->slots[r->slot].state == SLOT_IDLE)
 			chosen = r->slot;
 	} else {
+		/* the idle slot whose content shares the longest prefix with the prompt, counted only from a whole
+		 * block on (what any slot could take from the prefix cache is the same everywhere); among equals the
+		 * least recently used, so a short side request (a title, tags) lands on the slot that waited longest
+		 * and the conversation just answered keeps its slot */
 		size_t best = 0;
 		for (int i = 0; i < e->p.n_seq; i++) {
 			struct slot *s = &e->slots[i];
 			if (s->state != SLOT_IDLE)
 				continue;
 			size_t l = common_prefix(s->cache, (size_t)s->n_cache, r->prompt, r->n_prompt);
-			if (chosen < 0 || l > best) {
+			if (l < RN_KV_BLOCK)
+				l = 0;
+			if (chosen < 0 || l > best || (l == best && s->last_used < e->slots[chosen].last_used)) {
 				chosen = i;
 				best = l;
 			}
@@ -549,6 +558,7 @@ static void finish(struct rn_engine *e, struct slot *s, enum rn_done_reason reas
 	slot_release_request(s);
 	pthread_mutex_lock(&e->mu);
 	s->state = SLOT_IDLE;
+	s->last_used = t;
 	pthread_mutex_unlock(&e->mu);
 }
 
@@ -727,16 +737,29 @@ static bool activate(struct rn_engine *e, struct slot *s)
 		s->stats.truncated = true;
 	}
 	size_t lcp = 0;
-	if (s->req.cache_prompt) {
-		lcp = common_prefix(s->cache, (size_t)s->n_cache, s->prompt, s->n_prompt);
-		if (lcp >= s->n_prompt)
-			lcp = s->n_prompt - 1; /* evaluate at least the last token to get its logits */
-	}
 	struct rn_error er;
+	if (s->req.cache_prompt) {
+		/* the slot's own content, or the prefix cache's blocks when they cover more (shared, not copied) */
+		lcp = common_prefix(s->cache, (size_t)s->n_cache, s->prompt, s->n_prompt);
+		size_t shared = rn_backend_kv_match(e->b, s->prompt, s->n_prompt);
+		if (shared > lcp) {
+			if (rn_backend_kv_attach(e->b, s->id, s->prompt, shared, &er) != RN_OK) {
+				fail(e, s, er.code, er.msg);
+				return false;
+			}
+			memcpy(s->cache, s->prompt, shared * sizeof *s->cache);
+			s->n_cache = (int)shared;
+			lcp = shared;
+		}
+		if (lcp >= s->n_prompt)
+			lcp = s->n_prompt - 1; /* evaluate at least the last token to get its logits (the same logits as
+						* in a batch: attention sums in one order whatever the batch) */
+	}
 	if (rn_backend_kv_remove(e->b, s->id, (int32_t)lcp, -1, &er) != RN_OK) {
 		fail(e, s, er.code, er.msg);
 		return false;
 	}
+	rn_backend_kv_account(e->b, lcp);
 	s->n_cache = (int)lcp;
 	s->n_fed = lcp;
 	s->stats.n_prompt = (int)s->n_prompt;
@@ -870,6 +893,8 @@ int rn_engine_step(struct rn_engine *e)
 				s->cache[s->n_cache] = s->next_token;
 			}
 			s->n_cache += s->n_fed_step;
+			/* the blocks this step filled become shareable */
+			rn_backend_kv_publish(e->b, s->id, s->cache, (size_t)s->n_cache);
 			if (s->out_row < 0)
 				continue;
 			/* the slot has logits: sample */
@@ -923,7 +948,19 @@ int rn_engine_step(struct rn_engine *e)
 		enum slot_state st = e->slots[i].state;
 		active += st != SLOT_IDLE;
 	}
+	struct rn_cache_stats cs;
+	rn_backend_cache_stats(e->b, &cs);
+	pthread_mutex_lock(&e->mu);
+	e->cstats = cs;
+	pthread_mutex_unlock(&e->mu);
 	return active;
+}
+
+void rn_engine_cache_stats(struct rn_engine *e, struct rn_cache_stats *st)
+{
+	pthread_mutex_lock(&e->mu);
+	*st = e->cstats;
+	pthread_mutex_unlock(&e->mu);
 }
 
 int rn_engine_run(struct rn_engine *e, const struct rn_request *r, struct rn_error *err)

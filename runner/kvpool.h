@@ -28,8 +28,8 @@
 
 struct rn_cache_stats {
 	bool enabled;              /* a paged backend (the pool exists) */
-	uint64_t hits, misses;     /* requests that did / did not start from cached blocks they did not hold */
-	uint64_t tokens_reused;    /* tokens taken from the cache (attach) */
+	uint64_t hits, misses;     /* requests that did / did not start from cached tokens */
+	uint64_t tokens_reused;    /* prompt tokens not evaluated because they were cached */
 	uint64_t blocks_evicted;   /* published blocks dropped to keep the budget */
 	uint64_t blocks_cached;    /* published blocks now (in use by a sequence or kept for reuse) */
 	uint64_t blocks_used;      /* blocks named by some table now */
@@ -42,10 +42,14 @@ struct rn_cache_stats {
 struct rn_kv_pool;
 
 /* A pool for n_seq sequences of n_ctx cells plus n_cache blocks for the cache (its budget); block_bytes only
- * feeds the statistics. The pool holds n_seq * ceil(n_ctx / RN_KV_BLOCK) + n_cache blocks, so a sequence can
- * always get the blocks it needs. NULL with *err on a bad size or no memory. */
+ * feeds the statistics. The pool holds n_seq * ceil(n_ctx / RN_KV_BLOCK) + n_cache + 1 blocks (rn_kv_pool_blocks),
+ * so every sequence can always get the blocks it needs, one copy-on-write in flight included. NULL with *err on
+ * a bad size or no memory. */
 struct rn_kv_pool *rn_kv_pool_new(int n_seq, int n_ctx, int n_cache, uint64_t block_bytes, struct rn_error *err) RN_WUR;
 void rn_kv_pool_free(struct rn_kv_pool *p);
+
+/* The blocks a pool of these sizes holds (what the backend's store must have room for). */
+int64_t rn_kv_pool_blocks(int n_seq, int n_ctx, int n_cache);
 
 /* The tables, for the backend (live: they change as the pool works). */
 const struct rn_kv_pages *rn_kv_pool_pages(const struct rn_kv_pool *p);
@@ -68,12 +72,13 @@ void rn_kv_pool_share(struct rn_kv_pool *p, int src, int dst, int n);
 size_t rn_kv_pool_match(const struct rn_kv_pool *p, const int32_t *tok, size_t n);
 
 /* seq's content becomes the published prefix of tok of n tokens (n <= rn_kv_pool_match): its old blocks are
- * released, the prefix's blocks attached (and marked recently used). Counts a hit. Returns n, or fewer when
- * less is published. */
+ * released, the prefix's blocks attached. Returns n, or fewer when less is published; 0 (seq unchanged) when
+ * nothing is, or there was no memory to do it. */
 size_t rn_kv_pool_attach(struct rn_kv_pool *p, int seq, const int32_t *tok, size_t n);
 
-/* Count a request that took nothing from the cache. */
-void rn_kv_pool_miss(struct rn_kv_pool *p);
+/* Count a request that started from `reused` cached tokens (a hit when > 0, else a miss), whether they came from
+ * its own sequence or from blocks it attached. */
+void rn_kv_pool_account(struct rn_kv_pool *p, size_t reused);
 
 /* seq's first n cells hold tok[0 .. n) at positions 0 .. n-1: publish its full blocks not yet published (a block
  * whose prefix another block already holds is swapped for that one and freed). */
