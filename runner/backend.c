@@ -504,6 +504,11 @@ void rn_backend_kv_account(struct rn_backend *b, size_t reused)
 		rn_kv_pool_account(b->pool, reused);
 }
 
+int rn_backend_kv_check(const struct rn_backend *b, struct rn_error *err)
+{
+	return b->pool ? rn_kv_pool_check(b->pool, err) : RN_OK;
+}
+
 void rn_backend_cache_stats(const struct rn_backend *b, struct rn_cache_stats *st)
 {
 	if (b->pool)

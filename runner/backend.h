@@ -203,6 +203,9 @@ void rn_backend_kv_publish(struct rn_backend *b, int seq, const int32_t *tok, si
 /* Count a request that started from `reused` cached tokens (0: a miss) in the statistics. */
 void rn_backend_kv_account(struct rn_backend *b, size_t reused);
 
+/* Checks the pool's invariants (runner/kvpool.h rn_kv_pool_check; for tests). RN_OK without a pool. */
+int rn_backend_kv_check(const struct rn_backend *b, struct rn_error *err) RN_WUR;
+
 /* The cache's counters (struct rn_cache_stats: runner/kvpool.h); all zero, enabled false, without a pool. */
 void rn_backend_cache_stats(const struct rn_backend *b, struct rn_cache_stats *st);
 
