@@ -404,17 +404,8 @@ static struct rn_attn_kv kv_head(const struct cpu *c, int layer, int seq, int g)
 
 /* Attention of every row over the cells [0, cell] of its sequence, the query heads of one KV head together.
  * A single long row (decode) splits its cells between the threads instead: scores, softmax per head,
- * weighted values per chunk, sum of the chunks, with a barrier between the steps. */
-/* Whether row i's sequence has other tokens in this batch (llama.cpp then sums attention as a matrix product;
- * see rn_attn_group). */
-static bool seq_batched(const struct rn_batch_cells *bc, int n, int i)
-{
-	for (int j = 0; j < n; j++)
-		if (j != i && bc->b.seq[j] == bc->b.seq[i])
-			return true;
-	return false;
-}
-
+ * weighted values per chunk, sum of the chunks, with a barrier between the steps. Every path sums in the same
+ * order (runner/cpu/attention.h), so a row's result does not depend on which path the batch takes. */
 static void attention(struct cpu *c, int layer, const struct rn_batch_cells *bc, int n, int ith, int nth)
 {
 	const int HK = c->n_head_kv, G = c->n_head / c->n_head_kv, D = c->head_dim, H = c->n_head;
@@ -433,7 +424,7 @@ static void attention(struct cpu *c, int layer, const struct rn_batch_cells *bc,
 			int g = (int)(it / nch), ch = (int)(it % nch), c0 = ch * csz, c1 = c0 + csz < nc ? c0 + csz : nc;
 			struct rn_attn_kv kv = kv_head(c, layer, seq, g);
 			rn_attn_scores(&kv, c0, c1, G, D, c->kq_scale, c->q + (size_t)g * G * D, (size_t)D,
-				       c->split_s + (size_t)g * G * NC, NC, scratch, false);
+				       c->split_s + (size_t)g * G * NC, NC, scratch);
 		}
 		barrier(c);
 		split(H, ith, nth, &b, &e);
@@ -446,7 +437,7 @@ static void attention(struct cpu *c, int layer, const struct rn_batch_cells *bc,
 			int h = (int)(it / nsl), sl = (int)(it % nsl);
 			struct rn_attn_kv kv = kv_head(c, layer, seq, h / G);
 			rn_attn_values(&kv, nc, sl * slw, sl * slw + slw, 1, D, c->split_s + (size_t)h * NC, NC,
-				       c->att + (size_t)h * D, (size_t)D, scratch, false);
+				       c->att + (size_t)h * D, (size_t)D, scratch);
 		}
 		return;
 	}
@@ -460,7 +451,7 @@ static void attention(struct cpu *c, int layer, const struct rn_batch_cells *bc,
 			const int64_t h1 = (int64_t)(g + 1) * G < e ? (int64_t)(g + 1) * G : e;
 			struct rn_attn_kv kv = kv_head(c, layer, bc->b.seq[0], g);
 			rn_attn_group(&kv, bc->cell[0] + 1, (int)(h1 - h0), D, c->kq_scale, c->q + (size_t)h0 * D, (size_t)D,
-				      c->att + (size_t)h0 * D, (size_t)D, scratch, false);
+				      c->att + (size_t)h0 * D, (size_t)D, scratch);
 			h0 = h1;
 		}
 		return;
@@ -471,8 +462,8 @@ static void attention(struct cpu *c, int layer, const struct rn_batch_cells *bc,
 		int i = (int)(t / HK), g = (int)(t % HK);
 		struct rn_attn_kv kv = kv_head(c, layer, bc->b.seq[i], g);
 		size_t off = (size_t)i * (size_t)c->q_dim + (size_t)g * G * D;
-		rn_attn_group(&kv, bc->cell[i] + 1, G, D, c->kq_scale, c->q + off, (size_t)D, c->att + off, (size_t)D, scratch,
-			      seq_batched(bc, n, i));
+		rn_attn_group(&kv, bc->cell[i] + 1, G, D, c->kq_scale, c->q + off, (size_t)D, c->att + off, (size_t)D,
+			      scratch);
 	}
 }
 

@@ -1072,9 +1072,10 @@ KX_INL float kx_load_w1(const uint8_t *p, const int type)
 KX_INL void kx_float(const struct rn_weight *w, int64_t row, const void *const *x, float *out, const int nx,
 		     const int type)
 {
-	/* nx = 1 needs several independent FMA chains to hide the FMA latency; larger nx has them already */
+	/* four FMA chains per activation row, whatever nx: one row needs them to hide the FMA latency, and the same
+	 * chains for every nx keep a row's result independent of the batch it came in (KX_CALL_FLOAT splits nx > 2
+	 * into calls of at most two rows: four rows would need 16 accumulators, more than the 16 registers) */
 	enum { U = 4 };
-	const int units = nx == 1 ? 4 : nx == 2 ? 2 : 1;
 	const int es = type == RN_MM_F32 ? 4 : 2;
 	const int64_t n = w->cols;
 	const uint8_t *wr = (const uint8_t *)w->data + (size_t)row * (size_t)n * (size_t)es;
@@ -1088,9 +1089,9 @@ KX_INL void kx_float(const struct rn_weight *w, int64_t row, const void *const *
 			acc[j][u] = _mm256_setzero_ps();
 	}
 	int64_t c = 0;
-	for (; c + 8 * units <= n; c += 8 * units) {
+	for (; c + 8 * U <= n; c += 8 * U) {
 #pragma GCC unroll 4
-		for (int u = 0; u < units; u++) {
+		for (int u = 0; u < U; u++) {
 			__m256 wv = kx_load_w8(wr + (c + 8 * u) * es, type);
 #pragma GCC unroll 4
 			for (int j = 0; j < nx; j++)
@@ -1192,9 +1193,18 @@ KX_INL void kx_fp8(const struct rn_weight *w, int64_t row, const void *const *x,
 	KX_DEFINE_NX_ONE(name, call, 3)                                                                  \
 	KX_DEFINE_NX_ONE(name, call, 4)
 
-#define KX_CALL_F32(nx) kx_float(w, r, x, o, nx, RN_MM_F32)
-#define KX_CALL_F16(nx) kx_float(w, r, x, o, nx, RN_MM_F16)
-#define KX_CALL_BF16(nx) kx_float(w, r, x, o, nx, RN_MM_BF16)
+#define KX_CALL_FLOAT(nx, type)                                                                          \
+	do {                                                                                             \
+		if ((nx) <= 2) {                                                                         \
+			kx_float(w, r, x, o, nx, type);                                                  \
+		} else {                                                                                 \
+			kx_float(w, r, x, o, 2, type);                                                   \
+			kx_float(w, r, x + 2, o + 2, (nx) - 2, type);                                    \
+		}                                                                                        \
+	} while (0)
+#define KX_CALL_F32(nx) KX_CALL_FLOAT(nx, RN_MM_F32)
+#define KX_CALL_F16(nx) KX_CALL_FLOAT(nx, RN_MM_F16)
+#define KX_CALL_BF16(nx) KX_CALL_FLOAT(nx, RN_MM_BF16)
 #define KX_CALL_Q4_0(nx) kx_legacy(w, r, x, o, nx, RN_MM_Q4_0)
 #define KX_CALL_Q4_1(nx) kx_legacy(w, r, x, o, nx, RN_MM_Q4_1)
 #define KX_CALL_Q5_0(nx) kx_legacy(w, r, x, o, nx, RN_MM_Q5_0)

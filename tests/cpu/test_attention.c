@@ -1,7 +1,8 @@
-/* tests/cpu/test_attention.c — the attention kernels' summation orders do not depend on how the cells are
- * grouped: one-token scores computed 8 cells at a time (dot_decode8) equal each cell's alone to the bit, for
- * head sizes that take the 8-cell path and for one that does not, and the whole-group entry equals the
- * split-K pieces.
+/* tests/cpu/test_attention.c — the attention kernels sum in one order whatever the grouping of the cells: scores
+ * of all cells at once equal each cell's alone and those of arbitrary ranges to the bit, for head sizes that take
+ * the fast f16 path and for one that does not; the whole-group entry equals the split-K pieces; and, where the
+ * AVX2 f16 path runs, its scores and weighted values equal a scalar model of llama.cpp's batched order (one
+ * 8-lane FMA accumulator per dot product reduced (l + h) pairwise; values summed in 8 classes of cells) to the bit.
  */
 #include "config.h"
 
@@ -11,6 +12,7 @@
 
 #include "gguf/gguf.h"
 #include "runner/cpu/attention.h"
+#include "runner/cpu/features.h"
 #include "tests/check.h"
 
 static uint64_t rng = 0x2545f4914f6cdd1dull;
@@ -23,7 +25,39 @@ static float unit(void)
 	return (float)(rng >> 40) / 8388608.0f - 1.0f; /* [-1, 1) */
 }
 
-static void test_scores(int d, int nc, int group, bool prefill)
+static float h2f(const uint8_t *p)
+{
+	uint16_t h;
+	memcpy(&h, p, 2);
+	return gguf_f16_to_f32(h);
+}
+
+/* q . k in the batched order: lanes l = i % 8 each an FMA chain, then y[l] = a[l] + a[l + 4], then
+ * (y0 + y2) + (y1 + y3). */
+static float model_dot(const float *q, const uint8_t *k, int d)
+{
+	float a[8] = {0};
+	for (int i = 0; i < d; i += 8)
+		for (int l = 0; l < 8; l++)
+			a[l] = fmaf(q[i + l], h2f(k + 2 * (size_t)(i + l)), a[l]);
+	float y[4];
+	for (int l = 0; l < 4; l++)
+		y[l] = a[l] + a[l + 4];
+	return (y[0] + y[2]) + (y[1] + y[3]);
+}
+
+/* element o of sum_j p[j] v_j in the batched order: classes j % 8, each an FMA chain over its cells, then
+ * ((c0 + c4) + (c2 + c6)) + ((c1 + c5) + (c3 + c7)). */
+static float model_value(const uint8_t *v, size_t stride, int nc, int o, const float *p)
+{
+	float a[8] = {0};
+	for (int j = 0; j < nc; j++)
+		a[j % 8] = fmaf(h2f(v + (size_t)j * stride + 2 * (size_t)o), p[j], a[j % 8]);
+	float h0 = a[0] + a[4], h1 = a[1] + a[5], h2 = a[2] + a[6], h3 = a[3] + a[7];
+	return (h0 + h2) + (h1 + h3);
+}
+
+static void test_scores(int d, int nc, int group)
 {
 	const size_t stride = (size_t)d * 2 + 32; /* cells not packed back to back, as in a real cache row */
 	uint8_t *k = malloc(stride * (size_t)nc), *v = malloc(stride * (size_t)nc);
@@ -38,31 +72,64 @@ static void test_scores(int d, int nc, int group, bool prefill)
 			memcpy(v + (size_t)j * stride + 2 * (size_t)i, &hv, 2);
 		}
 	for (int i = 0; i < group * d; i++)
-		q[i] = unit();
+		q[i] = gguf_f16_to_f32(gguf_f32_to_f16(unit())); /* the forward pass rounds the query to f16 */
 	const struct rn_attn_kv kv = {.k = k, .v = v, .stride = stride, .type = RN_KV_F16};
 	const float scale = 1.0f / sqrtf((float)d);
-	rn_attn_scores(&kv, 0, nc, group, d, scale, q, (size_t)d, sa, (size_t)nc, scratch, prefill);
+	rn_attn_scores(&kv, 0, nc, group, d, scale, q, (size_t)d, sa, (size_t)nc, scratch);
 	for (int j = 0; j < nc; j++)
-		rn_attn_scores(&kv, j, j + 1, group, d, scale, q, (size_t)d, sb, (size_t)nc, scratch, prefill);
+		rn_attn_scores(&kv, j, j + 1, group, d, scale, q, (size_t)d, sb, (size_t)nc, scratch);
 	int nonzero = 0;
 	for (int i = 0; i < group * nc; i++)
 		nonzero += sa[i] != 0.0f && isfinite(sa[i]);
 	CHECKF(nonzero == group * nc, "d=%d nc=%d: %d of %d scores finite and nonzero", d, nc, nonzero, group * nc);
 	CHECKF(memcmp(sa, sb, sizeof(float) * (size_t)(group * nc)) == 0,
-	       "d=%d nc=%d group=%d %s: scores of all cells at once differ from each cell alone", d, nc, group,
-	       prefill ? "batch" : "one token");
-	/* ranges starting anywhere (the split-K pieces of the forward pass) */
-	for (int c0 = 0; c0 < nc; c0 += 13) {
-		const int c1 = c0 + 13 < nc ? c0 + 13 : nc;
-		rn_attn_scores(&kv, c0, c1, group, d, scale, q, (size_t)d, sb, (size_t)nc, scratch, prefill);
+	       "d=%d nc=%d group=%d: scores of all cells at once differ from each cell alone", d, nc, group);
+	/* ranges starting anywhere, and ranges of 32 (the split-K pieces of the forward pass) */
+	static const int steps[] = {13, 32};
+	for (size_t st = 0; st < sizeof steps / sizeof steps[0]; st++) {
+		memset(sb, 0, sizeof(float) * (size_t)(group * nc));
+		for (int c0 = 0; c0 < nc; c0 += steps[st]) {
+			const int c1 = c0 + steps[st] < nc ? c0 + steps[st] : nc;
+			rn_attn_scores(&kv, c0, c1, group, d, scale, q, (size_t)d, sb, (size_t)nc, scratch);
+		}
+		CHECKF(memcmp(sa, sb, sizeof(float) * (size_t)(group * nc)) == 0, "d=%d nc=%d: ranges of %d differ", d,
+		       nc, steps[st]);
 	}
-	CHECKF(memcmp(sa, sb, sizeof(float) * (size_t)(group * nc)) == 0, "d=%d nc=%d: split ranges differ", d, nc);
-	/* the whole-group entry equals scores + softmax + values done by hand */
-	rn_attn_group(&kv, nc, group, d, scale, q, (size_t)d, oa, (size_t)d, scratch, prefill);
+	const bool fast = rn_cpu_features()->simd_ops && d % 8 == 0;
+	if (fast) {
+		int same = 0;
+		for (int h = 0; h < group; h++)
+			for (int j = 0; j < nc; j++) {
+				float want = model_dot(q + (size_t)h * (size_t)d, k + (size_t)j * stride, d) * scale;
+				same += memcmp(&want, &sa[(size_t)h * (size_t)nc + (size_t)j], sizeof want) == 0;
+			}
+		CHECKF(same == group * nc, "d=%d nc=%d: %d of %d scores equal the batched order's", d, nc, same,
+		       group * nc);
+	}
+	/* the whole-group entry equals scores + softmax + values done by hand, and a values call per 8-element
+	 * slice (the split-K division of the values) equals one for the whole head */
+	rn_attn_group(&kv, nc, group, d, scale, q, (size_t)d, oa, (size_t)d, scratch);
 	for (int h = 0; h < group; h++)
 		rn_attn_softmax(sa + (size_t)h * (size_t)nc, nc);
-	rn_attn_values(&kv, nc, 0, d, group, d, sa, (size_t)nc, ob, (size_t)d, scratch, prefill);
+	rn_attn_values(&kv, nc, 0, d, group, d, sa, (size_t)nc, ob, (size_t)d, scratch);
 	CHECKF(memcmp(oa, ob, sizeof(float) * (size_t)(group * d)) == 0, "d=%d nc=%d: rn_attn_group differs", d, nc);
+	if (d % 8 == 0) {
+		memset(ob, 0, sizeof(float) * (size_t)(group * d));
+		for (int h = 0; h < group; h++)
+			for (int o = 0; o < d; o += 8)
+				rn_attn_values(&kv, nc, o, o + 8, 1, d, sa + (size_t)h * (size_t)nc, (size_t)nc,
+					       ob + (size_t)h * (size_t)d, (size_t)d, scratch);
+		CHECKF(memcmp(oa, ob, sizeof(float) * (size_t)(group * d)) == 0, "d=%d nc=%d: slices differ", d, nc);
+	}
+	if (fast) {
+		int same = 0;
+		for (int h = 0; h < group; h++)
+			for (int o = 0; o < d; o++) {
+				float want = model_value(v, stride, nc, o, sa + (size_t)h * (size_t)nc);
+				same += memcmp(&want, &oa[(size_t)h * (size_t)d + (size_t)o], sizeof want) == 0;
+			}
+		CHECKF(same == group * d, "d=%d nc=%d: %d of %d values equal the batched order's", d, nc, same, group * d);
+	}
 	free(k);
 	free(v);
 	free(q);
@@ -75,12 +142,12 @@ static void test_scores(int d, int nc, int group, bool prefill)
 
 int main(void)
 {
-	static const int ds[] = {64, 128, 96, 72};
+	static const int ds[] = {64, 128, 96, 72, 60};
 	static const int ncs[] = {1, 7, 8, 9, 45, 300};
 	for (size_t a = 0; a < sizeof ds / sizeof ds[0]; a++)
 		for (size_t b = 0; b < sizeof ncs / sizeof ncs[0]; b++) {
-			test_scores(ds[a], ncs[b], 3, false);
-			test_scores(ds[a], ncs[b], 1, true);
+			test_scores(ds[a], ncs[b], 3);
+			test_scores(ds[a], ncs[b], 1);
 		}
 	return check_done();
 }

@@ -1,9 +1,10 @@
 # tests/runner/ — tests of the runner module (owned with the module's issue).
 check_PROGRAMS += tests/runner/test_model tests/runner/test_sampler tests/runner/test_kvcache tests/runner/test_forward \
 	tests/runner/test_engine tests/runner/test_synthetic tests/runner/test_load tests/runner/test_logprob \
-	tests/runner/test_grammar tests/runner/test_kvpool tests/runner/test_prefix_engine
+	tests/runner/test_grammar tests/runner/test_kvpool tests/runner/test_prefix_engine tests/runner/test_determinism
 tests_runner_test_kvpool_LDADD = $(TEST_LDADD)
 tests_runner_test_prefix_engine_LDADD = $(TEST_LDADD)
+tests_runner_test_determinism_LDADD = $(TEST_LDADD)
 tests_runner_test_grammar_LDADD = $(TEST_LDADD)
 tests_runner_test_load_LDADD = $(TEST_LDADD)
 tests_runner_test_logprob_LDADD = $(TEST_LDADD)
@@ -15,7 +16,7 @@ tests_runner_test_sampler_LDADD = $(TEST_LDADD)
 tests_runner_test_kvcache_LDADD = $(TEST_LDADD)
 TESTS += tests/runner/test_model tests/runner/test_sampler tests/runner/test_kvcache tests/runner/test_forward \
 	tests/runner/test_engine tests/runner/test_synthetic tests/runner/test_load tests/runner/test_logprob \
-	tests/runner/test_grammar tests/runner/test_kvpool tests/runner/test_prefix_engine
+	tests/runner/test_grammar tests/runner/test_kvpool tests/runner/test_prefix_engine tests/runner/test_determinism
 EXTRA_DIST += tests/data/engine
 EXTRA_DIST += tests/data/grammar/json.gbnf tests/data/grammar/nested.gbnf
 EXTRA_DIST += tests/runner/tinymodel.h
