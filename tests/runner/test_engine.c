@@ -30,8 +30,12 @@
  * "The capital of France is Paris." on Qwen2.5-Coder-0.5B differ by up to 0.52. A divergence at a step
  * where llama.cpp's margin is larger is a real difference and fails. */
 #define NEAR_TIE 0.5f
-/* Continuations per model that must equal llama.cpp's to the last token (with orun's AVX2 paths). */
-#define MIN_IDENTICAL 5
+/* Continuations per model that must equal llama.cpp's to the last token (with orun's AVX2 paths). llama.cpp
+ * sums a decode step's attention in another order than a prompt's (runner/cpu/attention.c); orun sums every
+ * token in the prompt's order so that a token's logits never depend on its batch, and so leaves llama.cpp at
+ * more near ties than when it followed both orders: with ORUN_CPU_ISA=avx2, SmolLM2 4 of 10 identical (10
+ * before), Qwen2.5-Coder 7 (8 before); every divergence still at a llama.cpp margin under NEAR_TIE. */
+#define MIN_IDENTICAL 3
 
 struct golden {
 	char text[512];
@@ -225,8 +229,8 @@ static void test_golden(const char *id)
 	}
 	fprintf(stderr, "golden %s: %d of %d greedy continuations identical to llama.cpp's\n", id, identical, n);
 	/* the AVX2 paths reproduce the arithmetic of llama.cpp's AVX2 build that produced the goldens (legacy-format
-	 * matmuls, RoPE, SwiGLU, attention), so most continuations must be exactly llama.cpp's there; the portable,
-	 * AVX-VNNI and AVX-512 paths are not bit-exact with it (nor is llama.cpp's own AVX-512 build) */
+	 * matmuls, RoPE, SwiGLU, a prompt's attention), so several continuations must be exactly llama.cpp's there;
+	 * the portable, AVX-VNNI and AVX-512 paths are not bit-exact with it (nor is llama.cpp's own AVX-512 build) */
 	if (rn_isa_current() == RN_ISA_AVX2)
 		CHECKF(identical >= MIN_IDENTICAL, "%s: only %d of %d greedy continuations identical to llama.cpp's "
 		       "(at least %d expected)", id, identical, n, MIN_IDENTICAL);
