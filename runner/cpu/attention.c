@@ -33,6 +33,18 @@ static bool fast_f16(const struct rn_attn_kv *kv, int d)
 	return rn_cpu_features()->simd_ops && kv->type == RN_KV_F16 && d % 8 == 0 && kv->stride % 2 == 0;
 }
 
+/* The first row of the block holding cell j (keys when base is kv->k, values when kv->v). */
+static inline const uint8_t *block_of(const struct rn_attn_kv *kv, const uint8_t *base, int j)
+{
+	return base + (size_t)kv->table[j / RN_KV_BLOCK] * kv->block_bytes;
+}
+
+/* The row of cell j. */
+static inline const uint8_t *row_of(const struct rn_attn_kv *kv, const uint8_t *base, int j)
+{
+	return block_of(kv, base, j) + (size_t)(j % RN_KV_BLOCK) * kv->stride;
+}
+
 #ifdef ATT_X86
 #define TGT __attribute__((target("avx2,fma,f16c")))
 
@@ -77,70 +89,90 @@ TGT static void dot_batch8(const float *q, const uint16_t *k, size_t ks, int d, 
 	_mm256_storeu_ps(s, _mm256_permutevar8x32_ps(r, _mm256_setr_epi32(0, 4, 1, 5, 2, 6, 3, 7)));
 }
 
-/* Groups of 8 cells aligned to multiples of 8 take dot_batch8, every head of the group over one group of cells
- * before the next (its keys then stay in L1 for all heads); the others dot_batch. Either way each score is the
- * same sum. */
+/* Groups of 8 cells aligned to multiples of 8 (never across a block of RN_KV_BLOCK) take dot_batch8, every head
+ * of the group over one group of cells before the next (its keys then stay in L1 for all heads); the others
+ * dot_batch. Either way each score is the same sum. */
 TGT static void scores_f16(const struct rn_attn_kv *kv, int c0, int c1, int group, int d, float scale, const float *q,
 			   size_t q_stride, float *s, size_t s_stride)
 {
 	const size_t ks = kv->stride / 2;
-	const uint16_t *k = (const uint16_t *)kv->k;
-	int j = c0;
-	for (; j < c1 && j % 8 != 0; j++)
-		for (int h = 0; h < group; h++)
-			s[(size_t)h * s_stride + (size_t)j] = dot_batch(q + (size_t)h * q_stride, k + (size_t)j * ks, d) * scale;
-	for (; j + 8 <= c1; j += 8) {
-		/* the cache rows come from DRAM (the weights streamed since have evicted them): fetch ATT_PREFETCH
-		 * cells ahead. Near the last cell this may name addresses past the cache; a prefetch cannot fault. */
-		for (int c = 0; c < 8; c++)
-			for (int i = 0; i < d; i += 32)
-				_mm_prefetch((const char *)(k + (size_t)(j + ATT_PREFETCH + c) * ks + i), _MM_HINT_T0);
-		for (int h = 0; h < group; h++)
-			dot_batch8(q + (size_t)h * q_stride, k + (size_t)j * ks, ks, d, scale, s + (size_t)h * s_stride + (size_t)j);
+	for (int j0 = c0; j0 < c1;) {
+		const int base = j0 - j0 % RN_KV_BLOCK, end = base + RN_KV_BLOCK < c1 ? base + RN_KV_BLOCK : c1;
+		/* cell j of this block at kb + (j - base) ks; the next block's first row at kn */
+		const uint16_t *kb = (const uint16_t *)block_of(kv, kv->k, j0);
+		const uint16_t *kn = end < c1 ? (const uint16_t *)block_of(kv, kv->k, end) : NULL;
+		int j = j0;
+		for (; j < end && j % 8 != 0; j++)
+			for (int h = 0; h < group; h++)
+				s[(size_t)h * s_stride + (size_t)j] =
+					dot_batch(q + (size_t)h * q_stride, kb + (size_t)(j - base) * ks, d) * scale;
+		for (; j + 8 <= end; j += 8) {
+			/* the cache rows come from DRAM (the weights streamed since have evicted them): fetch the group
+			 * of cells ATT_PREFETCH ahead, in this block or the next. Near the last cell this may name rows
+			 * past those in use; a prefetch cannot fault. */
+			const int ahead = j - base + ATT_PREFETCH;
+			const uint16_t *pf = ahead < RN_KV_BLOCK ? kb + (size_t)ahead * ks
+					     : kn ? kn + (size_t)(ahead - RN_KV_BLOCK) * ks : NULL;
+			for (int c = 0; pf && c < 8; c++)
+				for (int i = 0; i < d; i += 32)
+					_mm_prefetch((const char *)(pf + (size_t)c * ks + i), _MM_HINT_T0);
+			for (int h = 0; h < group; h++)
+				dot_batch8(q + (size_t)h * q_stride, kb + (size_t)(j - base) * ks, ks, d, scale,
+					   s + (size_t)h * s_stride + (size_t)j);
+		}
+		for (; j < end; j++)
+			for (int h = 0; h < group; h++)
+				s[(size_t)h * s_stride + (size_t)j] =
+					dot_batch(q + (size_t)h * q_stride, kb + (size_t)(j - base) * ks, d) * scale;
+		j0 = end;
 	}
-	for (; j < c1; j++)
-		for (int h = 0; h < group; h++)
-			s[(size_t)h * s_stride + (size_t)j] = dot_batch(q + (size_t)h * q_stride, k + (size_t)j * ks, d) * scale;
 }
 
 /* out[d0..d1) = sum over cells j < nc of p[j] v_j[d0..d1), each output element summed over the cells in
  * llama.cpp's batched order (its matmul of the transposed f16 values with the f16 probabilities): the cells fall
- * into 8 classes j % 8, one 8-lane accumulator each, reduced as in dot_batch. Cells past nc would add p = 0
- * (masked) in llama.cpp, which changes nothing. */
-TGT static void values_f16_dims(const uint16_t *v, size_t vs, int nc, int d0, int d1, const float *p, float *out)
+ * into 8 classes j % 8, one 8-lane accumulator each, reduced as in dot_batch; a block of RN_KV_BLOCK cells holds
+ * whole groups of 8, so walking the blocks in order keeps every class's cells in order. Cells past nc would add
+ * p = 0 (masked) in llama.cpp, which changes nothing. */
+TGT static void values_f16_dims(const struct rn_attn_kv *kv, int nc, int d0, int d1, const float *p, float *out)
 {
+	const size_t vs = kv->stride / 2;
 	for (int o = d0; o < d1; o += 8) {
 		__m256 a0 = _mm256_setzero_ps(), a1 = a0, a2 = a0, a3 = a0, a4 = a0, a5 = a0, a6 = a0, a7 = a0;
-		int j = 0;
-#define ACC(a, l) a = _mm256_fmadd_ps(CVT8(v + (size_t)(j + (l)) * vs + o), _mm256_set1_ps(p[j + (l)]), a)
-		for (; j + 8 <= nc; j += 8) {
-			ACC(a0, 0);
-			ACC(a1, 1);
-			ACC(a2, 2);
-			ACC(a3, 3);
-			ACC(a4, 4);
-			ACC(a5, 5);
-			ACC(a6, 6);
-			ACC(a7, 7);
-		}
-		/* a last partial group (cells past nc are masked, p = 0: nothing to add) */
-		if (j < nc) {
-			const int r = nc - j;
-			ACC(a0, 0);
-			if (r > 1)
+		for (int base = 0; base < nc; base += RN_KV_BLOCK) {
+			const uint16_t *v = (const uint16_t *)block_of(kv, kv->v, base) + o;
+			const float *pb = p + base;
+			const int n = nc - base < RN_KV_BLOCK ? nc - base : RN_KV_BLOCK;
+			int j = 0;
+#define ACC(a, l) a = _mm256_fmadd_ps(CVT8(v + (size_t)(j + (l)) * vs), _mm256_set1_ps(pb[j + (l)]), a)
+			for (; j + 8 <= n; j += 8) {
+				ACC(a0, 0);
 				ACC(a1, 1);
-			if (r > 2)
 				ACC(a2, 2);
-			if (r > 3)
 				ACC(a3, 3);
-			if (r > 4)
 				ACC(a4, 4);
-			if (r > 5)
 				ACC(a5, 5);
-			if (r > 6)
 				ACC(a6, 6);
-		}
+				ACC(a7, 7);
+			}
+			/* a last partial group (cells past nc are masked, p = 0: nothing to add) */
+			if (j < n) {
+				const int r = n - j;
+				ACC(a0, 0);
+				if (r > 1)
+					ACC(a1, 1);
+				if (r > 2)
+					ACC(a2, 2);
+				if (r > 3)
+					ACC(a3, 3);
+				if (r > 4)
+					ACC(a4, 4);
+				if (r > 5)
+					ACC(a5, 5);
+				if (r > 6)
+					ACC(a6, 6);
+			}
 #undef ACC
+		}
 		__m256 h0 = _mm256_add_ps(a0, a4), h1 = _mm256_add_ps(a1, a5);
 		__m256 h2 = _mm256_add_ps(a2, a6), h3 = _mm256_add_ps(a3, a7);
 		_mm256_storeu_ps(out + o, _mm256_add_ps(_mm256_add_ps(h0, h2), _mm256_add_ps(h1, h3)));
@@ -150,10 +182,8 @@ TGT static void values_f16_dims(const uint16_t *v, size_t vs, int nc, int d0, in
 static void values_f16(const struct rn_attn_kv *kv, int nc, int d0, int d1, int group, const float *p, size_t p_stride,
 		       float *out, size_t out_stride)
 {
-	const size_t vs = kv->stride / 2;
-	const uint16_t *v = (const uint16_t *)kv->v;
 	for (int h = 0; h < group; h++)
-		values_f16_dims(v, vs, nc, d0, d1, p + (size_t)h * p_stride, out + (size_t)h * out_stride);
+		values_f16_dims(kv, nc, d0, d1, p + (size_t)h * p_stride, out + (size_t)h * out_stride);
 }
 #undef CVT8
 #endif
@@ -165,12 +195,12 @@ size_t rn_attn_scratch_floats(int group, int head_dim, int n_ctx)
 	return rn_attn_block_floats(head_dim) + (size_t)group * (size_t)n_ctx;
 }
 
-/* Rows [c0, c1) of a K or V head as f32, c1 - c0 <= ATT_BLOCK. */
-static void load_block(const uint8_t *base, size_t stride, enum rn_kv_type t, int c0, int c1, int d, float *dst)
+/* Rows [c0, c1) of a K or V head (base kv->k or kv->v) as f32, c1 - c0 <= ATT_BLOCK. */
+static void load_block(const struct rn_attn_kv *kv, const uint8_t *base, int c0, int c1, int d, float *dst)
 {
 	for (int j = c0; j < c1; j++, dst += d) {
-		const uint8_t *row = base + (size_t)j * stride;
-		if (t == RN_KV_Q8_0)
+		const uint8_t *row = row_of(kv, base, j);
+		if (kv->type == RN_KV_Q8_0)
 			rn_ops_load_q8_0(dst, row, d);
 		else
 			rn_ops_load_f16(dst, (const uint16_t *)row, d);
@@ -188,7 +218,7 @@ void rn_attn_scores(const struct rn_attn_kv *kv, int c0, int c1, int group, int 
 #endif
 	for (int j0 = c0; j0 < c1; j0 += ATT_BLOCK) {
 		int j1 = j0 + ATT_BLOCK < c1 ? j0 + ATT_BLOCK : c1;
-		load_block(kv->k, kv->stride, kv->type, j0, j1, d, scratch);
+		load_block(kv, kv->k, j0, j1, d, scratch);
 		for (int h = 0; h < group; h++) {
 			const float *qh = q + (size_t)h * q_stride;
 			float *sh = s + (size_t)h * s_stride;
@@ -219,7 +249,7 @@ void rn_attn_values(const struct rn_attn_kv *kv, int nc, int d0, int d1, int gro
 		memset(out + (size_t)h * out_stride + d0, 0, (size_t)(d1 - d0) * sizeof(float));
 	for (int j0 = 0; j0 < nc; j0 += ATT_BLOCK) {
 		int j1 = j0 + ATT_BLOCK < nc ? j0 + ATT_BLOCK : nc;
-		load_block(kv->v, kv->stride, kv->type, j0, j1, d, scratch);
+		load_block(kv, kv->v, j0, j1, d, scratch);
 		for (int h = 0; h < group; h++) {
 			const float *ph = p + (size_t)h * p_stride;
 			float *oh = out + (size_t)h * out_stride;

@@ -14,11 +14,15 @@
 
 #include "runner/kvcache.h"
 
-/* The cached rows of one KV head of one sequence in one layer. */
+/* The cached rows of one KV head of one sequence in one layer, in blocks of RN_KV_BLOCK cells found through the
+ * sequence's block table (runner/kvcache.h): cell j's key is k + table[j / RN_KV_BLOCK] * block_bytes +
+ * (j % RN_KV_BLOCK) * stride, its value the same from v. */
 struct rn_attn_kv {
-	const uint8_t *k;     /* key row of cell 0 for this head */
-	const uint8_t *v;     /* value row of cell 0 for this head */
-	size_t stride;        /* bytes from one cell to the next */
+	const uint8_t *k;     /* this head's part of the first row of block 0 of the layer's keys */
+	const uint8_t *v;     /* the same in the layer's values */
+	const int32_t *table; /* the sequence's blocks, one per RN_KV_BLOCK cells (every cell read is attached) */
+	size_t block_bytes;   /* bytes from one block to the next */
+	size_t stride;        /* bytes from one cell to the next inside a block */
 	enum rn_kv_type type;
 };
 

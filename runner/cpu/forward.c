@@ -1,6 +1,7 @@
 /* runner/cpu/forward.c — the CPU backend: the transformer forward pass for llama / qwen2 / qwen3 over a
- * batch of tokens from several sequences, over the KV cache's host storage (runner/kvcache.h; f16 or q8_0
- * rows, converted here).
+ * batch of tokens from several sequences, over the KV cache's host storage (runner/kvcache.h: a pool of blocks of
+ * RN_KV_BLOCK cells that runner/backend.c assigns to the sequences through their block tables; f16 or q8_0 rows,
+ * converted here).
  *
  * One forward call is one pool job: every thread walks the same layer loop and the phases are separated by
  * barriers, so decode pays one dispatch per token instead of one per op. Matmuls split weight rows between
@@ -53,7 +54,8 @@ struct cpu {
 	struct rn_weight out_w;
 	int n_embd, q_dim, kv_dim, head_dim, n_head, n_head_kv, n_ff, n_vocab, max_cols;
 	float kq_scale;
-	struct rn_kv_store kv; /* the KV cache's rows */
+	struct rn_kv_store kv; /* the KV cache's rows: a pool of blocks */
+	const struct rn_kv_pages *pg; /* which blocks hold each sequence's cells (runner/backend.c's, read only) */
 	/* scratch for n_batch rows */
 	float *x, *xn, *tmp, *q, *k, *v, *att, *hb, *hb2;
 	float *cs;       /* [n_batch][n_rot] cos/sin per row */
@@ -375,7 +377,7 @@ static void qkv_post(struct cpu *c, const struct rn_layer *ml, int layer, const 
 			if (ml->k_norm)
 				rn_ops_rmsnorm(k, k, ml->k_norm, D, eps);
 			rn_ops_rope(k, cs, c->rope.n_rot, c->rope.type == RN_ROPE_NEOX);
-			uint8_t *dst = rn_kv_store_row(&c->kv, layer, 0, bc->b.seq[i], bc->cell[i]) +
+			uint8_t *dst = rn_kv_store_row(&c->kv, c->pg, layer, 0, bc->b.seq[i], bc->cell[i]) +
 				       (size_t)g * c->kv.head_bytes;
 			kv_store(c, dst, k, D);
 		} else {
@@ -384,7 +386,7 @@ static void qkv_post(struct cpu *c, const struct rn_layer *ml, int layer, const 
 			if (ml->bv)
 				for (int j = 0; j < D; j++)
 					v[j] += ml->bv[g * D + j];
-			uint8_t *dst = rn_kv_store_row(&c->kv, layer, 1, bc->b.seq[i], bc->cell[i]) +
+			uint8_t *dst = rn_kv_store_row(&c->kv, c->pg, layer, 1, bc->b.seq[i], bc->cell[i]) +
 				       (size_t)g * c->kv.head_bytes;
 			kv_store(c, dst, v, D);
 		}
@@ -394,8 +396,10 @@ static void qkv_post(struct cpu *c, const struct rn_layer *ml, int layer, const 
 static struct rn_attn_kv kv_head(const struct cpu *c, int layer, int seq, int g)
 {
 	struct rn_attn_kv kv = {
-		.k = rn_kv_store_row(&c->kv, layer, 0, seq, 0) + (size_t)g * c->kv.head_bytes,
-		.v = rn_kv_store_row(&c->kv, layer, 1, seq, 0) + (size_t)g * c->kv.head_bytes,
+		.k = rn_kv_store_block(&c->kv, layer, 0, 0) + (size_t)g * c->kv.head_bytes,
+		.v = rn_kv_store_block(&c->kv, layer, 1, 0) + (size_t)g * c->kv.head_bytes,
+		.table = c->pg->table + (size_t)seq * (size_t)c->pg->blocks_per_seq,
+		.block_bytes = c->kv.block_bytes,
 		.stride = c->kv.row_bytes,
 		.type = c->p.kv_type,
 	};
@@ -629,12 +633,13 @@ static int cpu_forward(void *state, const struct rn_batch_cells *bc, const struc
 
 static void cpu_kv_move(void *state, int seq, int src, int dst, int n)
 {
-	rn_kv_store_move(&((struct cpu *)state)->kv, seq, src, dst, n);
+	const struct cpu *c = state;
+	rn_kv_store_move(&c->kv, c->pg, seq, src, dst, n);
 }
 
-static void cpu_kv_copy(void *state, int src, int dst, int n)
+static void cpu_kv_block_copy(void *state, int32_t src, int32_t dst, int n)
 {
-	rn_kv_store_copy(&((struct cpu *)state)->kv, src, dst, n);
+	rn_kv_store_block_copy(&((struct cpu *)state)->kv, src, dst, n);
 }
 
 struct rot_job {
@@ -655,7 +660,7 @@ static void rotate_job(void *ctx, int ith, int nth)
 	for (int64_t t = b; t < e; t++) {
 		int l = (int)(t / per_layer), r = (int)(t % per_layer);
 		int cell = R->c0 + r / c->n_head_kv, g = r % c->n_head_kv;
-		uint8_t *p = rn_kv_store_row(&c->kv, l, 0, R->seq, cell) + (size_t)g * c->kv.head_bytes;
+		uint8_t *p = rn_kv_store_row(&c->kv, c->pg, l, 0, R->seq, cell) + (size_t)g * c->kv.head_bytes;
 		kv_load(c, buf, p, D);
 		rn_rope_apply(&c->rope, R->cs, buf, 1.0f);
 		kv_store(c, p, buf, D);
@@ -684,10 +689,14 @@ static int cpu_kv_rotate(void *state, int seq, int c0, int c1, int32_t delta, st
 	return RN_OK;
 }
 
+/* The slots' KV (n_seq sequences of blocks_per_seq blocks, every layer, keys and values), not the whole pool's
+ * reservation: the blocks beyond are the prefix cache's, reported by rn_backend_cache_stats as they fill. */
 static uint64_t cpu_memory(const void *state)
 {
 	const struct cpu *c = state;
-	return (uint64_t)c->kv.bytes + (uint64_t)c->scratch_bytes + (uint64_t)c->wcopy_bytes;
+	const uint64_t slots = (uint64_t)c->p.n_seq * (uint64_t)c->pg->blocks_per_seq * 2u * (uint64_t)c->kv.n_layer *
+			       (uint64_t)c->kv.block_bytes;
+	return slots + (uint64_t)c->scratch_bytes + (uint64_t)c->wcopy_bytes;
 }
 
 static uint64_t cpu_copied(const void *state)
@@ -829,7 +838,8 @@ static void *xalloc(struct cpu *c, size_t n, size_t size)
 	return aligned_alloc(64, (bytes + 63) & ~(size_t)63);
 }
 
-static int cpu_load(const struct rn_model *m, const struct rn_load_params *p, void **state, struct rn_error *err)
+static int cpu_load_paged(const struct rn_model *m, const struct rn_load_params *p, const struct rn_kv_pages *pg,
+			  void **state, struct rn_error *err)
 {
 	const struct rn_hparams *hp = &m->hp;
 	struct cpu *c = aligned_alloc(64, (sizeof *c + 63) & ~(size_t)63); /* mm_ticket has a cache line of its own */
@@ -840,6 +850,7 @@ static int cpu_load(const struct rn_model *m, const struct rn_load_params *p, vo
 	int rc = RN_OK;
 	c->m = m;
 	c->p = *p;
+	c->pg = pg;
 	const char *ref = getenv("ORUN_CPU_REFERENCE");
 	c->reference = ref && *ref && strcmp(ref, "0") != 0;
 	const char *dd = getenv("ORUN_CPU_DUMP");
@@ -905,7 +916,7 @@ static int cpu_load(const struct rn_model *m, const struct rn_load_params *p, vo
 	}
 	c->nth = rn_pool_size(c->pool);
 
-	rc = rn_kv_store_init(&c->kv, p->kv_type, hp->n_layer, p->n_seq, p->n_ctx, c->kv_dim, c->head_dim, err);
+	rc = rn_kv_store_init(&c->kv, p->kv_type, hp->n_layer, pg->n_blocks, c->kv_dim, c->head_dim, err);
 	if (rc != RN_OK)
 		goto fail;
 
@@ -993,12 +1004,13 @@ const struct rn_backend_ops rn_cpu_backend_ops = {
 	.name = "cpu",
 	.device_prefix = "CPU",
 	.device_count = cpu_device_count,
-	.load = cpu_load,
+	.load_paged = cpu_load_paged,
 	.free = cpu_free,
 	.forward = cpu_forward,
 	.kv_move = cpu_kv_move,
 	.kv_rotate = cpu_kv_rotate,
-	.kv_copy = cpu_kv_copy,
+	.kv_copy = NULL, /* runner/backend.c shares blocks instead */
+	.kv_block_copy = cpu_kv_block_copy,
 	.memory = cpu_memory,
 	.copied = cpu_copied,
 };

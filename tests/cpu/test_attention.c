@@ -3,6 +3,7 @@
  * the fast f16 path and for one that does not; the whole-group entry equals the split-K pieces; and, where the
  * AVX2 f16 path runs, its scores and weighted values equal a scalar model of llama.cpp's batched order (one
  * 8-lane FMA accumulator per dot product reduced (l + h) pairwise; values summed in 8 classes of cells) to the bit.
+ * The cells lie in blocks of RN_KV_BLOCK in scrambled order behind a block table, as in the paged cache.
  */
 #include "config.h"
 
@@ -32,6 +33,17 @@ static float h2f(const uint8_t *p)
 	return gguf_f16_to_f32(h);
 }
 
+/* The paged layout of the cache (runner/kvcache.h): cell j's row in block table[j / RN_KV_BLOCK]. */
+struct layout {
+	const int32_t *table;
+	size_t stride, block_bytes;
+};
+
+static const uint8_t *cell(const struct layout *L, const uint8_t *base, int j)
+{
+	return base + (size_t)L->table[j / RN_KV_BLOCK] * L->block_bytes + (size_t)(j % RN_KV_BLOCK) * L->stride;
+}
+
 /* q . k in the batched order: lanes l = i % 8 each an FMA chain, then y[l] = a[l] + a[l + 4], then
  * (y0 + y2) + (y1 + y3). */
 static float model_dot(const float *q, const uint8_t *k, int d)
@@ -48,11 +60,11 @@ static float model_dot(const float *q, const uint8_t *k, int d)
 
 /* element o of sum_j p[j] v_j in the batched order: classes j % 8, each an FMA chain over its cells, then
  * ((c0 + c4) + (c2 + c6)) + ((c1 + c5) + (c3 + c7)). */
-static float model_value(const uint8_t *v, size_t stride, int nc, int o, const float *p)
+static float model_value(const struct layout *L, const uint8_t *v, int nc, int o, const float *p)
 {
 	float a[8] = {0};
 	for (int j = 0; j < nc; j++)
-		a[j % 8] = fmaf(h2f(v + (size_t)j * stride + 2 * (size_t)o), p[j], a[j % 8]);
+		a[j % 8] = fmaf(h2f(cell(L, v, j) + 2 * (size_t)o), p[j], a[j % 8]);
 	float h0 = a[0] + a[4], h1 = a[1] + a[5], h2 = a[2] + a[6], h3 = a[3] + a[7];
 	return (h0 + h2) + (h1 + h3);
 }
@@ -60,7 +72,13 @@ static float model_value(const uint8_t *v, size_t stride, int nc, int o, const f
 static void test_scores(int d, int nc, int group)
 {
 	const size_t stride = (size_t)d * 2 + 32; /* cells not packed back to back, as in a real cache row */
-	uint8_t *k = malloc(stride * (size_t)nc), *v = malloc(stride * (size_t)nc);
+	/* the blocks in reverse order, one unused block first: every step from a block to the next jumps */
+	const int nb = (nc + RN_KV_BLOCK - 1) / RN_KV_BLOCK;
+	int32_t *table = malloc(sizeof(int32_t) * (size_t)nb);
+	for (int b = 0; b < nb; b++)
+		table[b] = nb - b;
+	const struct layout L = {table, stride, stride * RN_KV_BLOCK};
+	uint8_t *k = calloc((size_t)(nb + 1), L.block_bytes), *v = calloc((size_t)(nb + 1), L.block_bytes);
 	float *q = malloc(sizeof(float) * (size_t)(group * d));
 	float *sa = malloc(sizeof(float) * (size_t)(group * nc)), *sb = malloc(sizeof(float) * (size_t)(group * nc));
 	float *scratch = malloc(sizeof(float) * rn_attn_scratch_floats(group, d, nc));
@@ -68,12 +86,13 @@ static void test_scores(int d, int nc, int group)
 	for (int j = 0; j < nc; j++)
 		for (int i = 0; i < d; i++) {
 			uint16_t hk = gguf_f32_to_f16(unit() * 3), hv = gguf_f32_to_f16(unit());
-			memcpy(k + (size_t)j * stride + 2 * (size_t)i, &hk, 2);
-			memcpy(v + (size_t)j * stride + 2 * (size_t)i, &hv, 2);
+			memcpy((uint8_t *)cell(&L, k, j) + 2 * (size_t)i, &hk, 2);
+			memcpy((uint8_t *)cell(&L, v, j) + 2 * (size_t)i, &hv, 2);
 		}
 	for (int i = 0; i < group * d; i++)
 		q[i] = gguf_f16_to_f32(gguf_f32_to_f16(unit())); /* the forward pass rounds the query to f16 */
-	const struct rn_attn_kv kv = {.k = k, .v = v, .stride = stride, .type = RN_KV_F16};
+	const struct rn_attn_kv kv = {
+		.k = k, .v = v, .table = table, .block_bytes = L.block_bytes, .stride = stride, .type = RN_KV_F16};
 	const float scale = 1.0f / sqrtf((float)d);
 	rn_attn_scores(&kv, 0, nc, group, d, scale, q, (size_t)d, sa, (size_t)nc, scratch);
 	for (int j = 0; j < nc; j++)
@@ -100,7 +119,7 @@ static void test_scores(int d, int nc, int group)
 		int same = 0;
 		for (int h = 0; h < group; h++)
 			for (int j = 0; j < nc; j++) {
-				float want = model_dot(q + (size_t)h * (size_t)d, k + (size_t)j * stride, d) * scale;
+				float want = model_dot(q + (size_t)h * (size_t)d, cell(&L, k, j), d) * scale;
 				same += memcmp(&want, &sa[(size_t)h * (size_t)nc + (size_t)j], sizeof want) == 0;
 			}
 		CHECKF(same == group * nc, "d=%d nc=%d: %d of %d scores equal the batched order's", d, nc, same,
@@ -125,11 +144,12 @@ static void test_scores(int d, int nc, int group)
 		int same = 0;
 		for (int h = 0; h < group; h++)
 			for (int o = 0; o < d; o++) {
-				float want = model_value(v, stride, nc, o, sa + (size_t)h * (size_t)nc);
+				float want = model_value(&L, v, nc, o, sa + (size_t)h * (size_t)nc);
 				same += memcmp(&want, &oa[(size_t)h * (size_t)d + (size_t)o], sizeof want) == 0;
 			}
 		CHECKF(same == group * d, "d=%d nc=%d: %d of %d values equal the batched order's", d, nc, same, group * d);
 	}
+	free(table);
 	free(k);
 	free(v);
 	free(q);
@@ -143,7 +163,7 @@ static void test_scores(int d, int nc, int group)
 int main(void)
 {
 	static const int ds[] = {64, 128, 96, 72, 60};
-	static const int ncs[] = {1, 7, 8, 9, 45, 300};
+	static const int ncs[] = {1, 7, 8, 9, 31, 32, 33, 45, 64, 300};
 	for (size_t a = 0; a < sizeof ds / sizeof ds[0]; a++)
 		for (size_t b = 0; b < sizeof ncs / sizeof ncs[0]; b++) {
 			test_scores(ds[a], ncs[b], 3);

@@ -2,8 +2,8 @@
  * the cache nor on what else its batch holds: bit for bit (memcmp), the logits of a prompt evaluated in one batch
  * equal those of the same tokens fed one at a time (the one-row path and, past SPLITK_MIN_CELLS cells with two
  * threads, the split-K path), in chunks of several sizes, interleaved with another sequence's tokens in the same
- * batches (a decode step beside a prefill, two prefills together), and after rn_backend_kv_copy of a prefix
- * from another sequence. On tiny seeded models (F32, F16 and quantized weights; f16 and q8_0 KV; head sizes of
+ * batches (a decode step beside a prefill, two prefills together), after rn_backend_kv_copy of a prefix from
+ * another sequence (shared blocks, copy-on-write), and after attaching a prefix from the prefix cache. On tiny seeded models (F32, F16 and quantized weights; f16 and q8_0 KV; head sizes of
  * 32 and 64, grouped-query heads), and on the real test models when they are installed.
  */
 #include "config.h"
@@ -144,6 +144,24 @@ static void run_variants(struct run *R, bool full)
 				    by_one ? 1 : MAX_ROWS);
 		}
 	}
+	/* a prefix taken from the prefix cache (sequence 0's blocks, published after the reference), the rest in
+	 * one batch or one at a time */
+	const size_t cached = rn_backend_kv_match(R->b, R->tk, N_TOK);
+	CHECKF(cached == N_TOK / RN_KV_BLOCK * RN_KV_BLOCK, "%s: %zu tokens cached of the %d published", R->name, cached,
+	       N_TOK / RN_KV_BLOCK * RN_KV_BLOCK);
+	static const size_t attached[] = {32, 256, 288};
+	for (size_t c = 0; c < sizeof attached / sizeof attached[0]; c++) {
+		if (attached[c] > cached || (!full && attached[c] != 256))
+			continue;
+		for (int by_one = 0; by_one < 2; by_one++) {
+			struct rn_error err = {0};
+			const int n = (int)attached[c];
+			snprintf(label, sizeof label, "after attaching %d cached tokens%s", n, by_one ? ", then one by one" : "");
+			CHECKF(rn_backend_kv_attach(R->b, 3, R->tk, attached[c], &err) == RN_OK, "%s: %s", label, err.msg);
+			CHECK_EQ_INT(rn_backend_kv_used(R->b, 3), n);
+			feed_chunks(R, label, 3, n, by_one ? (n + 40 < N_TOK ? n + 40 : N_TOK) : N_TOK, by_one ? 1 : MAX_ROWS);
+		}
+	}
 }
 
 /* A backend over m (4 sequences of 512 cells, batches of 512, 2 threads) and the one-batch reference in seq 0;
@@ -176,6 +194,7 @@ static void test_model(const char *name, const struct rn_model *m, enum rn_kv_ty
 	p.n_batch = MAX_ROWS;
 	p.n_threads = 2;
 	p.kv_type = kvt;
+	p.cache_bytes = 256ll << 20; /* room for the published prompt's blocks */
 	p.backend = rn_backend_find("cpu");
 	struct rn_error err = {0};
 	R->b = R->ref && R->out ? rn_backend_load(m, &p, &err) : NULL;
@@ -194,6 +213,7 @@ static void test_model(const char *name, const struct rn_model *m, enum rn_kv_ty
 			finite += R->ref[i] == R->ref[i] && R->ref[i] != 0.0f;
 		CHECKF(finite == (size_t)n_chk * (size_t)R->V, "%s: %zu of %zu reference logits finite and nonzero", name,
 		       finite, (size_t)n_chk * (size_t)R->V);
+		rn_backend_kv_publish(R->b, 0, R->tk, N_TOK);
 		run_variants(R, full);
 		fprintf(stderr, "%s, KV %s: %d of the compared rows differ\n", name, rn_kv_type_name(kvt), R->mismatches);
 	}

@@ -407,6 +407,13 @@ static void test_kv_operations(const char *arch, enum rn_kv_type kvt)
 	CHECK_EQ_INT(rn_backend_kv_used(b, 2), 6);
 	feed(b, 2, toks + 6, 1, 6, one, false);
 	CHECKF(max_diff(one, all + 6 * (size_t)V, (size_t)V) < tol, "%s: after kv_copy", arch);
+	/* the copy shares sequence 1's block (copy-on-write): another token written at sequence 2's cell 7 must
+	 * leave sequence 1's cells alone, whose 8th token then gives the one-batch logits to the bit */
+	feed(b, 2, toks, 1, 7, one, false);
+	CHECK(rn_backend_kv_remove(b, 1, 7, -1, &err) == RN_OK);
+	feed(b, 1, toks + 7, 1, 7, one, false);
+	CHECKF(memcmp(one, all + 7 * (size_t)V, (size_t)V * sizeof *one) == 0, "%s: sequence 1 changed by a write into "
+	       "its copy", arch);
 
 	/* a removal without a shift leaves a gap in positions: still valid, and the batch rules still hold */
 	CHECK(rn_backend_kv_remove(b, 0, 3, 4, &err) == RN_OK);
@@ -450,6 +457,40 @@ out:
 	free(all);
 	free(one);
 	free(x);
+	free_model(m);
+}
+
+/* memory() counts the slots' KV cache, the scratch and a weight copy, not the prefix cache's blocks beyond the
+ * slots (rn_backend_cache_stats reports those): the same with a cache budget of 0 and of 64 MiB. */
+static void test_memory(void)
+{
+	struct tiny_opts o;
+	tiny_defaults(&o, "qwen2");
+	struct rn_model *m = load(&o);
+	if (!m)
+		return;
+	uint64_t mem[2] = {0, 0};
+	for (int i = 0; i < 2; i++) {
+		struct rn_load_params p;
+		rn_load_params_init(&p);
+		p.n_seq = 3;
+		p.n_ctx = 100; /* 4 blocks a slot, the last one partly used */
+		p.n_batch = 16;
+		p.n_threads = 2;
+		p.cache_bytes = i == 0 ? 0 : 64ll << 20;
+		p.backend = rn_backend_find("cpu");
+		struct rn_error err = {0};
+		struct rn_backend *b = rn_backend_load(m, &p, &err);
+		CHECKF(b != NULL, "%s", err.msg);
+		mem[i] = b ? rn_backend_memory(b) : 0;
+		rn_backend_free(b);
+	}
+	const uint64_t slots = (uint64_t)m->hp.n_layer * 2 * 3 * 4 * RN_KV_BLOCK *
+			       rn_kv_row_bytes(RN_KV_F16, m->hp.n_head_kv * m->hp.head_dim);
+	CHECKF(mem[0] == mem[1], "memory() with a cache of 0: %llu bytes, of 64 MiB: %llu", (unsigned long long)mem[0],
+	       (unsigned long long)mem[1]);
+	CHECKF(mem[0] > slots && mem[0] < slots + (8u << 20), "memory() %llu bytes for %llu bytes of slots' KV",
+	       (unsigned long long)mem[0], (unsigned long long)slots);
 	free_model(m);
 }
 
@@ -598,6 +639,7 @@ int main(void)
 	test_long_context("qwen2", RN_KV_F16);
 	test_long_context("llama", RN_KV_Q8_0);
 	test_hidden();
+	test_memory();
 	test_no_mmap("qwen2", GGUF_TYPE_F16);
 	test_no_mmap("llama", GGUF_TYPE_F32);
 	test_no_mmap("qwen2", GGUF_TYPE_Q5_0); /* repacked on the copy */

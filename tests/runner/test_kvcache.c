@@ -1,5 +1,8 @@
-/* tests/runner/test_kvcache.c — KV element types, the per-sequence cell bookkeeping and the host storage. */
+/* tests/runner/test_kvcache.c — KV element types, the per-sequence cell bookkeeping and the host storage of a
+ * pool of blocks: block and row addressing through the tables, moves across block boundaries, block copies. */
 #include "config.h"
+
+#include <string.h>
 
 #include "runner/kvcache.h"
 #include "tests/check.h"
@@ -69,37 +72,70 @@ int main(void)
 	rn_kv_cells_free(&c);
 	rn_kv_cells_free(&c); /* idempotent */
 
-	/* host storage: 3 layers x {K, V} x 2 sequences x 8 cells of 64 values in q8_0 (2 blocks a row, 2 heads) */
+	/* host storage: a pool of 5 blocks of 32 cells, 3 layers x {K, V}, rows of 64 values in q8_0 (2 blocks a
+	 * row, 2 heads) */
 	struct rn_kv_store s;
-	CHECK(rn_kv_store_init(&s, RN_KV_Q8_0, 3, 2, 8, 64, 32, &err) == RN_OK);
+	CHECK(rn_kv_store_init(&s, RN_KV_Q8_0, 3, 5, 64, 32, &err) == RN_OK);
 	CHECK_EQ_INT(s.row_bytes, 68);
 	CHECK_EQ_INT(s.head_bytes, 34);
-	CHECK_EQ_INT(s.bytes, 3 * 2 * 2 * 8 * 68);
-	/* every row distinct and in its own place: the row of (l, t, seq, cell) starts where the layout says */
+	CHECK_EQ_INT(s.block_bytes, 32 * 68);
+	CHECK_EQ_INT(s.bytes, 3 * 2 * 5 * 32 * 68);
+	for (int l = 0; l < 3; l++)
+		for (int v = 0; v < 2; v++)
+			for (int b = 0; b < 5; b++)
+				CHECK(rn_kv_store_block(&s, l, v, b) == s.data + ((size_t)((l * 2 + v) * 5 + b)) * 32 * 68);
+	/* two sequences of 96 cells (3 blocks each) over the pool, blocks out of order; the last of sequence 0
+	 * not attached */
+	int32_t table[6] = {4, 1, -1, 0, 3, 2};
+	struct rn_kv_pages pg = {.n_blocks = 5, .blocks_per_seq = 3, .table = table};
+	CHECK_EQ_INT(rn_kv_pages_block(&pg, 0, 31), 4);
+	CHECK_EQ_INT(rn_kv_pages_block(&pg, 0, 32), 1);
+	CHECK_EQ_INT(rn_kv_pages_block(&pg, 1, 95), 2);
+	/* every row of every attached cell in the place the tables say, tagged (layer, kind, seq, cell) at both ends */
 	for (int l = 0; l < 3; l++)
 		for (int v = 0; v < 2; v++)
 			for (int q = 0; q < 2; q++)
-				for (int k = 0; k < 8; k++) {
-					uint8_t *r = rn_kv_store_row(&s, l, v, q, k);
-					CHECK(r == s.data + ((size_t)((l * 2 + v) * 2 + q) * 8 + (size_t)k) * 68);
-					memset(r, (l * 2 + v) * 16 + q * 8 + k, s.row_bytes);
+				for (int k = 0; k < (q == 0 ? 64 : 96); k++) {
+					uint8_t *r = rn_kv_store_row(&s, &pg, l, v, q, k);
+					CHECK(r == rn_kv_store_block(&s, l, v, table[q * 3 + k / 32]) + (size_t)(k % 32) * 68);
+					int32_t tag = ((l * 2 + v) << 16) | (q << 12) | k;
+					memcpy(r, &tag, 4);
+					memcpy(r + 64, &tag, 4);
 				}
-	/* move cells [3, 7) of sequence 1 down to [1, 5) in every layer; sequence 0 untouched */
-	rn_kv_store_move(&s, 1, 3, 1, 4);
+	/* move cells [40, 90) of sequence 1 down to [5, 55): overlapping ranges, runs cut at block boundaries at
+	 * different offsets in source and destination; sequence 0 untouched */
+	rn_kv_store_move(&s, &pg, 1, 40, 5, 50);
+	int bad = 0;
 	for (int l = 0; l < 3; l++)
 		for (int v = 0; v < 2; v++)
-			for (int k = 0; k < 8; k++) {
-				int want1 = (l * 2 + v) * 16 + 8 + (k >= 1 && k < 5 ? k + 2 : k);
-				CHECK_EQ_INT(rn_kv_store_row(&s, l, v, 1, k)[67], want1);
-				CHECK_EQ_INT(rn_kv_store_row(&s, l, v, 0, k)[0], (l * 2 + v) * 16 + k);
+			for (int q = 0; q < 2; q++)
+				for (int k = 0; k < (q == 0 ? 64 : 96); k++) {
+					const uint8_t *r = rn_kv_store_row(&s, &pg, l, v, q, k);
+					int src = q == 1 && k >= 5 && k < 55 ? k + 35 : k;
+					int32_t want = ((l * 2 + v) << 16) | (q << 12) | src, a, z;
+					memcpy(&a, r, 4);
+					memcpy(&z, r + 64, 4);
+					bad += a != want || z != want;
+				}
+	CHECKF(bad == 0, "rn_kv_store_move: %d rows not where they belong", bad);
+	/* copy-on-write: the first 10 rows of block 3 (sequence 1's cells 32..41) into block 4 (sequence 0's
+	 * cells 0..31), every layer and kind; the rest of block 4 and block 3 unchanged */
+	rn_kv_store_block_copy(&s, 3, 4, 10);
+	bad = 0;
+	for (int l = 0; l < 3; l++)
+		for (int v = 0; v < 2; v++)
+			for (int k = 0; k < 32; k++) {
+				const uint8_t *r = rn_kv_store_block(&s, l, v, 4) + (size_t)k * 68;
+				const uint8_t *o = rn_kv_store_block(&s, l, v, 3) + (size_t)k * 68;
+				int32_t want = k < 10 ? ((l * 2 + v) << 16) | (1 << 12) | (32 + k + 35) : ((l * 2 + v) << 16) | k;
+				int32_t a, z, src;
+				memcpy(&a, r, 4);
+				memcpy(&z, r + 64, 4);
+				memcpy(&src, o, 4);
+				bad += a != want || z != want ||
+				       src != (((l * 2 + v) << 16) | (1 << 12) | (32 + k < 55 ? 32 + k + 35 : 32 + k));
 			}
-	/* copy the first 3 cells of sequence 1 to sequence 0 */
-	rn_kv_store_copy(&s, 1, 0, 3);
-	for (int l = 0; l < 3; l++)
-		for (int v = 0; v < 2; v++)
-			for (int k = 0; k < 8; k++)
-				CHECK_EQ_INT(rn_kv_store_row(&s, l, v, 0, k)[5],
-					     k < 3 ? rn_kv_store_row(&s, l, v, 1, k)[5] : (l * 2 + v) * 16 + k);
+	CHECKF(bad == 0, "rn_kv_store_block_copy: %d rows wrong", bad);
 	rn_kv_store_free(&s);
 	CHECK(s.data == NULL);
 	rn_kv_store_free(&s); /* idempotent */
