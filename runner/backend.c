@@ -264,7 +264,7 @@ struct rn_backend *rn_backend_load(const struct rn_model *m, const struct rn_loa
 		goto fail;
 	}
 	if (b->ops->load_paged) {
-		int n_cache;
+		int n_cache = 0;
 		if (cache_blocks(b, &n_cache, err) != RN_OK)
 			goto fail;
 		if (!(b->pool = rn_kv_pool_new(q->n_seq, q->n_ctx, n_cache, block_bytes(m, q), err)))
