@@ -24,11 +24,26 @@
 #define NCTX 256
 #define NBATCH 64
 
+#define BPS ((NCTX + RN_KV_BLOCK - 1) / RN_KV_BLOCK)
+
 struct pair {
 	void *cpu, *gpu;
 	const struct rn_model *m;
 	float *lc, *lg; /* logits [NBATCH][vocab] */
+	/* the CPU backend is paged: here every sequence owns its blocks in order (no pool, no sharing), so cells
+	 * and kv_move/kv_rotate mean the same on both backends */
+	int32_t table[NSEQ * BPS];
+	struct rn_kv_pages pages;
 };
+
+/* The CPU side of kv_copy with the fixed tables: the first n cells of src's blocks over dst's. */
+static void cpu_kv_copy(struct pair *P, int src, int dst, int n)
+{
+	for (int i = 0; i * RN_KV_BLOCK < n; i++) {
+		int rows = n - i * RN_KV_BLOCK < RN_KV_BLOCK ? n - i * RN_KV_BLOCK : RN_KV_BLOCK;
+		rn_cpu_backend_ops.kv_block_copy(P->cpu, P->table[src * BPS + i], P->table[dst * BPS + i], rows);
+	}
+}
 
 struct call {
 	int n;
@@ -117,7 +132,10 @@ static bool load_pair(struct pair *P, const struct rn_model *m, enum rn_kv_type 
 	p.n_threads = 2;
 	p.kv_type = kv;
 	struct rn_error err = {0};
-	int rc = rn_cpu_backend_ops.load(m, &p, &P->cpu, &err);
+	for (int i = 0; i < NSEQ * BPS; i++)
+		P->table[i] = i;
+	P->pages = (struct rn_kv_pages){.n_blocks = NSEQ * BPS, .blocks_per_seq = BPS, .table = P->table};
+	int rc = rn_cpu_backend_ops.load_paged(m, &p, &P->pages, &P->cpu, &err);
 	CHECKF(rc == RN_OK, "CPU load: %s", err.msg);
 	rc = rc ? rc : rn_cuda_backend_ops.load(m, &p, &P->gpu, &err);
 	CHECKF(rc == RN_OK, "CUDA load: %s", err.msg);
@@ -295,7 +313,7 @@ static void run_case(const struct mcase *mc)
 	}
 	/* D: copy seq 1 (45 cells) over seq 3, move and rotate (a context shift of seq 3 by 5) */
 	{
-		rn_cpu_backend_ops.kv_copy(P.cpu, 1, 3, 45);
+		cpu_kv_copy(&P, 1, 3, 45);
 		rn_cuda_backend_ops.kv_copy(P.gpu, 1, 3, 45);
 		struct call d = {0};
 		call_add(&d, tok_at(7, V), 45, 3, 45, true);

@@ -46,7 +46,12 @@ static int generate(const struct rn_backend_ops *ops, const struct rn_model *m, 
 {
 	struct rn_load_params p = {.n_seq = 1, .n_ctx = 512, .n_batch = 256, .n_threads = 2};
 	void *st = NULL;
-	int rc = ops->load(m, &p, &st, err);
+	/* a paged backend (the CPU) gets its one sequence's blocks in order */
+	int32_t table[512 / RN_KV_BLOCK];
+	for (int i = 0; i < 512 / RN_KV_BLOCK; i++)
+		table[i] = i;
+	const struct rn_kv_pages pages = {.n_blocks = 512 / RN_KV_BLOCK, .blocks_per_seq = 512 / RN_KV_BLOCK, .table = table};
+	int rc = ops->load_paged ? ops->load_paged(m, &p, &pages, &st, err) : ops->load(m, &p, &st, err);
 	if (rc)
 		return rc;
 	const int V = m->hp.n_vocab;
