@@ -47,8 +47,17 @@ void rn_api_status(struct rn_http_req *r)
 void rn_api_metrics(struct rn_http_req *r)
 {
 	struct rn_api *s = rn_api_of(r);
+	/* the prefix caches live in the loaded engines: read them now */
+	struct rn_sched_info *v = NULL;
+	size_t nv = 0;
+	struct rn_metrics_cache *caches = NULL;
+	if (s->sched && rn_sched_list(s->sched, &v, &nv) == 0 && nv && (caches = calloc(nv, sizeof *caches)))
+		for (size_t i = 0; i < nv; i++)
+			caches[i] = (struct rn_metrics_cache){.model = v[i].name, .st = v[i].cache};
 	size_t n = 0;
-	char *text = rn_metrics_render(s->metrics, &n);
+	char *text = rn_metrics_render(s->metrics, caches, caches ? nv : 0, &n);
+	free(caches);
+	rn_sched_info_free(v, nv);
 	if (!text) {
 		rn_http_respond_error(r, 500, "out of memory");
 		return;

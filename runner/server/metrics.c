@@ -6,6 +6,7 @@
 #include "config.h"
 
 #include <pthread.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -275,7 +276,51 @@ static void proc_memory(uint64_t *rss, uint64_t *vsz)
 	fclose(f);
 }
 
-char *rn_metrics_render(struct rn_metrics *m, size_t *len)
+/* The prefix-cache families: caches[i] whose model first appears at i carries the sum of every entry of that
+ * model (a reload briefly holds two instances; one series per label set is what the format allows). */
+static void put_caches(struct ob_buf *b, const struct rn_metrics_cache *c, size_t n)
+{
+	static const struct {
+		const char *name, *type, *help;
+	} fam[] = {
+		{"orun_prefix_cache_hits_total", "counter",
+		 "Requests that started from KV blocks of the prefix cache they did not hold, by loaded model."},
+		{"orun_prefix_cache_misses_total", "counter", "Requests that took nothing from the prefix cache."},
+		{"orun_prefix_cache_tokens_reused_total", "counter",
+		 "Prompt tokens taken from the prefix cache instead of being evaluated."},
+		{"orun_prefix_cache_blocks_evicted_total", "counter",
+		 "Cached KV blocks dropped (least recently used) to keep the cache within its budget."},
+		{"orun_prefix_cache_bytes", "gauge", "Bytes of the KV blocks in use by a sequence or kept for reuse now."},
+		{"orun_prefix_cache_budget_bytes", "gauge",
+		 "The most bytes of unused cached KV blocks kept (ORUN_PREFIX_CACHE, else sized from free memory)."},
+	};
+	for (size_t f = 0; f < sizeof fam / sizeof fam[0]; f++) {
+		ob_buf_printf(b, "# HELP %s %s\n# TYPE %s %s\n", fam[f].name, fam[f].help, fam[f].name, fam[f].type);
+		for (size_t i = 0; i < n; i++) {
+			if (!c[i].st.enabled)
+				continue;
+			bool seen = false;
+			for (size_t j = 0; j < i && !seen; j++)
+				seen = c[j].st.enabled && strcmp(c[j].model, c[i].model) == 0;
+			if (seen)
+				continue;
+			uint64_t v = 0;
+			for (size_t j = i; j < n; j++) {
+				const struct rn_cache_stats *st = &c[j].st;
+				if (!st->enabled || strcmp(c[j].model, c[i].model) != 0)
+					continue;
+				const uint64_t x[] = {st->hits, st->misses, st->tokens_reused, st->blocks_evicted,
+						      st->bytes_held, st->bytes_budget};
+				v += x[f];
+			}
+			ob_buf_printf(b, "%s{model=\"", fam[f].name);
+			put_label(b, c[i].model);
+			ob_buf_printf(b, "\"} %llu\n", (unsigned long long)v);
+		}
+	}
+}
+
+char *rn_metrics_render(struct rn_metrics *m, const struct rn_metrics_cache *caches, size_t n_caches, size_t *len)
 {
 	struct ob_buf b;
 	ob_buf_init(&b, 64u << 20);
@@ -326,6 +371,7 @@ char *rn_metrics_render(struct rn_metrics *m, size_t *len)
 		      (long long)m->queue, (long long)m->loaded, (long long)m->in_flight,
 		      (unsigned long long)m->backpressure);
 	pthread_mutex_unlock(&m->mu);
+	put_caches(&b, caches, n_caches);
 	uint64_t rss, vsz;
 	proc_memory(&rss, &vsz);
 	ob_buf_printf(&b,

@@ -8,6 +8,9 @@
  *   ollama_inter_token_seconds{model}                      histogram, gap between streamed tokens
  *   ollama_queue_depth, ollama_models_loaded, ollama_requests_in_flight   gauges
  *   process_resident_memory_bytes, process_virtual_memory_bytes          gauges (from /proc)
+ *   orun_prefix_cache_{hits,misses,tokens_reused,blocks_evicted}_total{model}  counters of each loaded model's
+ *   orun_prefix_cache_bytes{model}, orun_prefix_cache_budget_bytes{model}     prefix cache, and gauges of its
+ *                                                          size held now and its budget (runner/kvpool.h)
  * Thread-safe; label values are escaped as the format requires. Series counts are bounded.
  */
 #ifndef ORUN_RUNNER_SERVER_METRICS_H
@@ -15,6 +18,8 @@
 
 #include <stddef.h>
 #include <stdint.h>
+
+#include "runner/kvpool.h"
 
 #define RN_METRICS_MAX_SERIES 512 /* distinct label sets per metric; more are folded into "other" */
 
@@ -36,7 +41,17 @@ void rn_metrics_model_unloaded(struct rn_metrics *m);
  * tail to the connection's thread. */
 void rn_metrics_backpressure(struct rn_metrics *m);
 
-/* The exposition text (malloc'd, NUL-terminated), or NULL when out of memory. */
-char *rn_metrics_render(struct rn_metrics *m, size_t *len);
+/* One loaded model's prefix cache as its engine counts it (rn_engine_cache_stats): the counters live in the
+ * engine, not here, so they start from zero again when the model is reloaded (a counter reset, which
+ * Prometheus's rate() expects). */
+struct rn_metrics_cache {
+	const char *model; /* the loaded model's name, as /api/ps shows it (borrowed for the call) */
+	struct rn_cache_stats st;
+};
+
+/* The exposition text (malloc'd, NUL-terminated), or NULL when out of memory. caches: the loaded models'
+ * prefix caches (n_caches of them, may be NULL when 0); those without a cache (enabled false) are left out,
+ * and two instances of one model (a reload under way) are summed into one series. */
+char *rn_metrics_render(struct rn_metrics *m, const struct rn_metrics_cache *caches, size_t n_caches, size_t *len);
 
 #endif

@@ -356,6 +356,23 @@ static void log_loading(const struct rn_sched *s, const struct rn_runner *r, con
 		     rn_backend_name(rn_backend_resolve(p->backend)), threads, r->embedding ? "true" : "false");
 }
 
+/* At load: the prefix cache's budget and block size (a backend without one says so). Runs before the engine
+ * thread starts, so the backend's own counters can be read directly. */
+static void log_cache(const struct rn_sched *s, const struct rn_backend *b)
+{
+	struct rn_cache_stats st;
+	rn_backend_cache_stats(b, &st);
+	if (!st.enabled) {
+		rn_log_attrs(s->c.log, RN_LOG_INFO, "prefix cache", "device=%s enabled=false reason=\"%s\"",
+			     rn_backend_instance_name(b), "this backend keeps each slot's KV apart: reuse stays within a slot");
+		return;
+	}
+	char budget[32], block[32];
+	rn_log_attrs(s->c.log, RN_LOG_INFO, "prefix cache", "device=%s budget=\"%s\" block_tokens=%d block_size=\"%s\"",
+		     rn_backend_instance_name(b), human_bytes2(st.bytes_budget, budget, sizeof budget), RN_KV_BLOCK,
+		     human_bytes2(st.block_bytes, block, sizeof block));
+}
+
 static void log_loaded(const struct rn_sched *s, const struct rn_runner *r, const struct rn_backend *b, int use_mmap,
 		       int64_t ns)
 {
@@ -372,6 +389,8 @@ static void log_loaded(const struct rn_sched *s, const struct rn_runner *r, cons
 		     rn_log_value(placement_reason(use_mmap, gpu, copied > 0), why, sizeof why));
 	rn_log_attrs(s->c.log, RN_LOG_INFO, "kv cache and buffers", "device=%s size=\"%s\"", rn_backend_instance_name(b),
 		     human_bytes2(other, osize, sizeof osize));
+	if (!r->embedding)
+		log_cache(s, b);
 	rn_log_attrs(s->c.log, RN_LOG_INFO, "model loaded", "name=%s total=\"%s\" duration=%.2fs",
 		     rn_log_value(r->name, name, sizeof name), human_bytes2(r->size, tsize, sizeof tsize), (double)ns / 1e9);
 	rn_log(s->c.log, RN_LOG_INFO, "llama runner started in %.2f seconds", (double)ns / 1e9);
@@ -804,6 +823,27 @@ static void job_wake(struct rn_job *j)
 	(void)w; /* EAGAIN: the counter is already nonzero, the consumer wakes anyway */
 }
 
+/* After each request: how much of its prompt came from the prefix cache, and the cache's size. On the engine
+ * thread, the only user of the backend's pool, so its counters are read directly (no lock to take). */
+static void log_request_cache(const struct rn_job *j, const struct rn_event *ev)
+{
+	const struct rn_sched *s = j->s;
+	if (!s->c.log)
+		return;
+	const struct rn_engine_stats *st = ev->stats;
+	struct rn_cache_stats cs;
+	rn_backend_cache_stats(rn_engine_backend(j->r->engine), &cs);
+	char held[32] = "none", budget[32] = "none", qheld[40], qbudget[40];
+	if (cs.enabled) {
+		human_bytes2(cs.bytes_held, held, sizeof held);
+		human_bytes2(cs.bytes_budget, budget, sizeof budget);
+	}
+	rn_log_attrs(s->c.log, RN_LOG_INFO, "prompt cache",
+		     "slot=%d prompt=%d cached=%d evaluated=%d generated=%d cache_held=%s cache_budget=%s", ev->slot,
+		     st->n_prompt, st->n_cached, st->n_prompt - st->n_cached, st->n_eval,
+		     rn_log_value(held, qheld, sizeof qheld), rn_log_value(budget, qbudget, sizeof qbudget));
+}
+
 static int job_on_event(void *user, const struct rn_event *ev)
 {
 	struct rn_job *j = user;
@@ -859,6 +899,8 @@ static int job_on_event(void *user, const struct rn_event *ev)
 		if (ev->stats && ev->stats->truncated && j->s->c.log) /* Ollama's line, at the end of the request */
 			rn_log_attrs(j->s->c.log, RN_LOG_WARN, "truncating input prompt", "limit=%d prompt=%d keep=%d new=%d",
 				     ev->stats->n_prompt, ev->stats->n_prompt_in, ev->stats->n_keep, ev->stats->n_prompt);
+		if (ev->stats && ev->reason != RN_DONE_ERROR)
+			log_request_cache(j, ev);
 		if (ev->error)
 			j->error = *ev->error;
 		if (!e) {
@@ -1315,6 +1357,8 @@ int rn_sched_list(struct rn_sched *s, struct rn_sched_info **out, size_t *n)
 		x->size = (int64_t)r->size;
 		x->size_vram = (int64_t)r->size_vram;
 		x->context_length = r->params.n_ctx;
+		if (r->state == R_READY && r->engine)
+			rn_engine_cache_stats(r->engine, &x->cache);
 		int64_t ka = r->keep_alive_ns;
 		if (r->refs > 0 || r->state == R_LOADING)
 			x->expires_unix_ns = ka == INT64_MAX ? INT64_MAX : wall_ns() + ka;

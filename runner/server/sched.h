@@ -164,6 +164,9 @@ struct rn_sched_info {
 	int64_t size, size_vram;
 	int64_t expires_unix_ns; /* wall clock; a far-future value when it never expires */
 	int context_length;
+	struct rn_cache_stats cache; /* its prefix cache (rn_engine_cache_stats) once loaded, for /metrics (not
+				      * part of /api/ps); all zero while loading, for embedding models and without
+				      * a paged backend */
 };
 
 /* Snapshot of the loaded (and loading) runners, sorted by expires_at descending. Free with
