@@ -10,6 +10,7 @@
 #include "config.h"
 
 #include <getopt.h>
+#include <limits.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -24,7 +25,7 @@ enum {
 	F_MODEL, F_PORT, F_HOST, F_CTX, F_PARALLEL, F_BATCH, F_NGL, F_THREADS, F_KEEP, F_ALIAS, F_CHAT_TEMPLATE,
 	F_CACHE_TYPE_K, F_MMPROJ, F_LOAD_MODE, F_LORA, F_LORA_SCALED, F_FLASH_ATTN, F_EMBEDDING, F_CONTEXT_SHIFT,
 	F_NO_CONTEXT_SHIFT, F_VERBOSE, F_LIST_DEVICES, F_NO_MMAP, F_HELP, F_JINJA, F_NO_JINJA, F_CHAT_TEMPLATE_FILE,
-	F_CHAT_TEMPLATE_KWARGS, F_REASONING_FORMAT,
+	F_CHAT_TEMPLATE_KWARGS, F_REASONING_FORMAT, F_CACHE_RAM,
 };
 
 #define V required_argument
@@ -51,6 +52,8 @@ static const struct option options[] = {
 	{"no-jinja", N, NULL, F_NO_JINJA},
 	{"ctk", V, NULL, F_CACHE_TYPE_K},
 	{"cache-type-k", V, NULL, F_CACHE_TYPE_K},
+	{"cram", V, NULL, F_CACHE_RAM},
+	{"cache-ram", V, NULL, F_CACHE_RAM},
 	{"mmproj", V, NULL, F_MMPROJ},
 	{"load-mode", V, NULL, F_LOAD_MODE},
 	{"lora", V, NULL, F_LORA},
@@ -170,6 +173,17 @@ static int bad_value(char **argv, const char *why)
 	return -1;
 }
 
+/* --cache-ram N: MiB, -1 (no limit: the memory left) or more; capped so that the bytes fit a long long. */
+static int parse_cache_ram(char **argv, struct rn_ls_opts *o)
+{
+	char *end;
+	long long x = strtoll(optarg, &end, 10);
+	if (!*optarg || *end || x < -1 || x > (LLONG_MAX >> 20))
+		return bad_value(argv, " (MiB: -1 no limit, 0 disable, or a size)");
+	o->cache_ram_mib = x;
+	return 0;
+}
+
 /* --chat-template-kwargs: a JSON object (kept as text; the runner parses it again). */
 static int parse_kwargs(char **argv, struct rn_ls_opts *o)
 {
@@ -263,6 +277,9 @@ int ls_flags_parse(int argc, char **argv, struct rn_ls_opts *o)
 		case F_CACHE_TYPE_K:
 			o->cache_type_k = optarg;
 			break;
+		case F_CACHE_RAM:
+			rc = parse_cache_ram(argv, o);
+			break;
 		case F_MMPROJ:
 			o->mmproj = true;
 			break;
@@ -328,7 +345,7 @@ int ls_flags_parse(int argc, char **argv, struct rn_ls_opts *o)
 void ls_flags_usage(FILE *f)
 {
 	fprintf(f, "Usage: orun llama-server --model FILE [--port N] [--host H] [-c N] [-np N] [-b N] [-t N]\n"
-		   "                         [--embedding] [--context-shift] [--keep N] [--cache-type-k T]\n"
+		   "                         [--embedding] [--context-shift] [--keep N] [--cache-type-k T] [--cache-ram MiB]\n"
 		   "                         [--jinja|--no-jinja] [--chat-template NAME] [--chat-template-file F]\n"
 		   "                         [--chat-template-kwargs JSON] [--reasoning-format none|deepseek|auto] ...\n"
 		   "       orun llama-server --list-devices\n\n"

@@ -82,6 +82,7 @@ void rn_ls_opts_default(struct rn_ls_opts *o)
 	o->port = 8080;
 	o->ngl = -1;
 	o->parallel = 1;
+	o->cache_ram_mib = -1;
 	o->jinja = true;
 	o->reasoning_format = "auto";
 }
@@ -521,7 +522,7 @@ static void completion_final(const struct ls_state *q, const struct rn_infer_emi
 	const struct rn_engine_stats *st = e->stats;
 	completion_head(e, w);
 	ob_jw_key(w, "id_slot");
-	ob_jw_int(w, 0);
+	ob_jw_int(w, e->slot);
 	ob_jw_key(w, "stop");
 	ob_jw_bool(w, true);
 	ob_jw_key(w, "model");
@@ -563,7 +564,7 @@ static void completion_chunk(void *state, const struct rn_infer_emit *e, struct 
 	ob_jw_key(w, "stop");
 	ob_jw_bool(w, false);
 	ob_jw_key(w, "id_slot");
-	ob_jw_int(w, 0);
+	ob_jw_int(w, e->slot);
 	ob_jw_key(w, "tokens_predicted");
 	ob_jw_int(w, q->n_decoded);
 	ob_jw_key(w, "tokens_evaluated");
@@ -590,6 +591,11 @@ static void chat_usage(const struct rn_infer_emit *e, struct ob_jw *w)
 	ob_jw_int(w, st->n_prompt);
 	ob_jw_key(w, "total_tokens");
 	ob_jw_int(w, st->n_prompt + st->n_eval);
+	ob_jw_key(w, "prompt_tokens_details"); /* upstream's: the prompt tokens taken from the cache (cache_n) */
+	ob_jw_obj(w);
+	ob_jw_key(w, "cached_tokens");
+	ob_jw_int(w, st->n_cached);
+	ob_jw_obj_end(w);
 	ob_jw_obj_end(w);
 	ob_jw_key(w, "timings");
 	write_timings(w, st);
@@ -759,6 +765,14 @@ int rn_ls_read_params(const struct rn_ls_opts *o, struct rn_ls_req *q, const str
 	rq->num_predict = np < 0 ? -1 : (np > 1e9 ? 1000000000 : (int)np);
 	rq->num_keep = int_or(root, "n_keep", o->keep ? o->keep : 4);
 	rq->cache_prompt = bool_or(root, "cache_prompt", true);
+	/* id_slot as upstream: -1 any idle slot (the one whose cache shares the longest prefix), else that slot,
+	 * waiting for it while it is busy; the answers' id_slot says which one ran */
+	rq->slot = int_or(root, "id_slot", -1);
+	if (rq->slot < -1 || rq->slot >= o->parallel) {
+		snprintf(err, n, "Invalid id_slot %d: this server has %d slot%s (0 to %d, or -1 for any)", rq->slot,
+			 o->parallel, o->parallel == 1 ? "" : "s", o->parallel - 1);
+		return 400;
+	}
 	rq->shift = !o->no_context_shift;
 	/* /completion's n_probs, or the chat's logprobs + top_logprobs: entries with that many top tokens
 	 * (orun's limit is Ollama's, RN_LOGPROB_TOP_MAX) */
@@ -1669,6 +1683,8 @@ int rn_llama_server_run(const struct rn_ls_opts *o)
 		lo.n_batch = s.o.batch > 0 ? s.o.batch : 0;
 		lo.num_gpu = s.o.ngl;
 		lo.n_threads = s.o.threads;
+		/* --cache-ram, MiB (upstream's host-memory prompt cache; here the budget of the shared prefix cache) */
+		lo.cache_bytes = s.o.cache_ram_mib < 0 ? -1 : s.o.cache_ram_mib * 1024 * 1024;
 		/* as llama-server: mapped unless told (Ollama passes --load-mode none / --no-mmap when it wants the
 		 * weights copied, CPU loads included) */
 		lo.use_mmap = s.o.no_mmap ? 0 : 1;

@@ -33,6 +33,9 @@ struct rn_ls_opts {
 	int ngl;                   /* -ngl: layers on the GPU, -1 unset */
 	int threads;               /* -t (0: automatic) */
 	int keep;                  /* --keep: n_keep when a request gives none (0: 4) */
+	long long cache_ram_mib;   /* -cram/--cache-ram N: the prefix cache's budget in MiB (0: keep no block no
+				      slot holds); -1 (upstream's "no limit"; also when not given): ORUN_PREFIX_CACHE,
+				      else sized from the memory left after the weights and the slots' KV */
 	int n_lora;                /* --lora / --lora-scaled given (not supported: warned about) */
 	bool embedding, context_shift, no_context_shift, verbose, list_devices;
 	bool mmproj;               /* --mmproj given (not supported: warned about) */
@@ -76,7 +79,7 @@ struct ob_json_doc *rn_ls_parse_body(const char *body, size_t len, const struct 
 
 /* /completion and chat: the sampling fields into rq (rn_request_default first), the stop strings into q
  * (rq->stop points at them), token probabilities (n_probs, or logprobs + top_logprobs; top entries capped at
- * RN_LOGPROB_TOP_MAX). */
+ * RN_LOGPROB_TOP_MAX), id_slot into rq->slot (400 when it is not -1 or one of o->parallel slots). */
 int rn_ls_read_params(const struct rn_ls_opts *o, struct rn_ls_req *q, const struct ob_json *root,
 		      struct rn_request *rq, char *err, size_t n);
 

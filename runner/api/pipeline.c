@@ -437,6 +437,7 @@ static int process_event(struct rn_infer *I, const struct rn_job_event *ev)
 		.model = I->model_name,
 		.created_unix = I->created_unix,
 		.n_prompt_tokens = I->n_tokens,
+		.slot = I->job ? rn_job_slot(I->job) : -1,
 		.logprobs = I->rq_logprobs,
 		.lp = (const struct rn_logprob *)I->acc_lp.p,
 		.n_lp = I->acc_lp.len / sizeof(struct rn_logprob),
@@ -964,6 +965,7 @@ static void reply_done(struct rn_infer *I, const char *reason)
 		.thinking = "",
 		.done = true,
 		.done_reason = reason,
+		.slot = -1,
 		.model = I->model_name,
 		.created_unix = I->created_unix,
 	};
@@ -1335,7 +1337,7 @@ static int step_render(struct rn_infer *I)
 	int rc = chat ? render_chat(I) : render_generate(I);
 	if (rc != STEP_NEXT || !I->in.debug_render)
 		return rc;
-	struct rn_infer_emit e = {.model = I->model_name, .created_unix = I->created_unix};
+	struct rn_infer_emit e = {.model = I->model_name, .created_unix = I->created_unix, .slot = -1};
 	struct ob_jw *w = scratch_jw(I);
 	I->face->rendered(I->state, &e, I->prompt, I->prompt_len, chat, w);
 	send_jw(I, w, NULL);

@@ -47,6 +47,7 @@ struct rn_infer_emit {
 	const char *model;       /* the model name as requested */
 	int64_t created_unix;    /* when the request arrived (OpenAI's `created`) */
 	size_t n_prompt_tokens;  /* tokens of the submitted prompt */
+	int slot;                /* the engine slot the request ran in (llama-server's id_slot); -1: none */
 	/* logprobs requested: the entries of the tokens this emission covers (streamed: since the last
 	 * emission; whole: all), and the tokenizer for their text (rn_infer_logprob_text) */
 	bool logprobs;

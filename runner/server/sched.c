@@ -1173,6 +1173,11 @@ void rn_job_event_free(struct rn_job_event *e)
 	free(e);
 }
 
+int rn_job_slot(const struct rn_job *j)
+{
+	return j->slot; /* set under j->mu before the job's first event, which its readers come after */
+}
+
 void rn_job_result(const struct rn_job *j, enum rn_done_reason *reason, struct rn_engine_stats *stats,
 		   struct rn_error *error)
 {

@@ -144,6 +144,10 @@ void rn_job_event_free(struct rn_job_event *e);
 void rn_job_result(const struct rn_job *j, enum rn_done_reason *reason, struct rn_engine_stats *stats,
 		   struct rn_error *error);
 
+/* The engine slot the job runs in, or -1 while it waits for one. Takes no lock (a job's sink may call it): call
+ * it from the sink, or from the consumer's thread once rn_job_next* returned an event, when it is settled. */
+int rn_job_slot(const struct rn_job *j);
+
 /* Cancels (if running) and frees the job; NULL is fine. */
 void rn_job_free(struct rn_job *j);
 

@@ -2,7 +2,7 @@
  * builds (llm/llama_server.go), the older ollama_llama_server spellings, the flags that take their value in
  * their own way (bare --flash-attn, --lora-scaled FNAME SCALE), the chat template flags (--jinja by default,
  * --no-jinja, --chat-template[-file|-kwargs], --reasoning-format), and the refusals (unknown flag, missing or
- * bad value, a stray argument, kwargs that are not a JSON object, an unknown reasoning format).
+ * bad value, a stray argument, kwargs that are not a JSON object, an unknown reasoning format), --cache-ram.
  */
 #include "config.h"
 
@@ -119,8 +119,30 @@ static void test_refusals(void)
 	CHECK(parse(good, ARGC(good), &o) == 0 && o.parallel == 3);
 }
 
+/* --cache-ram / -cram: MiB as upstream; -1 (no limit) is also the default, 0 disables, below -1 and sizes whose
+ * bytes overflow are refused */
+static void test_cache_ram(void)
+{
+	struct rn_ls_opts o;
+	char *none[] = {"llama-server", NULL};
+	CHECK(parse(none, ARGC(none), &o) == 0 && o.cache_ram_mib == -1);
+	char *mib[] = {"llama-server", "--cache-ram", "512", NULL};
+	CHECK(parse(mib, ARGC(mib), &o) == 0 && o.cache_ram_mib == 512);
+	char *off[] = {"llama-server", "-cram", "0", NULL};
+	CHECK(parse(off, ARGC(off), &o) == 0 && o.cache_ram_mib == 0);
+	char *nolimit[] = {"llama-server", "--cache-ram=-1", "-c", "64", NULL};
+	CHECK(parse(nolimit, ARGC(nolimit), &o) == 0 && o.cache_ram_mib == -1 && o.ctx == 64);
+	char *neg[] = {"llama-server", "--cache-ram", "-2", NULL};
+	CHECK(parse(neg, ARGC(neg), &o) == -1);
+	char *huge[] = {"llama-server", "--cache-ram", "9223372036854775807", NULL};
+	CHECK(parse(huge, ARGC(huge), &o) == -1);
+	char *word[] = {"llama-server", "--cache-ram", "8G", NULL};
+	CHECK(parse(word, ARGC(word), &o) == -1);
+}
+
 int main(void)
 {
+	test_cache_ram();
 	test_ollama_argv();
 	test_defaults_and_spellings();
 	test_refusals();
