@@ -284,10 +284,10 @@ static void put_caches(struct ob_buf *b, const struct rn_metrics_cache *c, size_
 		const char *name, *type, *help;
 	} fam[] = {
 		{"orun_prefix_cache_hits_total", "counter",
-		 "Requests that started from KV blocks of the prefix cache they did not hold, by loaded model."},
-		{"orun_prefix_cache_misses_total", "counter", "Requests that took nothing from the prefix cache."},
+		 "Requests that started from cached prompt tokens (their slot's own or the shared prefix cache's)."},
+		{"orun_prefix_cache_misses_total", "counter", "Requests that evaluated their whole prompt."},
 		{"orun_prefix_cache_tokens_reused_total", "counter",
-		 "Prompt tokens taken from the prefix cache instead of being evaluated."},
+		 "Prompt tokens not evaluated because they were cached."},
 		{"orun_prefix_cache_blocks_evicted_total", "counter",
 		 "Cached KV blocks dropped (least recently used) to keep the cache within its budget."},
 		{"orun_prefix_cache_bytes", "gauge", "Bytes of the KV blocks in use by a sequence or kept for reuse now."},
