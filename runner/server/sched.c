@@ -850,6 +850,7 @@ static int job_on_event(void *user, const struct rn_event *ev)
 	int64_t t = mono_ns();
 	bool consumed = false; /* the sink took the text: an empty event only wakes the consumer */
 	pthread_mutex_lock(&j->mu);
+	j->slot = ev->slot; /* before the event is seen (admit_locked may not have stored it yet): rn_job_slot */
 	int cancel = j->cancelled;
 	if (j->armed && !ev->done && !cancel && !j->head) {
 		/* the consumer sleeps: hand the token to its sink right here */
@@ -923,12 +924,15 @@ static int job_on_event(void *user, const struct rn_event *ev)
 	return cancel;
 }
 
-/* Caller holds s->mu. Submits waiting jobs while slots are free. */
+/* Caller holds s->mu. Submits waiting jobs while slots are free, in order; a job that asked for one slot
+ * (llama-server's id_slot) while it is busy stays queued without holding up the jobs behind it, as upstream
+ * defers only that task. */
 static void admit_locked(struct rn_runner *r)
 {
 	struct rn_sched *s = r->s;
-	while (r->wait_head) {
-		struct rn_job *j = r->wait_head;
+	struct rn_job *prev = NULL, *next;
+	for (struct rn_job *j = r->wait_head; j; j = next) {
+		next = j->next;
 		struct rn_error e = {0};
 		pthread_mutex_lock(&j->mu);
 		if (j->cancelled) {
@@ -941,7 +945,10 @@ static void admit_locked(struct rn_runner *r)
 				pthread_mutex_lock(&j->mu);
 				j->active = false;
 				pthread_mutex_unlock(&j->mu);
-				break;
+				if (j->req.slot < 0)
+					break; /* every slot is busy */
+				prev = j;
+				continue;
 			}
 			pthread_mutex_lock(&j->mu);
 			if (slot < 0) {
@@ -972,9 +979,12 @@ static void admit_locked(struct rn_runner *r)
 				pthread_mutex_unlock(&j->mu);
 			}
 		}
-		r->wait_head = j->next;
-		if (!r->wait_head)
-			r->wait_tail = NULL;
+		if (prev)
+			prev->next = next;
+		else
+			r->wait_head = next;
+		if (r->wait_tail == j)
+			r->wait_tail = prev;
 		j->next = NULL;
 		j->waiting = false;
 		s->pending--;
@@ -1175,7 +1185,7 @@ void rn_job_event_free(struct rn_job_event *e)
 
 int rn_job_slot(const struct rn_job *j)
 {
-	return j->slot; /* set under j->mu before the job's first event, which its readers come after */
+	return j->slot; /* stored under j->mu by job_on_event before each event is queued or sunk */
 }
 
 void rn_job_result(const struct rn_job *j, enum rn_done_reason *reason, struct rn_engine_stats *stats,
