@@ -20,7 +20,7 @@ import pytest
 import requests
 
 from conftest import model_path
-from test_server_common import Server
+from test_server_common import Server, free_port
 
 BLOCK = 32       # RN_KV_BLOCK: tokens per cached block
 PREDICT = 48     # tokens of each compared answer
@@ -331,3 +331,59 @@ def test_disconnect_mid_prefill(shared, fresh):
     assert {r["slot"] for r in rows} == {0, 1}, rows
     ref = reference(fresh, prompt)
     assert out[0]["response"] == out[1]["response"] == ref
+
+
+@pytest.mark.parametrize("cache_ram", [64, 0])
+def test_llama_server_cache_n_and_id_slot(orun_bin, tmp_path, cache_ram):
+    """`orun llama-server`: id_slot is honoured and reported; timings.cache_n is the prompt tokens taken from the
+    cache and prompt_n the ones evaluated (upstream's meaning), across slots through the shared cache; with
+    --cache-ram 0 a prefix no slot holds any more is not kept."""
+    port = free_port()
+    srv = Server(orun_bin, tmp_path, args=("llama-server", "--model", str(model_path("llama")), "--port", str(port),
+                                           "-np", "2", "-c", str(2 * NUM_CTX), "-b", "100", "--cache-ram",
+                                           str(cache_ram)), port=port)
+    try:
+        base = srv.base
+        deadline = time.time() + 60
+        while requests.get(base + "/health", timeout=5).status_code != 200:
+            assert time.time() < deadline, srv.read_log()
+            time.sleep(0.1)
+
+        def tokenize(text):
+            return requests.post(base + "/tokenize", json={"content": text}, timeout=30).json()["tokens"]
+
+        def complete(prompt, n, slot, **extra):
+            r = requests.post(base + "/completion", json={"prompt": prompt, "n_predict": n, "id_slot": slot,
+                                                          "temperature": 0, "seed": 7, **extra}, timeout=300)
+            assert r.status_code == 200, r.text
+            return r.json()
+
+        qa = PREFIX + " Once upon a time, in the library,"
+        qb = PREFIX + " Question: when does the library open?\nAnswer: The library"
+        ta, tb = tokenize(qa), tokenize(qb)
+        shared_len = next(i for i, (x, y) in enumerate(zip(ta, tb)) if x != y)
+        a = complete(qa, 8, 0)
+        assert a["id_slot"] == 0 and a["timings"]["cache_n"] == 0 and a["timings"]["prompt_n"] == len(ta)
+        # slot 0 moves on to something else: the prefix's blocks are no slot's any more
+        other = complete("The capital of France is", 4, 0)
+        assert other["id_slot"] == 0
+        b = complete(qb, 16, 1)
+        t = b["timings"]
+        assert b["id_slot"] == 1 and t["cache_n"] + t["prompt_n"] == len(tb), t
+        assert t["cache_n"] == (full_blocks(shared_len) if cache_ram else 0), (t, shared_len)
+        fresh_b = complete(qb, 16, 1, cache_prompt=False)
+        assert fresh_b["timings"]["cache_n"] == 0 and fresh_b["content"] == b["content"]
+        # the OpenAI face reports the same count as usage.prompt_tokens_details.cached_tokens
+        r = requests.post(base + "/v1/chat/completions", json={"messages": [{"role": "user", "content": qb}],
+                                                               "max_tokens": 2, "temperature": 0}, timeout=300).json()
+        assert r["usage"]["prompt_tokens_details"]["cached_tokens"] == r["timings"]["cache_n"]
+        # a slot this server does not have
+        bad = requests.post(base + "/completion", json={"prompt": "Hi", "n_predict": 1, "id_slot": 2}, timeout=30)
+        assert bad.status_code == 400 and "id_slot" in bad.text
+        # streamed chunks carry the slot too
+        with requests.post(base + "/completion", json={"prompt": "Hi", "n_predict": 3, "id_slot": 1, "stream": True},
+                           stream=True, timeout=60) as resp:
+            events = [json.loads(line[6:]) for line in resp.iter_lines() if line.startswith(b"data: ")]
+        assert events and all(e["id_slot"] == 1 for e in events), events
+    finally:
+        srv.stop()
