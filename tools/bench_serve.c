@@ -63,6 +63,7 @@ struct serve_opts {
 	int chats;         /* --chats */
 	int turns;         /* --turns */
 	bool titles;       /* a title request between turns (--no-titles: none) */
+	bool no_cache;     /* --no-cache: every request asks cache_prompt false (no reuse at all) */
 };
 
 struct result {
@@ -102,7 +103,8 @@ static void usage(FILE *f)
 	fprintf(f, "Usage: orun bench --serve --model NAME [-c STREAMS] [--requests N | --duration SECONDS]\n"
 		   "                          [-n TOKENS] [--ctx N] [--prompts FILE] [--pid PID] [--json]\n"
 		   "       orun bench --serve --pattern webui --model NAME [-c STREAMS] [--prefix-tokens N]\n"
-		   "                          [--chats N] [--turns N] [--no-titles] [-n TOKENS] [--pid PID] [--json]\n\n"
+		   "                          [--chats N] [--turns N] [--no-titles] [--no-cache] [-n TOKENS] [--pid PID]\n"
+		   "                          [--json]\n\n"
 		   "Generates load on a running Ollama-compatible server (OLLAMA_HOST: orun serve or Ollama itself):\n"
 		   "STREAMS concurrent streaming /api/chat requests, prompts taken in turn from a built-in set or FILE\n"
 		   "(one prompt per line). Reports time to first token, decode tok/s and latency per request (p50, p95,\n"
@@ -125,12 +127,13 @@ static void usage(FILE *f)
 		   "                    start the server with OLLAMA_NUM_PARALLEL=2). Reports the TTFT of each turn of\n"
 		   "                    the first chat and of the later ones (p50, p95), their ratio to the first chat's\n"
 		   "                    first turn (the goal is at most 10 %%), the prefix cache's counters from\n"
-		   "                    /metrics and the server's peak memory (--pid). For the comparison without the\n"
-		   "                    shared cache, run it again against a server started with ORUN_PREFIX_CACHE=0.\n"
+		   "                    /metrics and the server's peak memory (--pid). To compare: --no-cache, or a\n"
+		   "                    server started with ORUN_PREFIX_CACHE=0 (no block kept once no slot holds it).\n"
 		   "  --prefix-tokens N the shared system prompt's size, about (default 5000)\n"
 		   "  --chats N         chats (default 10)\n"
 		   "  --turns N         turns per chat (default 3)\n"
 		   "  --no-titles       no title request between turns\n"
+		   "  --no-cache        every request asks cache_prompt false: every prompt evaluated in full\n"
 		   "                    (-n defaults to 64 with this pattern; num_ctx to fit the prefix and the turns)\n",
 		SERVE_MAX_STREAMS);
 }
@@ -646,6 +649,10 @@ static char *webui_body(const struct webui_run *run, const struct webui_msg *m, 
 	ob_jw_int(&w, 0);
 	ob_jw_key(&w, "seed");
 	ob_jw_int(&w, 42);
+	if (run->o->no_cache) {
+		ob_jw_key(&w, "cache_prompt");
+		ob_jw_bool(&w, false);
+	}
 	ob_jw_obj_end(&w);
 	ob_jw_obj_end(&w);
 	size_t len;
@@ -887,8 +894,11 @@ static void webui_report(const struct webui_run *run, double wall, uint64_t hwm,
 			       c1->evicted - c0->evicted, c1->budget / 1048576.0);
 		else
 			printf("prefix cache: the server's /metrics has no orun_prefix_cache_* counters\n");
-		printf("without the shared cache: restart the server with ORUN_PREFIX_CACHE=0 (and the same "
-		       "OLLAMA_NUM_PARALLEL) and run the same command\n");
+		if (o->no_cache)
+			printf("--no-cache: every request asked cache_prompt false (every prompt evaluated in full)\n");
+		else
+			printf("to compare: --no-cache (no reuse at all), or a server started with ORUN_PREFIX_CACHE=0 "
+			       "(a prefix is shared only while a slot holds it)\n");
 		if (run->errors)
 			printf("first error: %s\n", run->first_error);
 		printf("\n");
@@ -908,6 +918,8 @@ static void webui_report(const struct webui_run *run, double wall, uint64_t hwm,
 	ob_jw_int(&w, o->streams);
 	ob_jw_key(&w, "titles");
 	ob_jw_bool(&w, o->titles);
+	ob_jw_key(&w, "no_cache");
+	ob_jw_bool(&w, o->no_cache);
 	ob_jw_key(&w, "prefix_tokens");
 	ob_jw_int(&w, first->prompt_eval);
 	ob_jw_key(&w, "num_ctx");
@@ -1150,6 +1162,8 @@ int bench_serve(int argc, char **argv)
 			i++;
 		} else if (!strcmp(a, "--no-titles")) {
 			o.titles = false;
+		} else if (!strcmp(a, "--no-cache")) {
+			o.no_cache = true;
 		} else if (!strcmp(a, "--pid")) {
 			if (!parse_long(val, 1, 1L << 30, &v))
 				return bad_value(a, val);
