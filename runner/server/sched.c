@@ -850,7 +850,9 @@ static int job_on_event(void *user, const struct rn_event *ev)
 	int64_t t = mono_ns();
 	bool consumed = false; /* the sink took the text: an empty event only wakes the consumer */
 	pthread_mutex_lock(&j->mu);
-	j->slot = ev->slot; /* before the event is seen (admit_locked may not have stored it yet): rn_job_slot */
+	if (j->slot != ev->slot) /* before the event is seen (admit_locked may not have stored it yet); written once,
+				  * so rn_job_slot's unlocked read never meets a write */
+		j->slot = ev->slot;
 	int cancel = j->cancelled;
 	if (j->armed && !ev->done && !cancel && !j->head) {
 		/* the consumer sleeps: hand the token to its sink right here */
@@ -975,7 +977,8 @@ static void admit_locked(struct rn_runner *r)
 				if (wake)
 					job_wake(j);
 			} else {
-				j->slot = slot;
+				if (j->slot != slot) /* job_on_event may have stored it already (see there) */
+					j->slot = slot;
 				pthread_mutex_unlock(&j->mu);
 			}
 		}
