@@ -20,7 +20,9 @@
 #include "runner/cpu/ops.h"
 
 #define ATT_BLOCK 32 /* cells converted to f32 at a time (q8_0 and the portable path) */
-#define ATT_PREFETCH 16 /* cells ahead that one-token attention prefetches */
+#define ATT_PREFETCH 16 /* cells ahead that the f16 scores prefetch (a multiple of 8) */
+/* the prefetched group of 8 then lies in the block being read or the next one (scores_f16) */
+_Static_assert(ATT_PREFETCH % 8 == 0 && ATT_PREFETCH < RN_KV_BLOCK, "ATT_PREFETCH: a multiple of 8 below a block");
 
 /* f16 keys and values are read in place by AVX2 code that sums in the order of llama.cpp's batched matmuls (see
  * dot_batch, values_f16_dims): orun's attention of a prompt's tokens then equals llama.cpp's standard
