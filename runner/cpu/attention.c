@@ -71,15 +71,20 @@ TGT static float dot_batch(const float *q, const uint16_t *k, int d)
  * by one vhaddps; one cell alone spends about as many instructions on its reduction as on its products. */
 TGT static void dot_batch8(const float *q, const uint16_t *k, size_t ks, int d, float scale, float *s)
 {
+	/* fully unrolled so that the 8 accumulators live in registers (GCC -O2 keeps x[] on the stack otherwise: a
+	 * store and a load per FMA, measured 30-40 % slower attention at depth 2000-4000) */
 	__m256 x[8];
+#pragma GCC unroll 8
 	for (int c = 0; c < 8; c++)
 		x[c] = _mm256_setzero_ps();
 	for (int i = 0; i < d; i += 8) {
 		const __m256 qi = _mm256_loadu_ps(q + i);
+#pragma GCC unroll 8
 		for (int c = 0; c < 8; c++)
 			x[c] = _mm256_fmadd_ps(qi, CVT8(k + (size_t)c * ks + i), x[c]);
 	}
 	__m256 t[4]; /* t[p] = cell 2p's lo + hi | cell 2p+1's lo + hi */
+#pragma GCC unroll 4
 	for (int p = 0; p < 4; p++)
 		t[p] = _mm256_add_ps(_mm256_permute2f128_ps(x[2 * p], x[2 * p + 1], 0x20),
 				     _mm256_permute2f128_ps(x[2 * p], x[2 * p + 1], 0x31));
