@@ -3,8 +3,9 @@
  * equal those of the same tokens fed one at a time (the one-row path and, past SPLITK_MIN_CELLS cells with two
  * threads, the split-K path), in chunks of several sizes, interleaved with another sequence's tokens in the same
  * batches (a decode step beside a prefill, two prefills together), after rn_backend_kv_copy of a prefix from
- * another sequence (shared blocks, copy-on-write), and after attaching a prefix from the prefix cache. On tiny seeded models (F32, F16 and quantized weights; f16 and q8_0 KV; head sizes of
- * 32 and 64, grouped-query heads), and on the real test models when they are installed.
+ * another sequence (shared blocks, copy-on-write), and after attaching a prefix from the prefix cache. On tiny
+ * seeded models (F32, F16 and quantized weights; f16 and q8_0 KV; head sizes of 20, 32 and 64, grouped-query
+ * heads), and on the real test models when they are installed.
  */
 #include "config.h"
 
