@@ -31,6 +31,7 @@ EXTRA_DIST += tests/integration/test_server_logprobs.py
 EXTRA_DIST += tests/integration/test_cli_run.py tests/integration/test_server_log.py
 EXTRA_DIST += tests/integration/test_server_format.py
 EXTRA_DIST += tests/integration/test_cli_interactive.py
+EXTRA_DIST += tests/integration/test_prefix_cache.py
 
 check_PROGRAMS += tests/test_backend
 tests_test_backend_LDADD = $(TEST_LDADD)
