@@ -175,8 +175,7 @@ static long long parse_size(const char *s)
 	return -1;
 }
 
-/* The memory the system can still give, bytes (MemAvailable), or 0 when unknown. */
-static uint64_t mem_available(void)
+uint64_t rn_mem_available(void)
 {
 	FILE *f = fopen("/proc/meminfo", "r");
 	if (!f)
@@ -204,7 +203,7 @@ static int cache_blocks(const struct rn_backend *b, int *n, struct rn_error *err
 				return rn_error_set(err, RN_ERR_INVALID_ARG, "ORUN_PREFIX_CACHE=%s is not a size (bytes, or a number "
 						    "with K, M, G, KiB, MiB or GiB)", env);
 		} else {
-			uint64_t avail = mem_available();
+			uint64_t avail = rn_mem_available();
 			uint64_t slots = (uint64_t)(rn_kv_pool_blocks(p->n_seq, p->n_ctx, 0)) * bb;
 			uint64_t need = slots + (p->no_mmap ? 0 : b->model->weight_bytes);
 			bytes = avail > need ? (long long)((avail - need) / 2) : 0;

@@ -55,6 +55,9 @@ int rn_backend_device_info(int i, int dev, struct rn_device_info *out);
  * device's context). Returns 0, or -1 as rn_backend_device_info. */
 int rn_backend_device_memory(int i, int dev, uint64_t *free_bytes, uint64_t *total_bytes);
 
+/* The host memory the system can still give (MemAvailable from /proc/meminfo), bytes; 0 when unknown. */
+uint64_t rn_mem_available(void);
+
 /* Total memory of every device of every GPU backend (rn_backend_device_memory), bytes; 0 without any: what
  * Ollama's default context length is chosen by. */
 uint64_t rn_backend_gpu_memory(void);

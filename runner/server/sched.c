@@ -256,21 +256,6 @@ static void *engine_main(void *arg)
 	return NULL;
 }
 
-/* MemAvailable from /proc/meminfo in bytes, or 0 when unknown. */
-static uint64_t mem_available(void)
-{
-	FILE *f = fopen("/proc/meminfo", "r");
-	if (!f)
-		return 0;
-	char line[128];
-	unsigned long long kb = 0;
-	while (fgets(line, sizeof line, f))
-		if (sscanf(line, "MemAvailable: %llu kB", &kb) == 1)
-			break;
-	fclose(f);
-	return (uint64_t)kb * 1024u;
-}
-
 /* ---------------------------------------------------------------------------------------------------- */
 /* log lines a person can follow: what is loaded, how, why an option was changed, why a model went away */
 
@@ -419,7 +404,7 @@ static bool use_no_mmap(int use_mmap, int backend, uint64_t file_size)
 		return use_mmap == 0;
 	if (rn_backend_resolve(backend) != rn_backend_find("cpu"))
 		return false;
-	const uint64_t avail = mem_available();
+	const uint64_t avail = rn_mem_available();
 	return avail > 0 && file_size + file_size / 8 < avail;
 }
 
