@@ -87,6 +87,8 @@ struct rn_cuda_stats {
 	int graph_launches;        /* forward calls served by replaying a graph */
 	int prefill_fp8_lt;        /* 1 when FP8 prefill GEMMs run on cuBLASLt's block-scaled FP8 path */
 	int prefill_cache;         /* 1 when f16 copies of the layer weights are kept for prefill */
+	int decode_launches;       /* kernel launches of one decode step (1 row, 1 output) as last captured; 0 before */
+	char prefill_fp8_why[160]; /* when FP8 weights are loaded but prefill_fp8_lt is 0: which probe failed and how */
 };
 void rn_cuda_get_stats(const void *state, struct rn_cuda_stats *st);
 
