@@ -61,7 +61,9 @@ static void *hasher_main(void *arg)
 	if (!buf)
 		h->failed = true;
 	while (!h->failed) {
-		while (h->hashed >= h->avail && !h->done)
+		/* Whole blocks only until the end: one pread, one digest update and one write-back request per 4 MiB
+		 * rather than one per receive callback (libcurl delivers 16-512 KB at a time). */
+		while (h->avail - h->hashed < HASH_BLOCK && !h->done)
 			pthread_cond_wait(&h->cv, &h->mu);
 		if (h->hashed >= h->avail)
 			break;
@@ -107,7 +109,8 @@ static void hasher_advance(struct hasher *h, uint64_t avail)
 	pthread_mutex_lock(&h->mu);
 	if (avail > h->avail) {
 		h->avail = avail;
-		pthread_cond_signal(&h->cv);
+		if (avail - h->hashed >= HASH_BLOCK)
+			pthread_cond_signal(&h->cv);
 	}
 	pthread_mutex_unlock(&h->mu);
 }
