@@ -8,6 +8,7 @@
 #define ORUN_TESTS_CUDA_WRAND_H
 
 #include <math.h>
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -29,25 +30,41 @@ static inline float wr_unif(uint64_t *s) { return (float)(wr_next(s) >> 40) * (2
 
 static inline void wr_put16(uint8_t *p, uint16_t v) { memcpy(p, &v, 2); }
 
-/* A random matrix of `rows` x `cols` in GGUF form; *size gets its byte size. Values are scaled so that a
- * product with unit activations stays O(1). NULL for an unknown type. */
-static inline uint8_t *wr_matrix(uint32_t type, int64_t rows, int64_t cols, uint64_t seed, size_t *size)
+/* The byte size of a `rows` x `cols` matrix of this type in GGUF form (the FP8 scale grid included), or 0
+ * for an unknown type or shape. */
+static inline uint64_t wr_matrix_bytes(uint32_t type, int64_t rows, int64_t cols)
 {
-	const struct gguf_type_info *ti = gguf_type_get(type);
-	if (!ti)
-		return NULL;
 	int64_t ne[4] = {cols, rows, 1, 1};
 	uint64_t n = 0;
-	if (gguf_tensor_nbytes(type, ne, &n) != GGUF_OK)
-		return NULL;
-	uint8_t *d = malloc(n + 16);
-	if (!d)
-		return NULL;
-	*size = n;
+	if (!gguf_type_get(type) || gguf_tensor_nbytes(type, ne, &n) != GGUF_OK)
+		return 0;
+	return n;
+}
+
+/* Fills d (wr_matrix_bytes(type, rows, cols) bytes) with a random matrix in GGUF form: random bits in every
+ * field, then sane scales. Values are scaled so that a product with unit activations stays O(1). wide: draw
+ * 8 random bytes per generator step instead of 1 (8x faster, for the multi-GB models of the real shapes; a
+ * different matrix for the same seed). Returns -1 for an unknown type. */
+static inline int wr_fill(uint32_t type, int64_t rows, int64_t cols, uint64_t seed, uint8_t *d, bool wide)
+{
+	const struct gguf_type_info *ti = gguf_type_get(type);
+	const uint64_t n = wr_matrix_bytes(type, rows, cols);
+	if (!ti || n == 0)
+		return -1;
 	uint64_t s = seed * 0x2545f4914f6cdd1dull + type;
 	const float a = 1.0f / sqrtf((float)cols);
-	for (uint64_t i = 0; i < n; i++)
-		d[i] = (uint8_t)wr_next(&s);
+	if (wide) {
+		uint64_t i = 0;
+		for (; i + 8 <= n; i += 8) {
+			uint64_t v = wr_next(&s);
+			memcpy(d + i, &v, 8);
+		}
+		for (; i < n; i++)
+			d[i] = (uint8_t)wr_next(&s);
+	} else {
+		for (uint64_t i = 0; i < n; i++)
+			d[i] = (uint8_t)wr_next(&s);
+	}
 	const int64_t nblk = rows * (cols / (int64_t)ti->block_elems);
 	for (int64_t b = 0; b < nblk; b++) {
 		uint8_t *p = d + b * ti->block_bytes;
@@ -95,6 +112,22 @@ static inline uint8_t *wr_matrix(uint32_t type, int64_t rows, int64_t cols, uint
 			memcpy(g + 4 * i, &v, 4);
 		}
 	}
+	return 0;
+}
+
+/* A random matrix of `rows` x `cols` in GGUF form (wr_fill, one byte per generator step) in a malloc'd buffer;
+ * *size gets its byte size. NULL for an unknown type. */
+static inline uint8_t *wr_matrix(uint32_t type, int64_t rows, int64_t cols, uint64_t seed, size_t *size)
+{
+	const uint64_t n = wr_matrix_bytes(type, rows, cols);
+	uint8_t *d = n ? malloc(n + 16) : NULL;
+	if (!d)
+		return NULL;
+	*size = n;
+	if (wr_fill(type, rows, cols, seed, d, false) != 0) {
+		free(d);
+		return NULL;
+	}
 	return d;
 }
 
@@ -119,8 +152,19 @@ static inline struct gguf_tensor wr_tensor(uint32_t type, int64_t rows, int64_t 
 /* The CPU backend's product y[j][r] for n activation rows x[j][cols], with the activations of F16 / BF16
  * weights rounded to f16 / bf16 as runner/cpu/forward.c rounds them. Returns 0, or -1 when the CPU backend
  * refuses it. */
+static inline int wr_cpu_matmul_mt(uint32_t type, const void *data, size_t size, int64_t rows, int64_t cols,
+				   const float *x, int n, float *y, int threads);
+
 static inline int wr_cpu_matmul(uint32_t type, const void *data, size_t size, int64_t rows, int64_t cols,
 				const float *x, int n, float *y)
+{
+	return wr_cpu_matmul_mt(type, data, size, rows, cols, x, n, y, 1);
+}
+
+/* wr_cpu_matmul on a pool of `threads` threads (<= 0: the physical cores): the same result, each output is
+ * one thread's dot product (for the real shapes: 151936 x 5120 takes seconds on one core). */
+static inline int wr_cpu_matmul_mt(uint32_t type, const void *data, size_t size, int64_t rows, int64_t cols,
+				   const float *x, int n, float *y, int threads)
 {
 	struct rn_weight w;
 	memset(&w, 0, sizeof w);
@@ -133,7 +177,7 @@ static inline int wr_cpu_matmul(uint32_t type, const void *data, size_t size, in
 	if (rn_mm_check(&w, size, NULL) != RN_MM_OK)
 		return -1;
 	struct rn_pool *pool = NULL;
-	if (rn_pool_new(1, &pool) != 0)
+	if (rn_pool_new(threads, &pool) != 0)
 		return -1;
 	enum rn_act_kind kind = rn_mm_act_kind((int)type);
 	struct rn_act a;
