@@ -66,6 +66,16 @@ static inline int wr_fill(uint32_t type, int64_t rows, int64_t cols, uint64_t se
 			d[i] = (uint8_t)wr_next(&s);
 	}
 	const int64_t nblk = rows * (cols / (int64_t)ti->block_elems);
+	if (wide && (type == GGUF_TYPE_F16 || type == GGUF_TYPE_BF16)) {
+		/* the value from the element's own random bits (uniform in [-1, 1)), no generator step per element */
+		for (int64_t b = 0; b < nblk; b++) {
+			int16_t r;
+			memcpy(&r, d + 2 * b, 2);
+			float v = (float)r * (1.0f / 32768.0f) * a * 1.7f;
+			wr_put16(d + 2 * b, type == GGUF_TYPE_F16 ? gguf_f32_to_f16(v) : gguf_f32_to_bf16(v));
+		}
+		return 0;
+	}
 	for (int64_t b = 0; b < nblk; b++) {
 		uint8_t *p = d + b * ti->block_bytes;
 		switch (type) {
