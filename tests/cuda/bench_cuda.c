@@ -6,7 +6,13 @@
  * waits for token t), one synchronous step at a time with GPU greedy sampling (only the id comes back), and
  * with the full logits copied to the host (the plain backend interface). Bytes per token = the model's weights read per token
  * (rn_model.bytes_per_token) + the KV rows read at the average depth of the timed steps. Prints a table and
- * one "BENCH_JSON {...}" line per model for tools/gpu-check. Not a test: numbers, no verdicts.
+ * one "BENCH_JSON {...}" line per model for tools/gpu-check.
+ *
+ * Not a test, but it checks its own work before it reports a speed: the three decode runs start from the same
+ * token on the same cells, so their greedy tokens must be identical (any difference means a race, a stale graph
+ * or a pipelining bug, and the speed would be meaningless): otherwise it prints "BENCH_FAIL ..." and exits 3
+ * without a speed or a JSON line. The three prompt runs of the TTFT must give the same first token too.
+ * Also reports stats.decode_launches: kernel launches of one decode step (0 when the backend does not count).
  */
 #include "config.h"
 
@@ -68,10 +74,10 @@ static int prefill(struct run *r, int c0, int n, int32_t *out, struct rn_error *
 }
 
 /* gen pipelined steps from cell c: step i + 1 is submitted (its token read on the GPU) before the host waits
- * for token i. */
-static int pipelined(struct run *r, int c, int gen, int32_t first, struct rn_error *err)
+ * for token i; out[i] gets step i's token. */
+static int pipelined(struct run *r, int c, int gen, int32_t first, int32_t *out, struct rn_error *err)
 {
-	int32_t tok = first, pos = c, seq = 0, cell = c, orow = 0, got = 0;
+	int32_t tok = first, pos = c, seq = 0, cell = c, orow = 0;
 	struct rn_cuda_sampling s = {.temperature = 0};
 	struct rn_batch_cells bc = {.b = {.n_tokens = 1, .token = &tok, .pos = &pos, .seq = &seq}, .cell = &cell,
 				    .n_out = 1, .out_row = &orow};
@@ -82,11 +88,20 @@ static int pipelined(struct run *r, int c, int gen, int32_t first, struct rn_err
 		if ((rc = rn_cuda_decode_submit(r->st, &bc, &s, &t, err)))
 			return rc;
 		tok = RN_CUDA_TOKEN_FROM_SAMPLE;
-		if (prev >= 0 && (rc = rn_cuda_decode_wait(r->st, prev, &got, err)))
+		if (prev >= 0 && (rc = rn_cuda_decode_wait(r->st, prev, &out[i - 1], err)))
 			return rc;
 		prev = t;
 	}
-	return rn_cuda_decode_wait(r->st, prev, &got, err);
+	return rn_cuda_decode_wait(r->st, prev, &out[gen - 1], err);
+}
+
+/* The first step where a, b and c differ, or -1. */
+static int first_diff(const int32_t *a, const int32_t *b, const int32_t *c, int n)
+{
+	for (int i = 0; i < n; i++)
+		if (a[i] != b[i] || a[i] != c[i])
+			return i;
+	return -1;
 }
 
 /* One decode step at cell c with token t; GPU greedy (logits == NULL) or logits to the host + argmax. */
@@ -221,9 +236,12 @@ int main(int argc, char **argv)
 	       "copies: %s\n",
 	       st.device, tl, st.upload_seconds, st.weight_bytes / 1073741824.0, st.prefill_fp8_lt ? "yes" : "no",
 	       st.prefill_cache ? "yes" : "no");
+	if (!st.prefill_fp8_lt && st.prefill_fp8_why[0])
+		printf("FP8 prefill not on cuBLASLt: %s\n", st.prefill_fp8_why);
 
-	int rc = RN_OK;
+	int rc = RN_OK, failed = 0;
 	int32_t t = 0;
+	int32_t *tp = malloc((size_t)gen * 4), *ts_ = malloc((size_t)gen * 4), *tl_ = malloc((size_t)gen * 4);
 	/* warm-up: cuBLAS handles, kernels' first launch, a graph */
 	rc = prefill(&r, 0, 64 < prompt ? 64 : 16, &t, &err);
 	for (int i = 0; i < 4 && rc == RN_OK; i++)
@@ -232,10 +250,17 @@ int main(int argc, char **argv)
 	double ttft = 0;
 	if (rc == RN_OK && prompt > 0) {
 		double ts[3];
+		int32_t first[3] = {-1, -1, -1};
 		for (int k = 0; k < 3 && rc == RN_OK; k++) {
 			double a = now();
-			rc = prefill(&r, 0, prompt, &t, &err);
+			rc = prefill(&r, 0, prompt, &first[k], &err);
 			ts[k] = now() - a;
+		}
+		t = first[2];
+		if (rc == RN_OK && (first[0] != first[1] || first[0] != first[2])) {
+			printf("BENCH_FAIL %s: the same %d-token prompt gave first tokens %d, %d, %d: prefill is not "
+			       "deterministic (a race?); no speed reported\n", label, prompt, first[0], first[1], first[2]);
+			failed = 1;
 		}
 		qsort(ts, 3, sizeof ts[0], cmp_d);
 		ttft = ts[1];
@@ -251,7 +276,8 @@ int main(int argc, char **argv)
 			  st.prefill_cache);
 	printf("%8s %10s %10s %10s %9s %9s %10s %12s\n", "depth", "tok/s", "sync", "logits", "GB/s", "% spec", "roofline",
 	       "ms/token");
-	for (int di = 0; di < n_depths && rc == RN_OK; di++) {
+	int launches = 0;
+	for (int di = 0; di < n_depths && rc == RN_OK && !failed; di++) {
 		const int d = depths[di] > 1 ? depths[di] : 1;
 		/* fill the cache up to the depth (untimed), then 4 warm-up steps */
 		rc = prefill(&r, 0, d, &t, &err);
@@ -259,23 +285,39 @@ int main(int argc, char **argv)
 		for (int i = 0; i < 4 && rc == RN_OK; i++)
 			rc = step(&r, c++, &t, false, &err);
 		const int c0 = c;
+		const int32_t tstart = t;
 		/* pipelined: the host waits for token i after submitting step i + 1 */
 		double a0 = now();
-		rc = pipelined(&r, c0, gen, t, &err);
+		rc = rc ? rc : pipelined(&r, c0, gen, tstart, tp, &err);
 		double dtp = now() - a0;
-		/* the same cells again, one synchronous step at a time (only the id comes back) */
+		/* the same cells again from the same token, one synchronous step at a time (only the id comes back) */
+		t = tstart;
 		double a = now();
-		for (int i = 0; i < gen && rc == RN_OK; i++)
+		for (int i = 0; i < gen && rc == RN_OK; i++) {
 			rc = step(&r, c++, &t, false, &err);
+			ts_[i] = t;
+		}
 		double dt = now() - a;
 		/* and with the logits copied to the host and the argmax taken there */
 		c = c0;
+		t = tstart;
 		double b = now();
-		for (int i = 0; i < gen && rc == RN_OK; i++)
+		for (int i = 0; i < gen && rc == RN_OK; i++) {
 			rc = step(&r, c++, &t, true, &err);
+			tl_[i] = t;
+		}
 		double dt2 = now() - b;
 		if (rc)
 			break;
+		const int fd = first_diff(tp, ts_, tl_, gen);
+		if (fd >= 0) {
+			printf("BENCH_FAIL %s depth %d: the decode runs disagree at step %d of %d (pipelined %d, synchronous %d, "
+			       "logits + host argmax %d): no speed reported\n", label, d, fd, gen, tp[fd], ts_[fd], tl_[fd]);
+			failed = 1;
+			break;
+		}
+		rn_cuda_get_stats(r.st, &st);
+		launches = st.decode_launches;
 		const double avg_depth = c0 + gen / 2.0;
 		const double bytes = (double)m->bytes_per_token + (double)kv_row * avg_depth;
 		const double tpp = gen / dtp, tps = gen / dt, tps2 = gen / dt2, gbs = bytes * tpp / 1e9;
@@ -286,10 +328,16 @@ int main(int argc, char **argv)
 			       "\"pct_spec\":%.2f,\"roofline_tok_s\":%.2f}",
 			       di ? "," : "", d, tpp, tps, tps2, gbs, 100.0 * gbs / spec, spec * 1e9 / bytes);
 	}
+	if (rc == RN_OK && !failed)
+		printf("tokens checked: the pipelined, synchronous and logits runs chose the same %d tokens at every depth\n"
+		       "decode launches per token: %d (stats.decode_launches%s)\n", gen, launches,
+		       launches ? "" : "; 0: not counted by this build");
 	printf("(tok/s: pipelined GPU greedy decode, the host waits for token t after submitting t + 1; sync: one step\n"
 	       " at a time, only the id comes back; logits: the logits copied to the host; GB/s and %% from tok/s)\n");
 	if (rc) {
 		fprintf(stderr, "bench_cuda: %s\n", err.msg);
+	} else if (failed) {
+		fprintf(stderr, "bench_cuda: %s: the self-check failed (BENCH_FAIL above)\n", label);
 	} else {
 		uint64_t fr = 0, tot = 0;
 		rn_cuda_mem_info(0, &fr, &tot);
@@ -297,8 +345,9 @@ int main(int argc, char **argv)
 		printf("peak GPU memory in use: %.2f GiB (instance %.2f GiB); %d graphs, %d graph launches; total %.1f s\n",
 		       st.peak_used / 1073741824.0, rn_cuda_memory(r.st) / 1073741824.0, st.graphs, st.graph_launches,
 		       now() - t0);
-		snprintf(json + jl, sizeof json - (size_t)jl, "],\"peak_gib\":%.2f,\"instance_gib\":%.2f}",
-			 st.peak_used / 1073741824.0, rn_cuda_memory(r.st) / 1073741824.0);
+		snprintf(json + jl, sizeof json - (size_t)jl,
+			 "],\"peak_gib\":%.2f,\"instance_gib\":%.2f,\"launches_per_token\":%d,\"tokens_checked\":%d}",
+			 st.peak_used / 1073741824.0, rn_cuda_memory(r.st) / 1073741824.0, launches, gen);
 		printf("BENCH_JSON %s\n", json);
 	}
 	rn_cuda_free(r.st);
@@ -309,5 +358,8 @@ int main(int argc, char **argv)
 	free(r.cell);
 	free(r.orow);
 	free(r.logits);
-	return rc ? 1 : 0;
+	free(tp);
+	free(ts_);
+	free(tl_);
+	return rc ? 1 : failed ? 3 : 0;
 }

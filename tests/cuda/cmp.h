@@ -52,6 +52,13 @@ static inline bool cmp_gpu_or_skip(const char *what)
 	return false;
 }
 
+/* ORUN_CUDA_TEST_QUICK=1: a small subset of each test (what tools/gpu-check runs under compute-sanitizer). */
+static inline bool cmp_quick(void)
+{
+	const char *e = getenv("ORUN_CUDA_TEST_QUICK");
+	return e && *e && strcmp(e, "0") != 0;
+}
+
 /* Threads for the CPU side: ORUN_TEST_THREADS, else the physical cores. */
 static inline int cmp_threads(void)
 {

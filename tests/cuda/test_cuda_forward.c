@@ -7,7 +7,8 @@
  * cache, graphs on vs off (must be bit-identical), GPU sampling (greedy = argmax of the logits; top-k /
  * top-p / min-p / temperature = the CPU chain on the same logits and the same uniform number), and the
  * pipelined decode (tokens read on the GPU) against one synchronous step at a time.
- * Skips (77) when there is no CUDA device.
+ * Skips (77) when there is no CUDA device. ORUN_CUDA_TEST_QUICK=1: three cases (qwen3 Q4_K and FP8, llama
+ * Q4_1 with one KV head per query head), for compute-sanitizer.
  */
 #include "config.h"
 
@@ -281,11 +282,13 @@ static void run_case(const struct mcase *mc)
 			call_add(&c, tok_at(100 + i, V), i, 1, i, true);
 		snprintf(what, sizeof what, "%s %s prefill", mc->arch, tn);
 		e_pre = run_both(&P, &c, &bad1, what);
+		/* these steps read the K/V prefill wrote, whose difference is prefill's (f16 / E4M3 activations on
+		 * the GPU, int8 / f32 on the CPU): they are held to the prefill tolerance */
 		for (int i = 40; i < 44; i++) {
 			struct call d = {0};
 			call_add(&d, tok_at(100 + i, V), i, 1, i, true);
 			double e = run_both(&P, &d, &bad1, what);
-			e_dec = e > e_dec ? e : e_dec;
+			e_pre = e > e_pre ? e : e_pre;
 		}
 	}
 	/* C: seqs 2 and 3 interleaved in one chunk, then one row for each of seqs 0..3 */
@@ -486,7 +489,10 @@ int main(void)
 		{"llama", GGUF_TYPE_Q4_1, 8, 8, 64, 0, 1e-2, 3e-2},
 		{"llama", GGUF_TYPE_Q5_1, 4, 1, 128, 0, 1e-2, 3e-2},
 	};
+	const char *q = getenv("ORUN_CUDA_TEST_QUICK");
+	const bool quick = q && *q && strcmp(q, "0") != 0;
 	for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++)
-		run_case(&cases[i]);
+		if (!quick || i == 0 || i == 7 || i == 11)
+			run_case(&cases[i]);
 	return check_done();
 }
