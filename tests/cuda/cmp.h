@@ -199,6 +199,8 @@ struct cmp_res {
 	double cpu_rms;    /* the CPU logits' rms over every row (what the errors are relative to) */
 	double cpu_margin; /* the smallest top-2 margin of the CPU rows, over the rms */
 	int nonfinite;     /* CPU or GPU logits that are NaN or infinite */
+	double distinct;   /* ||cpu row last - cpu row 0|| / ||cpu row 0||: how much the logits depend on the input
+			    * (0 with one row); a model whose rows all look alike would hide wrong kernels */
 };
 
 static inline void cmp_res_merge(struct cmp_res *a, const struct cmp_res *b)
@@ -210,6 +212,7 @@ static inline void cmp_res_merge(struct cmp_res *a, const struct cmp_res *b)
 						  (a->rows + b->rows))
 					    : 0;
 	a->cpu_margin = a->rows == 0 || b->cpu_margin < a->cpu_margin ? b->cpu_margin : a->cpu_margin;
+	a->distinct = b->distinct > a->distinct ? b->distinct : a->distinct;
 	a->rows += b->rows;
 }
 
@@ -274,6 +277,8 @@ static inline struct cmp_res cmp_run(struct cmp *P, const struct call *c, const 
 		}
 	}
 	r.rows = c->n_out;
+	if (c->n_out > 1)
+		r.distinct = wr_nerr_f(P->lc + (size_t)(c->n_out - 1) * V, P->lc, V);
 	r.cpu_rms = c->n_out ? sqrt(ss / ((double)c->n_out * V)) : 0;
 	if (c->n_out == 0)
 		r.cpu_margin = 0;

@@ -68,11 +68,14 @@ static void report(const char *fmt, const char *what, const struct cmp_res *r, d
 		printf("%-7s %-34s rows %3d  error %.2e (tol %.0e)  flips %d  | cpu rms %.3f, min top-2 margin %.3f rms\n", fmt,
 		       what, r->rows, r->worst, tol, r->flips, r->cpu_rms, r->cpu_margin);
 	} else {
-		printf("%-7s %-34s rows %3d  cpu logits rms %.3f, min top-2 margin %.3f rms\n", fmt, what, r->rows, r->cpu_rms,
-		       r->cpu_margin);
+		printf("%-7s %-34s rows %3d  cpu logits rms %.3f, min top-2 margin %.3f rms, rows differ by %.2f\n", fmt, what,
+		       r->rows, r->cpu_rms, r->cpu_margin, r->distinct);
 	}
-	/* the comparison means something only if the logits spread over a few units (not saturated, not ~0) */
+	/* the comparison means something only if the logits spread over a few units (not saturated, not ~0) and
+	 * depend on the input (rows of different tokens and positions differ) */
 	CHECKF(r->rows == 0 || (r->cpu_rms > 0.05 && r->cpu_rms < 100), "%s %s: CPU logits rms %.3g", fmt, what, r->cpu_rms);
+	CHECKF(r->rows < 2 || r->distinct > 0.3, "%s %s: the CPU's rows differ by only %.3g: the logits hardly depend on the "
+						 "input", fmt, what, r->distinct);
 }
 
 static void run_format(const struct fmt *F, bool gpu)

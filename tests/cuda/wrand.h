@@ -93,16 +93,25 @@ static inline int wr_fill(uint32_t type, int64_t rows, int64_t cols, uint64_t se
 			wr_put16(p, gguf_f32_to_f16(scale * (0.5f + 0.5f * wr_unif(&s)) * (wr_next(&s) & 1 ? 1 : -1)));
 			break;
 		}
+		/* The types with a minimum: its mean must cancel the mean quant's, else every weight of a matrix shares
+		 * a positive (or negative) mean, each product picks up mean x (sum of the inputs), the residual stream
+		 * turns into a constant vector within a layer or two and the logits stop depending on the input (seen:
+		 * a 2-layer Q4_K model gave the same logits for every token, to 1e-3). */
 		case GGUF_TYPE_Q4_1:
-		case GGUF_TYPE_Q5_1:
+		case GGUF_TYPE_Q5_1: {
+			const float qm = type == GGUF_TYPE_Q4_1 ? 7.5f : 15.5f; /* the mean quant */
 			wr_put16(p, gguf_f32_to_f16(a / 10.0f * (0.5f + 0.5f * wr_unif(&s))));
-			wr_put16(p + 2, gguf_f32_to_f16(-a * (1.0f + 0.5f * wr_unif(&s))));
+			wr_put16(p + 2, gguf_f32_to_f16(-a / 20.0f * qm * (1.0f + 0.5f * wr_unif(&s))));
 			break;
+		}
 		case GGUF_TYPE_Q4_K:
-		case GGUF_TYPE_Q5_K:
-			wr_put16(p, gguf_f32_to_f16(a / (type == GGUF_TYPE_Q4_K ? 200.0f : 400.0f) * (1.0f + 0.5f * wr_unif(&s))));
-			wr_put16(p + 2, gguf_f32_to_f16(a / 40.0f * (1.0f + 0.5f * wr_unif(&s))));
+		case GGUF_TYPE_Q5_K: {
+			/* sub-block mean d sc q - dmin m, sc and m uniform in 0..63: zero on average when dmin = qm d */
+			const float dk = a / (type == GGUF_TYPE_Q4_K ? 200.0f : 400.0f), qm = type == GGUF_TYPE_Q4_K ? 7.5f : 15.5f;
+			wr_put16(p, gguf_f32_to_f16(dk * (1.0f + 0.5f * wr_unif(&s))));
+			wr_put16(p + 2, gguf_f32_to_f16(dk * qm * (1.0f + 0.5f * wr_unif(&s))));
 			break;
+		}
 		case GGUF_TYPE_Q6_K:
 			wr_put16(p + 208, gguf_f32_to_f16(a / 800.0f * (1.0f + 0.5f * wr_unif(&s))));
 			break;
