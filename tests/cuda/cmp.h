@@ -199,8 +199,9 @@ struct cmp_res {
 	double cpu_rms;    /* the CPU logits' rms over every row (what the errors are relative to) */
 	double cpu_margin; /* the smallest top-2 margin of the CPU rows, over the rms */
 	int nonfinite;     /* CPU or GPU logits that are NaN or infinite */
-	double distinct;   /* ||cpu row last - cpu row 0|| / ||cpu row 0||: how much the logits depend on the input
-			    * (0 with one row); a model whose rows all look alike would hide wrong kernels */
+	double distinct;   /* ||cpu row last - cpu row 0|| / ||cpu row 0|| of a call: how much the logits depend on
+			    * the input (0 with one row); a model whose rows all look alike would hide wrong kernels */
+	int call_rows;     /* the most output rows of one call merged here (distinct means something from 2) */
 };
 
 static inline void cmp_res_merge(struct cmp_res *a, const struct cmp_res *b)
@@ -213,6 +214,7 @@ static inline void cmp_res_merge(struct cmp_res *a, const struct cmp_res *b)
 					    : 0;
 	a->cpu_margin = a->rows == 0 || b->cpu_margin < a->cpu_margin ? b->cpu_margin : a->cpu_margin;
 	a->distinct = b->distinct > a->distinct ? b->distinct : a->distinct;
+	a->call_rows = b->call_rows > a->call_rows ? b->call_rows : a->call_rows;
 	a->rows += b->rows;
 }
 
@@ -277,6 +279,7 @@ static inline struct cmp_res cmp_run(struct cmp *P, const struct call *c, const 
 		}
 	}
 	r.rows = c->n_out;
+	r.call_rows = c->n_out;
 	if (c->n_out > 1)
 		r.distinct = wr_nerr_f(P->lc + (size_t)(c->n_out - 1) * V, P->lc, V);
 	r.cpu_rms = c->n_out ? sqrt(ss / ((double)c->n_out * V)) : 0;

@@ -15,10 +15,11 @@
  * last 256 cells (what a kernel that lost every split but the last would give) must move the logits by more
  * than 10x the tolerance, else the check could not see such a bug and fails.
  *
- * Tolerance: 1e-2 normalised logit error per row, as tests/cuda/test_cuda_shapes.c's decode (the same int8
- * activation bytes and integer products on both sides; f32 summation order and the CPU's f16-rounded
- * probabilities, ~3e-4 on the attention output, amplified by int8 requantization to at most the ~7e-3 of two
- * independent roundings). No clear argmax may differ (top-2 margin > 1% of the largest |logit|).
+ * Tolerance: 5e-2 normalised logit error per row, as tests/cuda/test_cuda_shapes.c's int8 decode (there: any
+ * difference between two correct backends, even f32 summation order, grows through int8 requantization to
+ * ~1.5% on the logits, measured on the CPU; 5e-2 is ~3x that), while losing the early splits moves these
+ * logits by ~1.3 (the power check, which must exceed 10x the tolerance). No clear argmax may differ (top-2
+ * margin > 1% of the largest |logit|).
  * Skips (77) without a CUDA device; ORUN_CUDA_TEST_CPU=1 runs the CPU half (and the power check) there.
  * ORUN_CUDA_TEST_QUICK=1: 300 cells only, both KV types, slot 0 (for compute-sanitizer).
  */
@@ -27,7 +28,7 @@
 #include "tests/cuda/cmp.h"
 #include "tests/cuda/synth.h"
 
-#define TOL 1e-2
+#define TOL 5e-2
 #define SEG 61     /* cells per run of one token */
 #define CHUNK 16   /* rows per fill call: the most the decode kernels take */
 #define HIGH_SLOTS 128

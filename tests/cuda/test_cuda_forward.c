@@ -496,20 +496,26 @@ int main(void)
 	} else {
 		printf("no CUDA device: ORUN_CUDA_TEST_CPU is set, running the CPU half only (errors print as 0)\n");
 	}
+	/* Tolerances (decode, prefill; normalised logit error): for types with int8 activations 5e-2 both — on
+	 * these 2-layer models a perturbation of 1e-6 to 3e-3 at attention moves the CPU's own logits by
+	 * 0.7-1.8e-2 (measured: int8 requantization grows any difference, f32 summation order included, to the
+	 * rounding's own level; see test_cuda_shapes.c), and prefill's f16-vs-int8 difference is of that kind;
+	 * F16 / BF16 / FP8 (f16, bf16, f32 activations on both backends: the same perturbations move FP8's
+	 * logits by 0.9-3.2e-3) 1e-2 for decode, 3e-2 for prefill (FP8: 8e-2, E4M3 activations ~2.1% a GEMM). */
 	const struct mcase cases[] = {
-		{"qwen3", GGUF_TYPE_Q4_K, 10, 2, 128, 0, 1e-2, 3e-2},
-		{"qwen3", GGUF_TYPE_Q5_K, 10, 2, 128, 0, 1e-2, 3e-2},
-		{"qwen3", GGUF_TYPE_Q6_K, 10, 2, 128, 0, 1e-2, 3e-2},
-		{"qwen3", GGUF_TYPE_Q8_0, 10, 2, 128, 0, 1e-2, 3e-2},
-		{"qwen3", GGUF_TYPE_Q4_0, 10, 2, 128, 0, 1e-2, 3e-2},
+		{"qwen3", GGUF_TYPE_Q4_K, 10, 2, 128, 0, 5e-2, 5e-2},
+		{"qwen3", GGUF_TYPE_Q5_K, 10, 2, 128, 0, 5e-2, 5e-2},
+		{"qwen3", GGUF_TYPE_Q6_K, 10, 2, 128, 0, 5e-2, 5e-2},
+		{"qwen3", GGUF_TYPE_Q8_0, 10, 2, 128, 0, 5e-2, 5e-2},
+		{"qwen3", GGUF_TYPE_Q4_0, 10, 2, 128, 0, 5e-2, 5e-2},
 		{"qwen3", GGUF_TYPE_F16, 10, 2, 128, 0, 1e-2, 3e-2},
 		{"qwen3", GGUF_TYPE_BF16, 10, 2, 128, 0, 1e-2, 3e-2},
 		{"qwen3", GGUF_TYPE_FP8_E4M3_B128, 10, 2, 128, 0, 1e-2, 8e-2},
-		{"qwen3", GGUF_TYPE_Q4_K, 10, 2, 128, 4.0f, 1e-2, 3e-2},
-		{"qwen2", GGUF_TYPE_Q5_0, 8, 2, 64, 0, 1e-2, 3e-2},
-		{"qwen2", GGUF_TYPE_Q8_0, 8, 2, 64, 0, 1e-2, 3e-2},
-		{"llama", GGUF_TYPE_Q4_1, 8, 8, 64, 0, 1e-2, 3e-2},
-		{"llama", GGUF_TYPE_Q5_1, 4, 1, 128, 0, 1e-2, 3e-2},
+		{"qwen3", GGUF_TYPE_Q4_K, 10, 2, 128, 4.0f, 5e-2, 5e-2},
+		{"qwen2", GGUF_TYPE_Q5_0, 8, 2, 64, 0, 5e-2, 5e-2},
+		{"qwen2", GGUF_TYPE_Q8_0, 8, 2, 64, 0, 5e-2, 5e-2},
+		{"llama", GGUF_TYPE_Q4_1, 8, 8, 64, 0, 5e-2, 5e-2},
+		{"llama", GGUF_TYPE_Q5_1, 4, 1, 128, 0, 5e-2, 5e-2},
 	};
 	const char *q = getenv("ORUN_CUDA_TEST_QUICK");
 	const bool quick = q && *q && strcmp(q, "0") != 0;

@@ -14,26 +14,25 @@
  * Skips (77) without a CUDA device; ORUN_CUDA_TEST_CPU=1 runs the CPU half alone there (model building, the
  * CPU's logits, their scale), as a check of the reference side. ORUN_SHAPES_FORMATS="Q8_0 FP8" limits the formats.
  *
- * Tolerances (normalised logit error ||gpu - cpu|| / ||cpu|| per row, the worst row):
- *   decode, Q4_K_M and Q8_0: 1e-2. Both backends quantize the activations to the same int8 bytes and sum the
- *     same integer products, so the first differences are f32 summation order (~1e-6) and attention (the CPU
- *     rounds each probability to f16: ~3e-4 rms on the attention output). Each int8 requantization of a layer's
- *     input turns a relative difference e into about sqrt(e * s) (one-step flips; s = step / rms ~ 1/60 for
- *     blocks of 32 or 256), and can never exceed two independent roundings' noise, s / sqrt(6) ~ 7e-3: 1e-2 is
- *     above that ceiling, and a wrong kernel (a lost split, a wrong scale) gives errors of order 0.1-1.
- *   decode, FP8: 3e-3. FP8 weights take f32 activations on both backends (exact products of the same E4M3
- *     values), the BF16 LM head bf16-rounded activations on both: no int8 requantization amplifies the ~3e-4
- *     of attention rounding; 3e-3 is 10x that.
- *   prefill, Q4_K_M and Q8_0: 3e-2. The GPU's GEMMs take f16 activations (2^-11) where the CPU quantizes to
- *     int8: the CPU's rounding noise, ~s / sqrt(12) ~ 0.5% of a row at each of the 4 quantized inputs per layer
- *     and the LM head's (9 in all), adds up to at most sqrt(9) x 0.5% = 1.5% on the logits (the residual stream
- *     damps it further); 3e-2 is twice that bound.
- *   prefill, FP8 on cuBLASLt: 8e-2. E4M3 activations (3 mantissa bits, 1x128 scale groups) are ~3.6% rms
- *     relative per rounding where the CPU keeps f32; the logits sum several such roundings, attenuated by the
- *     residual: 8e-2 (test_cuda_forward's FP8 bound) is ~2x one rounding. FP8 on the f16 path: 1e-2 (f16
- *     activations against exact f32 products).
- *   decode steps that read K/V written by prefill, and the mixed call: the prefill tolerance (the cache holds
- *     prefill's K/V on each side).
+ * Tolerances (normalised logit error ||gpu - cpu|| / ||cpu|| per row, the worst row). Measured first, on the
+ * CPU alone: perturbing the model by as little as 1e-6 relative (the QK-norm weights, so the difference starts
+ * at attention as the backends' would) moves the CPU's own decode logits by 0.7-1.5e-2 (2-layer Q8_0 and
+ * Q4_K_M models of synth_defaults' size; 1.4-1.8e-2 for perturbations of 3e-4 to 3e-3, the size of f16
+ * rounding; at these shapes, 3e-4: Q8_0 1.43e-2, Q4_K_M 1.77e-2, FP8 1.56e-3). Every int8 requantization of
+ * a layer's input turns a relative difference e into
+ * about sqrt(e * s) (one-step flips, s = step / rms ~ 1/60), so any difference at all, even f32 summation
+ * order, grows to the level of the rounding itself within a few requantizations: the logits of two correct
+ * backends differ by ~1.5% whatever either does, unless they agree to the bit.
+ *   Q4_K_M and Q8_0, decode and prefill: 5e-2, ~3x that level. Prefill's difference is of the same kind and
+ *     no larger (the GPU's GEMMs take f16 activations where the CPU quantizes to int8: one-sided rounding,
+ *     s / sqrt(12) a stage against two-sided s / sqrt(6)). A wrong kernel (a lost split, a wrong scale, a
+ *     wrong row) moves logits by 0.1-1 (test_cuda_depth measures 1.3 for lost splits).
+ *   FP8 decode: 1e-2. FP8 weights take f32 activations on both backends and the BF16 LM head bf16-rounded
+ *     ones; the same perturbations move the CPU's logits by 0.9-3.2e-3; 1e-2 is 3x the largest.
+ *   FP8 prefill on cuBLASLt: 8e-2. E4M3 activations in 1x128 groups are 2.1% off per GEMM (computed on the
+ *     CPU for these inputs), where the CPU keeps f32; the logits sum several such stages through the
+ *     residual: 8e-2 is ~2x the expected 3-4%. FP8 prefill on the f16 path: 1e-2 (f16 activations).
+ *   decode steps that read K/V written by prefill, and the mixed call: the prefill tolerance.
  *   argmax: no row may pick another token where the CPU's top-2 margin exceeds 1% of its largest |logit|.
  * FP8 on an sm_90 device must run prefill on cuBLASLt (stats.prefill_fp8_lt; the probe's failure is printed).
  */
@@ -74,7 +73,7 @@ static void report(const char *fmt, const char *what, const struct cmp_res *r, d
 	/* the comparison means something only if the logits spread over a few units (not saturated, not ~0) and
 	 * depend on the input (rows of different tokens and positions differ) */
 	CHECKF(r->rows == 0 || (r->cpu_rms > 0.05 && r->cpu_rms < 100), "%s %s: CPU logits rms %.3g", fmt, what, r->cpu_rms);
-	CHECKF(r->rows < 2 || r->distinct > 0.3, "%s %s: the CPU's rows differ by only %.3g: the logits hardly depend on the "
+	CHECKF(r->call_rows < 2 || r->distinct > 0.3, "%s %s: the CPU's rows differ by only %.3g: the logits hardly depend on the "
 						 "input", fmt, what, r->distinct);
 }
 
@@ -182,9 +181,9 @@ int main(void)
 {
 	bool gpu = cmp_gpu_or_skip("the real-shape forward test");
 	const struct fmt fmts[] = {
-		{"Q4_K_M", 1e-2, 3e-2, 3e-2},
-		{"Q8_0", 1e-2, 3e-2, 3e-2},
-		{"FP8", 3e-3, 8e-2, 1e-2},
+		{"Q4_K_M", 5e-2, 5e-2, 5e-2},
+		{"Q8_0", 5e-2, 5e-2, 5e-2},
+		{"FP8", 1e-2, 8e-2, 1e-2},
 	};
 	const char *only = getenv("ORUN_SHAPES_FORMATS");
 	for (size_t i = 0; i < sizeof fmts / sizeof fmts[0]; i++)
