@@ -6,7 +6,13 @@
  * waits for token t), one synchronous step at a time with GPU greedy sampling (only the id comes back), and
  * with the full logits copied to the host (the plain backend interface). Bytes per token = the model's weights read per token
  * (rn_model.bytes_per_token) + the KV rows read at the average depth of the timed steps. Prints a table and
- * one "BENCH_JSON {...}" line per model for tools/gpu-check. Not a test: numbers, no verdicts.
+ * one "BENCH_JSON {...}" line per model for tools/gpu-check.
+ *
+ * Not a test, but it checks its own work before it reports a speed: the three decode runs start from the same
+ * token on the same cells, so their greedy tokens must be identical (any difference means a race, a stale graph
+ * or a pipelining bug, and the speed would be meaningless): otherwise it prints "BENCH_FAIL ..." and exits 3
+ * without a speed or a JSON line. The three prompt runs of the TTFT must give the same first token too.
+ * Also reports stats.decode_launches: kernel launches of one decode step (0 when the backend does not count).
  */
 #include "config.h"
 
@@ -45,11 +51,18 @@ struct run {
 
 static int32_t tok_id(int i, int V) { return (int32_t)(((int64_t)i * 7919 + 101) % V); }
 
-/* Rows [c0, c0 + n) of sequence 0 in chunks of n_batch; the last chunk samples greedily (out: the token). */
+#define RN_DEADLINE (-2) /* prefill's return when --deadline passed (not an error: the phase is skipped) */
+
+static double deadline, deadline_at; /* --deadline seconds, and the absolute time it ends (0: none) */
+
+/* Rows [c0, c0 + n) of sequence 0 in chunks of n_batch; the last chunk samples greedily (out: the token).
+ * RN_DEADLINE when the deadline passes before a chunk. */
 static int prefill(struct run *r, int c0, int n, int32_t *out, struct rn_error *err)
 {
 	const int V = r->m->hp.n_vocab;
 	for (int k = 0; k < n; k += r->n_batch) {
+		if (deadline_at > 0 && now() > deadline_at)
+			return RN_DEADLINE;
 		int cnt = n - k < r->n_batch ? n - k : r->n_batch;
 		for (int i = 0; i < cnt; i++) {
 			r->tok[i] = tok_id(c0 + k + i, V);
@@ -68,10 +81,10 @@ static int prefill(struct run *r, int c0, int n, int32_t *out, struct rn_error *
 }
 
 /* gen pipelined steps from cell c: step i + 1 is submitted (its token read on the GPU) before the host waits
- * for token i. */
-static int pipelined(struct run *r, int c, int gen, int32_t first, struct rn_error *err)
+ * for token i; out[i] gets step i's token. */
+static int pipelined(struct run *r, int c, int gen, int32_t first, int32_t *out, struct rn_error *err)
 {
-	int32_t tok = first, pos = c, seq = 0, cell = c, orow = 0, got = 0;
+	int32_t tok = first, pos = c, seq = 0, cell = c, orow = 0;
 	struct rn_cuda_sampling s = {.temperature = 0};
 	struct rn_batch_cells bc = {.b = {.n_tokens = 1, .token = &tok, .pos = &pos, .seq = &seq}, .cell = &cell,
 				    .n_out = 1, .out_row = &orow};
@@ -82,11 +95,47 @@ static int pipelined(struct run *r, int c, int gen, int32_t first, struct rn_err
 		if ((rc = rn_cuda_decode_submit(r->st, &bc, &s, &t, err)))
 			return rc;
 		tok = RN_CUDA_TOKEN_FROM_SAMPLE;
-		if (prev >= 0 && (rc = rn_cuda_decode_wait(r->st, prev, &got, err)))
+		if (prev >= 0 && (rc = rn_cuda_decode_wait(r->st, prev, &out[i - 1], err)))
 			return rc;
 		prev = t;
 	}
-	return rn_cuda_decode_wait(r->st, prev, &got, err);
+	return rn_cuda_decode_wait(r->st, prev, &out[gen - 1], err);
+}
+
+/* The time to first token: the same prompt three times from cell 0, the median into *ttft; the three first
+ * tokens must agree (else BENCH_FAIL and *failed). */
+static int time_prompt(struct run *r, int prompt, const char *label, double *ttft, int *failed, struct rn_error *err)
+{
+	double ts[3];
+	int32_t first[3] = {-1, -1, -1};
+	int rc = RN_OK;
+	for (int k = 0; k < 3 && rc == RN_OK; k++) {
+		double a = now();
+		rc = prefill(r, 0, prompt, &first[k], err);
+		ts[k] = now() - a;
+	}
+	if (rc)
+		return rc;
+	if (first[0] != first[1] || first[0] != first[2]) {
+		printf("BENCH_FAIL %s: the same %d-token prompt gave first tokens %d, %d, %d: prefill is not "
+		       "deterministic (a race?); no speed reported\n", label, prompt, first[0], first[1], first[2]);
+		*failed = 1;
+		return RN_OK;
+	}
+	qsort(ts, 3, sizeof ts[0], cmp_d);
+	*ttft = ts[1];
+	printf("time to first token, %d prompt tokens: %.1f ms (median of 3, spread %.1f%%; %.0f tok/s prefill)\n", prompt,
+	       ts[1] * 1e3, 100.0 * (ts[2] - ts[0]) / ts[1], prompt / ts[1]);
+	return RN_OK;
+}
+
+/* The first step where a, b and c differ, or -1. */
+static int first_diff(const int32_t *a, const int32_t *b, const int32_t *c, int n)
+{
+	for (int i = 0; i < n; i++)
+		if (a[i] != b[i] || a[i] != c[i])
+			return i;
+	return -1;
 }
 
 /* One decode step at cell c with token t; GPU greedy (logits == NULL) or logits to the host + argmax. */
@@ -119,7 +168,8 @@ static void usage(void)
 	       "  --prompt N        prompt tokens for the time to first token (default 2048; 0 = skip)\n"
 	       "  --kv f16|q8_0     KV cache type (default f16)\n"
 	       "  --spec-gbs G      spec memory bandwidth in GB/s for the roofline (default 4800, H200)\n"
-	       "  --label NAME      name in the JSON line\n");
+	       "  --label NAME      name in the JSON line\n"
+	       "  --deadline S      start no prompt or depth after S seconds (skipped ones are reported; default none)\n");
 }
 
 int main(int argc, char **argv)
@@ -160,6 +210,8 @@ int main(int argc, char **argv)
 			spec = atof(v), i++;
 		} else if (!strcmp(a, "--label") && v) {
 			label = v, i++;
+		} else if (!strcmp(a, "--deadline") && v) {
+			deadline = atof(v), i++;
 		} else {
 			fprintf(stderr, "bench_cuda: unknown or incomplete option '%s'\n", a);
 			usage();
@@ -176,6 +228,7 @@ int main(int argc, char **argv)
 	}
 	struct rn_error err = {0};
 	double t0 = now();
+	deadline_at = deadline > 0 ? t0 + deadline : 0;
 	struct rn_model *m = rn_model_open(path, &err);
 	if (!m) {
 		fprintf(stderr, "bench_cuda: %s: %s\n", path, err.msg);
@@ -221,75 +274,118 @@ int main(int argc, char **argv)
 	       "copies: %s\n",
 	       st.device, tl, st.upload_seconds, st.weight_bytes / 1073741824.0, st.prefill_fp8_lt ? "yes" : "no",
 	       st.prefill_cache ? "yes" : "no");
+	if (!st.prefill_fp8_lt && st.prefill_fp8_why[0])
+		printf("FP8 prefill not on cuBLASLt: %s\n", st.prefill_fp8_why);
 
-	int rc = RN_OK;
+	int rc = RN_OK, failed = 0, skipped = 0;
 	int32_t t = 0;
+	int32_t *tpp[3], *ts_ = malloc((size_t)gen * 4), *tl_ = malloc((size_t)gen * 4);
+	for (int k = 0; k < 3; k++)
+		tpp[k] = malloc((size_t)gen * 4);
 	/* warm-up: cuBLAS handles, kernels' first launch, a graph */
-	rc = prefill(&r, 0, 64 < prompt ? 64 : 16, &t, &err);
+	const int wu = 64 < prompt ? 64 : 17;
+	rc = prefill(&r, 0, wu, &t, &err);
 	for (int i = 0; i < 4 && rc == RN_OK; i++)
-		rc = step(&r, 64 + i, &t, false, &err);
+		rc = step(&r, wu + i, &t, false, &err);
 
 	double ttft = 0;
-	if (rc == RN_OK && prompt > 0) {
-		double ts[3];
-		for (int k = 0; k < 3 && rc == RN_OK; k++) {
-			double a = now();
-			rc = prefill(&r, 0, prompt, &t, &err);
-			ts[k] = now() - a;
-		}
-		qsort(ts, 3, sizeof ts[0], cmp_d);
-		ttft = ts[1];
-		printf("time to first token, %d prompt tokens: %.1f ms (median of 3; %.0f tok/s prefill)\n", prompt,
-		       ttft * 1e3, prompt / ttft);
-	}
 	const uint64_t kv_row = (uint64_t)m->hp.n_layer * 2ull * (uint64_t)rn_kv_row_bytes(kv, m->hp.n_head_kv * m->hp.head_dim);
-	char json[4096];
-	int jl = snprintf(json, sizeof json,
-			  "{\"label\":\"%s\",\"device\":\"%s\",\"bytes_per_token\":%llu,\"ttft_ms\":%.2f,\"prompt\":%d,"
-			  "\"load_s\":%.2f,\"fp8_lt\":%d,\"prefill_f16\":%d,\"runs\":[",
-			  label, st.device, (unsigned long long)m->bytes_per_token, ttft * 1e3, prompt, tl, st.prefill_fp8_lt,
-			  st.prefill_cache);
-	printf("%8s %10s %10s %10s %9s %9s %10s %12s\n", "depth", "tok/s", "sync", "logits", "GB/s", "% spec", "roofline",
-	       "ms/token");
-	for (int di = 0; di < n_depths && rc == RN_OK; di++) {
+	char runs[3072];
+	int rl = 0;
+	runs[0] = 0;
+	printf("%8s %10s %10s %10s %9s %9s %10s %12s %8s\n", "depth", "tok/s", "sync", "logits", "GB/s", "% spec",
+	       "roofline", "ms/token", "spread");
+	int launches = 0;
+	for (int di = 0; di <= n_depths && rc == RN_OK && !failed; di++) {
+		/* the time to first token after the first depth's decode (short-context decode speed comes first) */
+		if (di == (n_depths > 0 ? 1 : 0) && prompt > 0) {
+			rc = time_prompt(&r, prompt, label, &ttft, &failed, &err);
+			if (rc == RN_DEADLINE) {
+				printf("time to first token: skipped, the --deadline of %.0f s has passed\n", deadline);
+				skipped++;
+				rc = RN_OK;
+			}
+			if (rc || failed)
+				break;
+		}
+		if (di == n_depths)
+			break;
 		const int d = depths[di] > 1 ? depths[di] : 1;
 		/* fill the cache up to the depth (untimed), then 4 warm-up steps */
 		rc = prefill(&r, 0, d, &t, &err);
+		if (rc == RN_DEADLINE) {
+			printf("%8d skipped: the --deadline of %.0f s has passed\n", d, deadline);
+			skipped++;
+			rc = RN_OK;
+			continue;
+		}
 		int c = d;
 		for (int i = 0; i < 4 && rc == RN_OK; i++)
 			rc = step(&r, c++, &t, false, &err);
 		const int c0 = c;
-		/* pipelined: the host waits for token i after submitting step i + 1 */
-		double a0 = now();
-		rc = pipelined(&r, c0, gen, t, &err);
-		double dtp = now() - a0;
-		/* the same cells again, one synchronous step at a time (only the id comes back) */
+		const int32_t tstart = t;
+		/* pipelined, three times (the median is reported, the spread beside it): the host waits for token i
+		 * after submitting step i + 1 */
+		double dts[3];
+		for (int k = 0; k < 3 && rc == RN_OK; k++) {
+			double a0 = now();
+			rc = pipelined(&r, c0, gen, tstart, tpp[k], &err);
+			dts[k] = now() - a0;
+		}
+		/* the same cells again from the same token, one synchronous step at a time (only the id comes back) */
+		t = tstart;
+		c = c0;
 		double a = now();
-		for (int i = 0; i < gen && rc == RN_OK; i++)
+		for (int i = 0; i < gen && rc == RN_OK; i++) {
 			rc = step(&r, c++, &t, false, &err);
+			ts_[i] = t;
+		}
 		double dt = now() - a;
 		/* and with the logits copied to the host and the argmax taken there */
 		c = c0;
+		t = tstart;
 		double b = now();
-		for (int i = 0; i < gen && rc == RN_OK; i++)
+		for (int i = 0; i < gen && rc == RN_OK; i++) {
 			rc = step(&r, c++, &t, true, &err);
+			tl_[i] = t;
+		}
 		double dt2 = now() - b;
 		if (rc)
 			break;
+		int fd = first_diff(tpp[0], ts_, tl_, gen);
+		for (int k = 1; k < 3 && fd < 0; k++)
+			fd = first_diff(tpp[0], tpp[k], tpp[k], gen);
+		if (fd >= 0) {
+			printf("BENCH_FAIL %s depth %d: the decode runs disagree at step %d of %d (pipelined %d / %d / %d, "
+			       "synchronous %d, logits + host argmax %d): no speed reported\n", label, d, fd, gen, tpp[0][fd],
+			       tpp[1][fd], tpp[2][fd], ts_[fd], tl_[fd]);
+			failed = 1;
+			break;
+		}
+		rn_cuda_get_stats(r.st, &st);
+		launches = st.decode_launches;
+		qsort(dts, 3, sizeof dts[0], cmp_d);
+		const double dtp = dts[1], spread = (dts[2] - dts[0]) / dts[1];
 		const double avg_depth = c0 + gen / 2.0;
 		const double bytes = (double)m->bytes_per_token + (double)kv_row * avg_depth;
-		const double tpp = gen / dtp, tps = gen / dt, tps2 = gen / dt2, gbs = bytes * tpp / 1e9;
-		printf("%8d %10.1f %10.1f %10.1f %9.0f %8.1f%% %10.1f %12.3f\n", d, tpp, tps, tps2, gbs, 100.0 * gbs / spec,
-		       spec * 1e9 / bytes, 1e3 / tpp);
-		jl += snprintf(json + jl, sizeof json - (size_t)jl,
+		const double tpps = gen / dtp, tps = gen / dt, tps2 = gen / dt2, gbs = bytes * tpps / 1e9;
+		printf("%8d %10.1f %10.1f %10.1f %9.0f %8.1f%% %10.1f %12.3f %7.1f%%\n", d, tpps, tps, tps2, gbs,
+		       100.0 * gbs / spec, spec * 1e9 / bytes, 1e3 / tpps, 100.0 * spread);
+		rl += snprintf(runs + rl, sizeof runs - (size_t)rl,
 			       "%s{\"depth\":%d,\"tok_s\":%.2f,\"tok_s_sync\":%.2f,\"tok_s_logits\":%.2f,\"gbs\":%.1f,"
-			       "\"pct_spec\":%.2f,\"roofline_tok_s\":%.2f}",
-			       di ? "," : "", d, tpp, tps, tps2, gbs, 100.0 * gbs / spec, spec * 1e9 / bytes);
+			       "\"pct_spec\":%.2f,\"roofline_tok_s\":%.2f,\"spread\":%.4f}",
+			       rl ? "," : "", d, tpps, tps, tps2, gbs, 100.0 * gbs / spec, spec * 1e9 / bytes, spread);
 	}
+	if (rc == RN_OK && !failed)
+		printf("tokens checked: the pipelined, synchronous and logits runs chose the same %d tokens at every depth\n"
+		       "decode launches per token: %d (stats.decode_launches%s)\n", gen, launches,
+		       launches ? "" : "; 0: not counted by this build");
 	printf("(tok/s: pipelined GPU greedy decode, the host waits for token t after submitting t + 1; sync: one step\n"
 	       " at a time, only the id comes back; logits: the logits copied to the host; GB/s and %% from tok/s)\n");
 	if (rc) {
 		fprintf(stderr, "bench_cuda: %s\n", err.msg);
+	} else if (failed) {
+		fprintf(stderr, "bench_cuda: %s: the self-check failed (BENCH_FAIL above)\n", label);
 	} else {
 		uint64_t fr = 0, tot = 0;
 		rn_cuda_mem_info(0, &fr, &tot);
@@ -297,9 +393,12 @@ int main(int argc, char **argv)
 		printf("peak GPU memory in use: %.2f GiB (instance %.2f GiB); %d graphs, %d graph launches; total %.1f s\n",
 		       st.peak_used / 1073741824.0, rn_cuda_memory(r.st) / 1073741824.0, st.graphs, st.graph_launches,
 		       now() - t0);
-		snprintf(json + jl, sizeof json - (size_t)jl, "],\"peak_gib\":%.2f,\"instance_gib\":%.2f}",
-			 st.peak_used / 1073741824.0, rn_cuda_memory(r.st) / 1073741824.0);
-		printf("BENCH_JSON %s\n", json);
+		printf("BENCH_JSON {\"label\":\"%s\",\"device\":\"%s\",\"bytes_per_token\":%llu,\"ttft_ms\":%.2f,"
+		       "\"prompt\":%d,\"load_s\":%.2f,\"fp8_lt\":%d,\"prefill_f16\":%d,\"runs\":[%s],\"peak_gib\":%.2f,"
+		       "\"instance_gib\":%.2f,\"launches_per_token\":%d,\"tokens_checked\":%d,\"skipped\":%d}\n",
+		       label, st.device, (unsigned long long)m->bytes_per_token, ttft * 1e3, prompt, tl, st.prefill_fp8_lt,
+		       st.prefill_cache, runs, st.peak_used / 1073741824.0, rn_cuda_memory(r.st) / 1073741824.0, launches,
+		       gen, skipped);
 	}
 	rn_cuda_free(r.st);
 	rn_model_free(m);
@@ -309,5 +408,9 @@ int main(int argc, char **argv)
 	free(r.cell);
 	free(r.orow);
 	free(r.logits);
-	return rc ? 1 : 0;
+	for (int k = 0; k < 3; k++)
+		free(tpp[k]);
+	free(ts_);
+	free(tl_);
+	return rc ? 1 : failed ? 3 : 0;
 }

@@ -1,5 +1,5 @@
 # tests/cuda/ — tests of the cuda module (owned with the module's issue).
-EXTRA_DIST += tests/cuda/wrand.h tests/cuda/synth.h
+EXTRA_DIST += tests/cuda/wrand.h tests/cuda/synth.h tests/cuda/cmp.h
 if WITH_CUDA
 # The backend's decoding code compiled for the host, against the CPU backend: runs without a GPU.
 check_PROGRAMS += tests/cuda/test_cuda_host
@@ -12,6 +12,13 @@ tests_cuda_test_cuda_kernels_LDADD = $(TEST_LDADD)
 tests_cuda_test_cuda_forward_LDADD = $(TEST_LDADD)
 tests_cuda_test_cuda_models_LDADD = $(TEST_LDADD)
 TESTS += tests/cuda/test_cuda_kernels tests/cuda/test_cuda_forward tests/cuda/test_cuda_models
+# Qwen3-14B's real shapes (2 layers; Q4_K_M, Q8_0, FP8) against the CPU: skip (77) without a device;
+# ORUN_CUDA_TEST_CPU=1 runs their CPU reference half there.
+check_PROGRAMS += tests/cuda/test_cuda_shapes tests/cuda/test_cuda_depth tests/cuda/test_cuda_sampler
+tests_cuda_test_cuda_shapes_LDADD = $(TEST_LDADD)
+tests_cuda_test_cuda_depth_LDADD = $(TEST_LDADD)
+tests_cuda_test_cuda_sampler_LDADD = $(TEST_LDADD)
+TESTS += tests/cuda/test_cuda_shapes tests/cuda/test_cuda_depth tests/cuda/test_cuda_sampler
 # Speed on one model (not a test; tools/gpu-check runs it): tests/cuda/bench_cuda --help
 noinst_PROGRAMS += tests/cuda/bench_cuda
 tests_cuda_bench_cuda_LDADD = $(TEST_LDADD)

@@ -7,7 +7,11 @@
  * cache, graphs on vs off (must be bit-identical), GPU sampling (greedy = argmax of the logits; top-k /
  * top-p / min-p / temperature = the CPU chain on the same logits and the same uniform number), and the
  * pipelined decode (tokens read on the GPU) against one synchronous step at a time.
- * Skips (77) when there is no CUDA device.
+ * Every call with several output rows also checks, on the CPU, that its rows differ (||last - first|| /
+ * ||first|| > 0.3): logits that ignore the input would hide a wrong kernel.
+ * Skips (77) when there is no CUDA device; ORUN_CUDA_TEST_CPU=1 runs the CPU half there (the calls on the CPU
+ * backend, the KV operations, the row check; not the GPU-only sections). ORUN_CUDA_TEST_QUICK=1: three cases (qwen3 Q4_K and FP8, llama
+ * Q4_1 with one KV head per query head), for compute-sanitizer.
  */
 #include "config.h"
 
@@ -80,20 +84,28 @@ static struct rn_batch_cells cells_of(const struct call *c)
 	return bc;
 }
 
-/* Run the call on both; return the worst per-row normalised logit error and count argmax disagreements
- * where the CPU's top-2 margin is clear. */
+static bool g_gpu; /* false: the CPU half only (no device, ORUN_CUDA_TEST_CPU=1) */
+
+/* Run the call on both (the CPU alone without a GPU); return the worst per-row normalised logit error and
+ * count argmax disagreements where the CPU's top-2 margin is clear. */
 static double run_both(struct pair *P, const struct call *c, int *bad_top1, const char *what)
 {
 	struct rn_batch_cells bc = cells_of(c);
 	struct rn_error e1 = {0}, e2 = {0};
 	struct rn_outputs o1 = {.logits = P->lc}, o2 = {.logits = P->lg};
 	int r1 = rn_cpu_backend_ops.forward(P->cpu, &bc, &o1, &e1);
-	int r2 = rn_cuda_backend_ops.forward(P->gpu, &bc, &o2, &e2);
+	int r2 = P->gpu ? rn_cuda_backend_ops.forward(P->gpu, &bc, &o2, &e2) : RN_OK;
 	CHECKF(r1 == RN_OK, "%s: CPU forward: %s", what, e1.msg);
 	CHECKF(r2 == RN_OK, "%s: CUDA forward: %s", what, e2.msg);
 	if (r1 || r2)
 		return 1e9;
 	const int V = P->m->hp.n_vocab;
+	if (c->n_out > 1) {
+		double d = wr_nerr_f(P->lc + (size_t)(c->n_out - 1) * V, P->lc, V);
+		CHECKF(d > 0.3, "%s: the CPU's rows differ by only %.3g: the logits hardly depend on the input", what, d);
+	}
+	if (!P->gpu)
+		return 0;
 	double worst = 0;
 	for (int k = 0; k < c->n_out; k++) {
 		const float *a = P->lg + (size_t)k * V, *b = P->lc + (size_t)k * V;
@@ -137,8 +149,10 @@ static bool load_pair(struct pair *P, const struct rn_model *m, enum rn_kv_type 
 	P->pages = (struct rn_kv_pages){.n_blocks = NSEQ * BPS, .blocks_per_seq = BPS, .table = P->table};
 	int rc = rn_cpu_backend_ops.load_paged(m, &p, &P->pages, &P->cpu, &err);
 	CHECKF(rc == RN_OK, "CPU load: %s", err.msg);
-	rc = rc ? rc : rn_cuda_backend_ops.load(m, &p, &P->gpu, &err);
-	CHECKF(rc == RN_OK, "CUDA load: %s", err.msg);
+	if (g_gpu) {
+		rc = rc ? rc : rn_cuda_backend_ops.load(m, &p, &P->gpu, &err);
+		CHECKF(rc == RN_OK, "CUDA load: %s", err.msg);
+	}
 	P->lc = malloc((size_t)NBATCH * m->hp.n_vocab * sizeof(float));
 	P->lg = malloc((size_t)NBATCH * m->hp.n_vocab * sizeof(float));
 	return rc == RN_OK;
@@ -281,11 +295,13 @@ static void run_case(const struct mcase *mc)
 			call_add(&c, tok_at(100 + i, V), i, 1, i, true);
 		snprintf(what, sizeof what, "%s %s prefill", mc->arch, tn);
 		e_pre = run_both(&P, &c, &bad1, what);
+		/* these steps read the K/V prefill wrote, whose difference is prefill's (f16 / E4M3 activations on
+		 * the GPU, int8 / f32 on the CPU): they are held to the prefill tolerance */
 		for (int i = 40; i < 44; i++) {
 			struct call d = {0};
 			call_add(&d, tok_at(100 + i, V), i, 1, i, true);
 			double e = run_both(&P, &d, &bad1, what);
-			e_dec = e > e_dec ? e : e_dec;
+			e_pre = e > e_pre ? e : e_pre;
 		}
 	}
 	/* C: seqs 2 and 3 interleaved in one chunk, then one row for each of seqs 0..3 */
@@ -314,7 +330,8 @@ static void run_case(const struct mcase *mc)
 	/* D: copy seq 1 (45 cells) over seq 3, move and rotate (a context shift of seq 3 by 5) */
 	{
 		cpu_kv_copy(&P, 1, 3, 45);
-		rn_cuda_backend_ops.kv_copy(P.gpu, 1, 3, 45);
+		if (P.gpu)
+			rn_cuda_backend_ops.kv_copy(P.gpu, 1, 3, 45);
 		struct call d = {0};
 		call_add(&d, tok_at(7, V), 45, 3, 45, true);
 		snprintf(what, sizeof what, "%s %s kv_copy", mc->arch, tn);
@@ -322,10 +339,11 @@ static void run_case(const struct mcase *mc)
 		e_kv = e > e_kv ? e : e_kv;
 		/* drop cells [4, 9) of seq 3: the 37 cells after move down, then re-rotate them by -5 */
 		rn_cpu_backend_ops.kv_move(P.cpu, 3, 9, 4, 37);
-		rn_cuda_backend_ops.kv_move(P.gpu, 3, 9, 4, 37);
+		if (P.gpu)
+			rn_cuda_backend_ops.kv_move(P.gpu, 3, 9, 4, 37);
 		struct rn_error e1 = {0}, e2 = {0};
 		CHECK(rn_cpu_backend_ops.kv_rotate(P.cpu, 3, 4, 41, -5, &e1) == RN_OK);
-		CHECKF(rn_cuda_backend_ops.kv_rotate(P.gpu, 3, 4, 41, -5, &e2) == RN_OK, "kv_rotate: %s", e2.msg);
+		CHECKF(!P.gpu || rn_cuda_backend_ops.kv_rotate(P.gpu, 3, 4, 41, -5, &e2) == RN_OK, "kv_rotate: %s", e2.msg);
 		struct call d2 = {0};
 		call_add(&d2, tok_at(8, V), 41, 3, 41, true);
 		snprintf(what, sizeof what, "%s %s kv_move + kv_rotate", mc->arch, tn);
@@ -333,7 +351,7 @@ static void run_case(const struct mcase *mc)
 		e_kv = e > e_kv ? e : e_kv;
 	}
 	/* E: GPU sampling on the same step (re-running a step rewrites the same cells with the same values) */
-	{
+	if (g_gpu) {
 		struct call d = {0};
 		call_add(&d, tok_at(9, V), 13, 0, 13, true);
 		struct rn_batch_cells bc = cells_of(&d);
@@ -355,7 +373,7 @@ static void run_case(const struct mcase *mc)
 		}
 	}
 	/* F: graphs off must give the same bits */
-	{
+	if (g_gpu) {
 		setenv("ORUN_CUDA_GRAPHS", "0", 1);
 		struct rn_load_params p = {.n_seq = 1, .n_ctx = 64, .n_batch = 16};
 		void *g2 = NULL, *g1 = NULL;
@@ -390,7 +408,7 @@ static void run_case(const struct mcase *mc)
 			rn_cuda_backend_ops.free(g2);
 	}
 	/* H: pipelined greedy decode (the next step's token read on the GPU) = one step at a time */
-	{
+	if (g_gpu) {
 		struct rn_load_params p = {.n_seq = 1, .n_ctx = 64, .n_batch = 16};
 		void *ga = NULL, *gb = NULL;
 		struct rn_error e = {0};
@@ -466,27 +484,43 @@ static void run_case(const struct mcase *mc)
 
 int main(void)
 {
-	if (rn_cuda_device_count() == 0)
-		SKIP("no CUDA device (rn_cuda_device_count() == 0): the forward pass compiles and links but cannot run here");
-	char dev[160];
-	rn_cuda_device_describe(0, dev, sizeof dev);
-	printf("device 0: %s\n", dev);
+	const char *cpu_only = getenv("ORUN_CUDA_TEST_CPU");
+	g_gpu = rn_cuda_device_count() > 0;
+	if (!g_gpu && !(cpu_only && *cpu_only && strcmp(cpu_only, "0") != 0))
+		SKIP("no CUDA device (rn_cuda_device_count() == 0): the forward pass compiles and links but cannot run here "
+		     "(ORUN_CUDA_TEST_CPU=1 runs its CPU half)");
+	if (g_gpu) {
+		char dev[160];
+		rn_cuda_device_describe(0, dev, sizeof dev);
+		printf("device 0: %s\n", dev);
+	} else {
+		printf("no CUDA device: ORUN_CUDA_TEST_CPU is set, running the CPU half only (errors print as 0)\n");
+	}
+	/* Tolerances (decode, prefill; normalised logit error): for types with int8 activations 5e-2 both — on
+	 * these 2-layer models a perturbation of 1e-6 to 3e-3 at attention moves the CPU's own logits by
+	 * 0.7-1.8e-2 (measured: int8 requantization grows any difference, f32 summation order included, to the
+	 * rounding's own level; see test_cuda_shapes.c), and prefill's f16-vs-int8 difference is of that kind;
+	 * F16 / BF16 / FP8 (f16, bf16, f32 activations on both backends: the same perturbations move FP8's
+	 * logits by 0.9-3.2e-3) 1e-2 for decode, 3e-2 for prefill (FP8: 8e-2, E4M3 activations ~2.1% a GEMM). */
 	const struct mcase cases[] = {
-		{"qwen3", GGUF_TYPE_Q4_K, 10, 2, 128, 0, 1e-2, 3e-2},
-		{"qwen3", GGUF_TYPE_Q5_K, 10, 2, 128, 0, 1e-2, 3e-2},
-		{"qwen3", GGUF_TYPE_Q6_K, 10, 2, 128, 0, 1e-2, 3e-2},
-		{"qwen3", GGUF_TYPE_Q8_0, 10, 2, 128, 0, 1e-2, 3e-2},
-		{"qwen3", GGUF_TYPE_Q4_0, 10, 2, 128, 0, 1e-2, 3e-2},
+		{"qwen3", GGUF_TYPE_Q4_K, 10, 2, 128, 0, 5e-2, 5e-2},
+		{"qwen3", GGUF_TYPE_Q5_K, 10, 2, 128, 0, 5e-2, 5e-2},
+		{"qwen3", GGUF_TYPE_Q6_K, 10, 2, 128, 0, 5e-2, 5e-2},
+		{"qwen3", GGUF_TYPE_Q8_0, 10, 2, 128, 0, 5e-2, 5e-2},
+		{"qwen3", GGUF_TYPE_Q4_0, 10, 2, 128, 0, 5e-2, 5e-2},
 		{"qwen3", GGUF_TYPE_F16, 10, 2, 128, 0, 1e-2, 3e-2},
 		{"qwen3", GGUF_TYPE_BF16, 10, 2, 128, 0, 1e-2, 3e-2},
 		{"qwen3", GGUF_TYPE_FP8_E4M3_B128, 10, 2, 128, 0, 1e-2, 8e-2},
-		{"qwen3", GGUF_TYPE_Q4_K, 10, 2, 128, 4.0f, 1e-2, 3e-2},
-		{"qwen2", GGUF_TYPE_Q5_0, 8, 2, 64, 0, 1e-2, 3e-2},
-		{"qwen2", GGUF_TYPE_Q8_0, 8, 2, 64, 0, 1e-2, 3e-2},
-		{"llama", GGUF_TYPE_Q4_1, 8, 8, 64, 0, 1e-2, 3e-2},
-		{"llama", GGUF_TYPE_Q5_1, 4, 1, 128, 0, 1e-2, 3e-2},
+		{"qwen3", GGUF_TYPE_Q4_K, 10, 2, 128, 4.0f, 5e-2, 5e-2},
+		{"qwen2", GGUF_TYPE_Q5_0, 8, 2, 64, 0, 5e-2, 5e-2},
+		{"qwen2", GGUF_TYPE_Q8_0, 8, 2, 64, 0, 5e-2, 5e-2},
+		{"llama", GGUF_TYPE_Q4_1, 8, 8, 64, 0, 5e-2, 5e-2},
+		{"llama", GGUF_TYPE_Q5_1, 4, 1, 128, 0, 5e-2, 5e-2},
 	};
+	const char *q = getenv("ORUN_CUDA_TEST_QUICK");
+	const bool quick = q && *q && strcmp(q, "0") != 0;
 	for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++)
-		run_case(&cases[i]);
+		if (!quick || i == 0 || i == 7 || i == 11)
+			run_case(&cases[i]);
 	return check_done();
 }
