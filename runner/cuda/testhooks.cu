@@ -153,7 +153,7 @@ extern "C" int rn_cuda_test_matvec(uint32_t gguf_type, const void *data, size_t 
 									       "or disagrees with the f16 path on this device");
 			}
 			if (!rc)
-				rc = run_prep(&m, m.w.lt_fp8 ? PREP_FP8 : type == CW_BF16 ? PREP_BF16 : PREP_F16, n, cols, err);
+				rc = run_prep(&m, m.w.lt_fp8 ? PREP_FP8 | PREP_F16 : type == CW_BF16 ? PREP_BF16 : PREP_F16, n, cols, err);
 			if (!rc)
 				rc = rn_cu_gemm(&m.c, &m.w, &m.c.act, n, m.yd, rows, NULL, false, err);
 		}

@@ -11,13 +11,21 @@
  *  - on Hopper, cuBLASLt's block-scaled FP8 GEMM at n = 1, 3, 17, 2047, 2048 with beta 0 and 1 against the
  *    f16 path and the f64 product (5e-2: E4M3 activations, 3 mantissa bits, ~2-3% per value); the probe
  *    refusing on Hopper is a failure (prefill would silently lose FP8). Elsewhere the probe must refuse and
- *    say why.
+ *    say why;
+ *  - the whole prefill of a small qwen3 model (Q4_K and FP8) with the f16 cache (the default) and without
+ *    (ORUN_CUDA_PREFILL_F16=0): stats as expected, logits of a 40- and a 63-row chunk agree (1e-5: the same
+ *    f16 operands) and match the CPU backend (3e-2 Q4_K, 8e-2 FP8, as tests/cuda/test_cuda_forward.c).
  */
 #include "config.h"
 
+#include <math.h>
+
+#include "runner/backend.h"
+#include "runner/cpu/cpu.h"
 #include "runner/cuda/cuda.h"
+#include "runner/model.h"
 #include "tests/check.h"
-#include "tests/cuda/wrand.h"
+#include "tests/cuda/synth.h"
 
 static int ulp16(uint16_t a, uint16_t b)
 {
@@ -174,6 +182,166 @@ static void fp8_cases(int cc, const float *x, const float *y0)
 	free(w);
 }
 
+
+#define NB 64
+
+/* One load of the CUDA backend with ORUN_CUDA_PREFILL_F16 = env (NULL: unset); logits [NB][V] of a chunk of n
+ * rows (every row wanted) at positions 0.. of sequence 0. */
+static int prefill_logits(const struct rn_model *m, const char *env, int n, float *logits, struct rn_cuda_stats *st)
+{
+	if (env)
+		setenv("ORUN_CUDA_PREFILL_F16", env, 1);
+	else
+		unsetenv("ORUN_CUDA_PREFILL_F16");
+	struct rn_load_params p = {0};
+	p.n_seq = 1;
+	p.n_ctx = 256;
+	p.n_batch = NB;
+	p.n_threads = 2;
+	p.kv_type = RN_KV_F16;
+	struct rn_error err = {0};
+	void *g = NULL;
+	int rc = rn_cuda_backend_ops.load(m, &p, &g, &err);
+	CHECKF(rc == RN_OK, "CUDA load (ORUN_CUDA_PREFILL_F16=%s): %s", env ? env : "unset", err.msg);
+	if (rc)
+		return rc;
+	int32_t tok[NB], pos[NB], seq[NB], cell[NB], out_row[NB];
+	uint8_t want[NB];
+	for (int i = 0; i < n; i++) {
+		tok[i] = (int32_t)((i * 7919 + 13) % m->hp.n_vocab);
+		pos[i] = cell[i] = out_row[i] = i;
+		seq[i] = 0;
+		want[i] = 1;
+	}
+	struct rn_batch_cells bc;
+	memset(&bc, 0, sizeof bc);
+	bc.b.n_tokens = n;
+	bc.b.token = tok;
+	bc.b.pos = pos;
+	bc.b.seq = seq;
+	bc.b.want = want;
+	bc.cell = cell;
+	bc.n_out = n;
+	bc.out_row = out_row;
+	struct rn_outputs o = {.logits = logits};
+	rc = rn_cuda_backend_ops.forward(g, &bc, &o, &err);
+	CHECKF(rc == RN_OK, "CUDA forward n=%d: %s", n, err.msg);
+	rn_cuda_get_stats(g, st);
+	rn_cuda_backend_ops.free(g);
+	unsetenv("ORUN_CUDA_PREFILL_F16");
+	return rc;
+}
+
+static int cpu_logits(const struct rn_model *m, int n, float *logits)
+{
+	struct rn_load_params p = {0};
+	p.n_seq = 1;
+	p.n_ctx = 256;
+	p.n_batch = NB;
+	p.n_threads = 2;
+	p.kv_type = RN_KV_F16;
+	int32_t table[8];
+	for (int i = 0; i < 8; i++)
+		table[i] = i;
+	struct rn_kv_pages pages = {.n_blocks = 8, .blocks_per_seq = 8, .table = table};
+	struct rn_error err = {0};
+	void *c = NULL;
+	int rc = rn_cpu_backend_ops.load_paged(m, &p, &pages, &c, &err);
+	CHECKF(rc == RN_OK, "CPU load: %s", err.msg);
+	if (rc)
+		return rc;
+	int32_t tok[NB], pos[NB], seq[NB], cell[NB], out_row[NB];
+	uint8_t want[NB];
+	for (int i = 0; i < n; i++) {
+		tok[i] = (int32_t)((i * 7919 + 13) % m->hp.n_vocab);
+		pos[i] = cell[i] = out_row[i] = i;
+		seq[i] = 0;
+		want[i] = 1;
+	}
+	struct rn_batch_cells bc;
+	memset(&bc, 0, sizeof bc);
+	bc.b.n_tokens = n;
+	bc.b.token = tok;
+	bc.b.pos = pos;
+	bc.b.seq = seq;
+	bc.b.want = want;
+	bc.cell = cell;
+	bc.n_out = n;
+	bc.out_row = out_row;
+	struct rn_outputs o = {.logits = logits};
+	rc = rn_cpu_backend_ops.forward(c, &bc, &o, &err);
+	CHECKF(rc == RN_OK, "CPU forward: %s", err.msg);
+	rn_cpu_backend_ops.free(c);
+	return rc;
+}
+
+static double worst_row(const float *a, const float *b, int n, int V)
+{
+	double w = 0;
+	for (int k = 0; k < n; k++) {
+		double e = wr_nerr_f(a + (size_t)k * V, b + (size_t)k * V, V);
+		if (!(e == e))
+			e = 1e9;
+		w = e > w ? e : w;
+	}
+	return w;
+}
+
+static void forward_case(uint32_t type, int cc)
+{
+	struct synth_opts o;
+	synth_defaults(&o, "qwen3", type);
+	size_t size = 0;
+	uint8_t *buf = synth_model(&o, &size);
+	CHECK(buf != NULL);
+	if (!buf)
+		return;
+	struct gguf_error ge;
+	struct gguf_file *f = gguf_parse(buf, size, &ge);
+	CHECKF(f != NULL, "parse: %s", ge.msg);
+	struct rn_error err = {0};
+	struct rn_model *m = f ? rn_model_load(f, &err) : NULL;
+	CHECKF(m != NULL, "model: %s", err.msg);
+	const char *tn = gguf_type_name(type);
+	const int V = m ? m->hp.n_vocab : 0;
+	const bool fp8 = type == GGUF_TYPE_FP8_E4M3_B128;
+	const double tol_cpu = fp8 ? 8e-2 : 3e-2;
+	float *lc = malloc((size_t)NB * V * sizeof(float)), *l0 = malloc((size_t)NB * V * sizeof(float)),
+	      *l1 = malloc((size_t)NB * V * sizeof(float));
+	const int ns[2] = {40, 63};
+	for (int t = 0; m && t < 2; t++) {
+		const int n = ns[t];
+		struct rn_cuda_stats s0, s1;
+		memset(&s0, 0, sizeof s0);
+		memset(&s1, 0, sizeof s1);
+		if (prefill_logits(m, "0", n, l0, &s0) || prefill_logits(m, NULL, n, l1, &s1) || cpu_logits(m, n, lc))
+			continue;
+		CHECKF(s0.prefill_cache == 0, "%s: ORUN_CUDA_PREFILL_F16=0 still keeps the f16 copies", tn);
+		if (fp8 && cc == 90) {
+			CHECKF(s1.prefill_fp8_lt == 1 && s1.prefill_fp8_why[0] == 0, "%s on Hopper: FP8 prefill not on cuBLASLt: %s",
+			       tn, s1.prefill_fp8_why);
+		} else if (fp8) {
+			CHECKF(s1.prefill_fp8_lt == 0 && strstr(s1.prefill_fp8_why, "sm_") != NULL,
+			       "%s on sm_%d: prefill_fp8_lt %d, why \"%s\"", tn, cc, s1.prefill_fp8_lt, s1.prefill_fp8_why);
+		}
+		if (!fp8 || !s1.prefill_fp8_lt)
+			CHECKF(s1.prefill_cache == 1, "%s: the f16 prefill copies are not kept by default", tn);
+		double d = worst_row(l1, l0, n, V), e0 = worst_row(l0, lc, n, V), e1 = worst_row(l1, lc, n, V);
+		/* FP8 on cuBLASLt uses no f16 copies: both loads then run the same FP8 GEMMs */
+		CHECKF(d < 1e-5, "%s n=%d: prefill with and without the f16 copies differ by %.3g (tolerance 1e-5)", tn, n, d);
+		CHECKF(e0 < tol_cpu && e1 < tol_cpu, "%s n=%d: prefill vs the CPU %.3g (no cache) %.3g (cache), tolerance %.1g",
+		       tn, n, e0, e1, tol_cpu);
+		printf("forward %-14s n=%d  cache vs no-cache %.2e  vs CPU %.2e  fp8-lt %d  cache %d%s%s\n", tn, n, d, e1,
+		       s1.prefill_fp8_lt, s1.prefill_cache, s1.prefill_fp8_why[0] ? "  why: " : "", s1.prefill_fp8_why);
+	}
+	free(lc);
+	free(l0);
+	free(l1);
+	rn_model_free(m);
+	gguf_close(f);
+	free(buf);
+}
+
 int main(void)
 {
 	char msg[512];
@@ -212,6 +380,8 @@ int main(void)
 	gemm_cases(GGUF_TYPE_Q6_K, 256, 1024, x, y0, 42);
 	gemm_cases(GGUF_TYPE_Q8_0, 256, 1024, x, y0, 43);
 	fp8_cases(cc, x, y0);
+	forward_case(GGUF_TYPE_Q4_K, cc);
+	forward_case(GGUF_TYPE_FP8_E4M3_B128, cc);
 	free(x);
 	free(y0);
 	return check_done();
