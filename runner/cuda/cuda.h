@@ -159,6 +159,23 @@ int rn_cuda_test_matvec(uint32_t gguf_type, const void *data, size_t size, int64
 int rn_cuda_test_act_quant(int kind, const float *x, int n, int64_t cols, void *dst, size_t row_bytes, char *msg,
 			   size_t msg_size);
 
+/* gemm (cuda-gemm) */
+/* Host check (no GPU): the FP8 activation-scale layout for cuBLASLt (rn_cu_f8s_at, the pad region gemm.cu
+ * zeroes) and the FP8 probe's row counts. Returns the number of mismatches, the first described in msg. */
+int rn_cuda_host_gemm_check(char *msg, size_t msg_size);
+/* Compute capability of device 0 as major * 10 + minor, or -1. */
+int rn_cuda_test_device_cc(void);
+/* Dequantize a whole matrix (GGUF form) to f16 on device 0 with the prefill kernel; out[rows * cols] gets the
+ * half bits. Returns 0 or -1 with msg. */
+int rn_cuda_test_dequant_f16(uint32_t gguf_type, const void *data, size_t size, int64_t rows, int64_t cols,
+			     uint16_t *out, char *msg, size_t msg_size);
+/* One prefill GEMM on device 0: y[j * rows + r] (+)= W[r] . x[j] for n rows of x ([n][cols]); with accumulate
+ * y holds C on entry (beta 1). mode 0: the f16 path dequantizing per call; 1: through an f16 copy of the
+ * weights (the prefill cache); 2: cuBLASLt's block-scaled FP8 GEMM after the load-time probe (FP8 weights;
+ * -1 with the probe's reason when it says no or the GEMM falls back). Returns 0 or -1 with msg. */
+int rn_cuda_test_gemm(uint32_t gguf_type, const void *data, size_t size, int64_t rows, int64_t cols, const float *x,
+		      int n, int mode, int accumulate, float *y, char *msg, size_t msg_size);
+
 #ifdef __cplusplus
 }
 #endif

@@ -51,7 +51,7 @@ static uint64_t scratch_bytes_for(const struct rn_model *m, const struct rn_load
 	const uint64_t B = (uint64_t)p->n_batch, E = (uint64_t)m->hp.n_embd, Q = (uint64_t)m->hp.n_head * m->hp.head_dim;
 	const uint64_t KV = (uint64_t)m->hp.n_head_kv * m->hp.head_dim, F = (uint64_t)m->hp.n_ff;
 	const uint64_t MC = (uint64_t)max_cols_of(m), V = (uint64_t)m->hp.n_vocab, D = (uint64_t)m->hp.head_dim;
-	const uint64_t R = B < RN_CU_DECODE_MAX ? RN_CU_DECODE_MAX : B;
+	const uint64_t R = (uint64_t)rn_cu_f8_rows(B < RN_CU_DECODE_MAX ? RN_CU_DECODE_MAX : B); /* FP8 GEMMs pad to 4 */
 	uint64_t s = 0;
 	s += 4 * (R * E + R * MC + R * Q + 2 * R * KV + R * Q + 2 * R * (F > MC ? F : MC)); /* x xn q k v att hb hb2 */
 	s += 4 * (R * E + R * Q);                                                          /* gathered x, att */
@@ -79,10 +79,15 @@ static const struct rn_tensor *layer_w(const struct rn_layer *l, int i)
 	return t[i];
 }
 
-static bool prefill_cache_wanted(void)
+/* f16 copies of the quantized layer weights for prefill: 0 = off (ORUN_CUDA_PREFILL_F16=0), 1 = when memory
+ * allows (the default: the load drops them rather than fail), 2 = required (ORUN_CUDA_PREFILL_F16=1: the load
+ * fails without room for them). */
+static int prefill_cache_wanted(void)
 {
 	const char *e = getenv("ORUN_CUDA_PREFILL_F16");
-	return e && *e && strcmp(e, "0") != 0;
+	if (!e || !*e)
+		return 1;
+	return strcmp(e, "0") == 0 ? 0 : 2;
 }
 
 /* Checks every tensor the backend will upload and sums the device bytes. */
@@ -117,7 +122,7 @@ static int sizes_for(const struct rn_model *m, const struct rn_load_params *p, s
 	}
 	sz->kv = kv_bytes_for(m, p);
 	sz->scratch = scratch_bytes_for(m, p);
-	if (!prefill_cache_wanted())
+	if (!prefill_cache_wanted() || p->n_batch <= RN_CU_DECODE_MAX) /* no prefill GEMMs, no copies */
 		sz->prefill_cache = 0;
 	return RN_OK;
 }
@@ -130,7 +135,7 @@ extern "C" int rn_cuda_estimate(const struct rn_model *m, const struct rn_load_p
 	int rc = sizes_for(m, p, &sz, err);
 	if (rc)
 		return rc;
-	e->weights = sz.weights + sz.prefill_cache;
+	e->weights = sz.weights + (prefill_cache_wanted() == 2 ? sz.prefill_cache : 0); /* else optional */
 	e->kv = sz.kv;
 	e->scratch = sz.scratch;
 	e->reserve = RN_CU_RESERVE;
@@ -276,6 +281,8 @@ extern "C" int rn_cuda_load(const struct rn_model *m, const struct rn_load_param
 	RN_CU_CHECK(cudaMemGetInfo(&fr, &tot));
 	char dev[128];
 	rn_cuda_device_describe(p->device, dev, sizeof dev);
+	if (prefill_cache_wanted() == 1 && sz.weights + sz.prefill_cache + sz.kv + sz.scratch + RN_CU_RESERVE > fr)
+		sz.prefill_cache = 0; /* the f16 copies are optional: dequantize per call instead */
 	const uint64_t need = sz.weights + sz.prefill_cache + sz.kv + sz.scratch + RN_CU_RESERVE;
 	if (need > fr)
 		return rn_error_set(err, RN_ERR_NOMEM,
@@ -460,9 +467,9 @@ extern "C" int rn_cuda_load(const struct rn_model *m, const struct rn_load_param
 		}
 	}
 
-	/* scratch */
+	/* scratch (rows rounded up to 4: cuBLASLt's FP8 GEMMs run on rn_cu_f8_rows(n) rows) */
 	{
-		const size_t B = (size_t)(p->n_batch > RN_CU_DECODE_MAX ? p->n_batch : RN_CU_DECODE_MAX);
+		const size_t B = (size_t)rn_cu_f8_rows(p->n_batch > RN_CU_DECODE_MAX ? p->n_batch : RN_CU_DECODE_MAX);
 		const size_t E = (size_t)c->n_embd, Q = (size_t)c->q_dim, KV = (size_t)c->kv_dim, MC = (size_t)c->max_cols;
 		const size_t F = (size_t)c->n_ff > MC ? (size_t)c->n_ff : MC;
 		DALLOC(c->x, B * E * 4);
@@ -524,6 +531,8 @@ extern "C" int rn_cuda_load(const struct rn_model *m, const struct rn_load_param
 			}
 		}
 		c->stats.prefill_fp8_lt = any_fp8 && all_lt;
+		if (any_fp8 && !all_lt) /* no silent fallback: say which probe failed and why */
+			fprintf(stderr, "orun cuda: FP8 prefill GEMMs use the f16 path: %s\n", c->stats.prefill_fp8_why);
 		if (sz.prefill_cache) {
 			for (int l = 0; l < hp->n_layer; l++) {
 				struct rn_cu_layer *L = &c->layers[l];
@@ -570,8 +579,8 @@ static unsigned fmt_for(const struct rn_cu_w *w, int n)
 		default: return PREP_F32;
 		}
 	}
-	if (w->lt_fp8)
-		return PREP_FP8;
+	if (w->lt_fp8) /* f16 as well: the f16 path serves a row count cuBLASLt refuses (rn_cu_gemm) */
+		return PREP_FP8 | PREP_F16;
 	return w->m.type == CW_BF16 ? PREP_BF16 : PREP_F16;
 }
 

@@ -81,10 +81,12 @@ struct rn_cu_acts {
 /* Formats a prep kernel writes (bit set). */
 enum { PREP_F32 = 1, PREP_Q8_32 = 2, PREP_Q8_256 = 4, PREP_F16 = 8, PREP_BF16 = 16, PREP_FP8 = 32 };
 
-/* A cuBLASLt FP8 GEMM set up for one shape (weights N x K, n activation rows, beta 0 or 1). */
+/* A cuBLASLt FP8 GEMM set up for one shape (weights N x K, n activation rows padded to rn_cu_f8_rows, the
+ * leading dimensions, beta 0 or 1). */
 struct rn_cu_ltplan {
-	int64_t N, K;
+	int64_t N, K, ldb, ldc;
 	int n, accumulate;
+	int status, found;  /* the heuristic's answer (for the probe's message) */
 	cublasLtMatmulDesc_t desc;
 	cublasLtMatrixLayout_t la, lb, lc;
 	cublasLtMatmulAlgo_t algo;
@@ -93,10 +95,11 @@ struct rn_cu_ltplan {
 };
 #define RN_CU_MAX_LTPLANS 32
 
-/* The FP8 probe's verdict for one weight shape. */
+/* The FP8 probe's verdict for one weight shape (why: the reason when lt_ok is false). */
 struct rn_cu_probe {
 	int64_t rows, cols;
 	bool lt_ok;
+	char why[160];
 };
 #define RN_CU_MAX_PROBES 16
 
@@ -246,7 +249,7 @@ struct rn_cu_prep {
 	int cols;
 	unsigned fmt;          /* PREP_* */
 	struct rn_cu_acts out; /* out.x receives the f32 result (may equal in) */
-	int n_rows_total;      /* rows of the FP8 scale layout (its leading dimension) */
+	int n_rows_total;      /* rows of the call: the FP8 scales go to rn_cu_f8s_at(g, row, n_rows_total) */
 };
 int rn_cu_prep(const struct rn_cu_prep *p, int n, cudaStream_t st, struct rn_error *err);
 int rn_cu_embed(const struct rn_cu *c, int n, cudaStream_t st, struct rn_error *err);
@@ -265,12 +268,37 @@ int rn_cu_attention_prefill(struct rn_cu *c, int layer, int n, const int32_t *se
 			    struct rn_error *err);
 int rn_cu_attention_splits(int max_keys);
 
-/* gemm.cu: y[j * ldy + r] (+)= W[r] . act[j] for any n, through dequantization + cuBLAS (or cuBLASLt FP8). */
+/* gemm.cu: the layout of the FP8 activations' scales for cuBLASLt's block-scaled GEMM (B operand, scale mode
+ * VEC128_32F): one f32 per 128 values of K for each token, token-major ("outer-dimension major": the scales
+ * of group g of all tokens are contiguous), with the token count padded to a multiple of 4, which the
+ * block-scaled GEMMs require of their M and N. The GEMM runs on rn_cu_f8_rows(n) activation rows; the pad
+ * rows' E4M3 values and scales are zero (gemm.cu writes them), so their output columns are beta * C. */
+RN_HD int64_t rn_cu_f8_rows(int64_t n) { return (n + 3) / 4 * 4; }
+/* Index of the scale of 128-group g of activation row `row` (< n) in a call of n rows. */
+RN_HD int64_t rn_cu_f8s_at(int64_t g, int64_t row, int64_t n) { return g * rn_cu_f8_rows(n) + row; }
+/* The scales of the pad rows n..rn_cu_f8_rows(n)-1 for K values per row: `height` runs of `width` floats,
+ * `pitch` floats apart, the first at `off` (what gemm.cu zeroes with one cudaMemset2DAsync). */
+struct rn_cu_f8pad {
+	int64_t off, pitch, width, height;
+};
+RN_HD struct rn_cu_f8pad rn_cu_f8s_pad(int64_t n, int64_t K)
+{
+	struct rn_cu_f8pad r = {rn_cu_f8s_at(0, n, n), rn_cu_f8_rows(n), rn_cu_f8_rows(n) - n, K / 128};
+	return r;
+}
+
+/* gemm.cu: y[j * ldy + r] (+)= W[r] . act[j] for any n, through dequantization + cuBLAS (or cuBLASLt FP8).
+ * FP8 through cuBLASLt writes rn_cu_f8_rows(n) rows of y (the pad rows get beta * y): y and the activation
+ * buffers must hold that many rows. */
 int rn_cu_gemm(struct rn_cu *c, const struct rn_cu_w *w, const struct rn_cu_acts *a, int n, float *y, int64_t ldy,
 	       const float *bias, bool accumulate, struct rn_error *err);
 int rn_cu_dequant_f16(const struct rn_cu_w *w, int64_t row0, int64_t nrows, __half *dst, cudaStream_t st,
 		      struct rn_error *err);
+/* Decide w->lt_fp8 by running cuBLASLt's FP8 GEMM and the f16 path at the row counts and betas prefill uses;
+ * when it says no, c->stats.prefill_fp8_why gets the first reason (shape, n, beta, what failed). */
 int rn_cu_fp8_probe(struct rn_cu *c, struct rn_cu_w *w, struct rn_error *err);
+/* The row counts the probe tries for a given n_batch (> RN_CU_DECODE_MAX) into ns[3]; returns how many. */
+int rn_cu_fp8_probe_rows(int n_batch, int *ns);
 void rn_cu_ltplans_free(struct rn_cu *c);
 
 /* sample.cu: check the options (RN_ERR_INVALID_ARG for what the GPU path cannot do), then enqueue the

@@ -138,7 +138,7 @@ static __global__ void __launch_bounds__(PREP_THREADS) k_prep(struct rn_cu_prep 
 				     ((uint32_t)__nv_cvt_float_to_fp8(v.w * inv, __NV_SATFINITE, __NV_E4M3) << 24);
 			*(uint32_t *)(q + 128 * g + 4 * lane) = w;
 			if (lane == 0)
-				p.out.f8s[(int64_t)g * p.n_rows_total + row] = scale;
+				p.out.f8s[rn_cu_f8s_at(g, row, p.n_rows_total)] = scale; /* gemm.cu's layout */
 		}
 	}
 }

@@ -51,7 +51,7 @@ static int mini_init(struct mini *m, int n, int64_t cols, int64_t rows, struct r
 	RN_CU_BLAS(cublasSetWorkspace(c->blas, c->blas_ws, RN_CU_BLAS_WS));
 	RN_CU_BLAS(cublasSetStream(c->blas, c->st));
 	const int64_t MC = (cols + 255) / 256 * 256;
-	const size_t N = (size_t)(n < 64 ? 64 : n);
+	const size_t N = (size_t)rn_cu_f8_rows(n < 64 ? 64 : n); /* FP8 GEMMs run on rows padded to 4 */
 	c->act.ldq = MC;
 	c->max_cols = (int)(MC > rows ? MC : rows);
 	c->n_ff = (int)rows;
@@ -153,7 +153,7 @@ extern "C" int rn_cuda_test_matvec(uint32_t gguf_type, const void *data, size_t 
 									       "or disagrees with the f16 path on this device");
 			}
 			if (!rc)
-				rc = run_prep(&m, m.w.lt_fp8 ? PREP_FP8 : type == CW_BF16 ? PREP_BF16 : PREP_F16, n, cols, err);
+				rc = run_prep(&m, m.w.lt_fp8 ? PREP_FP8 | PREP_F16 : type == CW_BF16 ? PREP_BF16 : PREP_F16, n, cols, err);
 			if (!rc)
 				rc = rn_cu_gemm(&m.c, &m.w, &m.c.act, n, m.yd, rows, NULL, false, err);
 		}
@@ -227,6 +227,220 @@ extern "C" int rn_cuda_test_act_quant(int kind, const float *x, int n, int64_t c
 	free(q);
 	free(d);
 	free(s);
+	mini_free(&m);
+	if (rc)
+		snprintf(msg, msg_size, "%s", e.msg);
+	return rc ? -1 : 0;
+}
+
+/* gemm (cuda-gemm) */
+
+/* The FP8 scale layout and the probe's row counts, on the host: rn_cu_f8s_at against the documented layout
+ * (VEC128_32F for B: token-major, the token count padded to a multiple of 4), the pad region gemm.cu zeroes
+ * against the rows it must cover, and rn_cu_fp8_probe_rows against what prefill uses. */
+extern "C" int rn_cuda_host_gemm_check(char *msg, size_t msg_size)
+{
+	int bad = 0;
+	msg[0] = 0;
+#define NOTE(...)                                                                                                \
+	do {                                                                                                     \
+		if (!bad++)                                                                                      \
+			snprintf(msg, msg_size, __VA_ARGS__);                                                    \
+	} while (0)
+	const int64_t groups_list[3] = {1, 5, 136}; /* 128, 640, 17408 columns */
+	float *buf = (float *)malloc((size_t)136 * 4104 * sizeof(float));
+	if (!buf) {
+		snprintf(msg, msg_size, "out of memory");
+		return 1;
+	}
+	for (int64_t n = 1; n <= 4100 && bad < 1; n++) {
+		const int64_t n4 = rn_cu_f8_rows(n);
+		if (n4 % 4 != 0 || n4 < n || n4 >= n + 4)
+			NOTE("rn_cu_f8_rows(%lld) = %lld", (long long)n, (long long)n4);
+		for (int gi = 0; gi < 3; gi++) {
+			const int64_t G = groups_list[gi], K = G * 128;
+			/* what k_prep and gemm.cu write: every real (g, row) through rn_cu_f8s_at, then the pad region;
+			 * the rest stays a marker that must not survive */
+			for (int64_t i = 0; i < G * n4; i++)
+				buf[i] = -1.0f;
+			for (int64_t g = 0; g < G; g++)
+				for (int64_t r = 0; r < n; r++) {
+					int64_t at = rn_cu_f8s_at(g, r, n);
+					if (at < 0 || at >= G * n4) {
+						NOTE("n=%lld g=%lld row=%lld: index %lld outside [0, %lld)", (long long)n, (long long)g,
+						     (long long)r, (long long)at, (long long)(G * n4));
+						break;
+					}
+					buf[at] = (float)(g * 100000 + r + 1);
+				}
+			const struct rn_cu_f8pad pad = rn_cu_f8s_pad(n, K);
+			if (pad.height != G || pad.pitch != n4 || pad.width != n4 - n)
+				NOTE("rn_cu_f8s_pad(%lld, %lld) = {%lld, %lld, %lld, %lld}", (long long)n, (long long)K,
+				     (long long)pad.off, (long long)pad.pitch, (long long)pad.width, (long long)pad.height);
+			else
+				for (int64_t h = 0; h < pad.height; h++)
+					for (int64_t w = 0; w < pad.width; w++)
+						buf[pad.off + h * pad.pitch + w] = 0.0f;
+			/* the documented layout: element (token j, group g) at g * n4 + j; pad tokens zero */
+			for (int64_t g = 0; g < G && bad < 1; g++)
+				for (int64_t j = 0; j < n4; j++) {
+					const float want = j < n ? (float)(g * 100000 + j + 1) : 0.0f;
+					if (buf[g * n4 + j] != want) {
+						NOTE("n=%lld K=%lld: scale (token %lld, group %lld) = %g, want %g", (long long)n,
+						     (long long)K, (long long)j, (long long)g, (double)buf[g * n4 + j], (double)want);
+						break;
+					}
+				}
+		}
+	}
+	free(buf);
+	for (int nb = RN_CU_DECODE_MAX + 1; nb <= 8192; nb++) {
+		int ns[3];
+		const int k = rn_cu_fp8_probe_rows(nb, ns);
+		bool has_nb = false, has_odd = false, has_min = false;
+		for (int i = 0; i < k; i++) {
+			if (ns[i] <= RN_CU_DECODE_MAX || ns[i] > nb)
+				NOTE("n_batch %d: probe row count %d outside the prefill range", nb, ns[i]);
+			if (rn_cu_f8_rows(ns[i]) > rn_cu_f8_rows(nb))
+				NOTE("n_batch %d: probe row count %d pads past the buffers", nb, ns[i]);
+			has_nb |= ns[i] == nb;
+			has_odd |= ns[i] % 2 == 1;
+			has_min |= ns[i] == RN_CU_DECODE_MAX + 1;
+		}
+		if (k < 1 || k > 3 || !has_nb || !has_odd || !has_min)
+			NOTE("n_batch %d: probe row counts (%d) miss n_batch, an odd count or %d", nb, k, RN_CU_DECODE_MAX + 1);
+		if (bad)
+			break;
+	}
+#undef NOTE
+	return bad;
+}
+
+extern "C" int rn_cuda_test_device_cc(void)
+{
+	int n = 0, ma = 0, mi = 0;
+	if (cudaGetDeviceCount(&n) != cudaSuccess || n < 1)
+		return -1;
+	if (cudaDeviceGetAttribute(&ma, cudaDevAttrComputeCapabilityMajor, 0) != cudaSuccess ||
+	    cudaDeviceGetAttribute(&mi, cudaDevAttrComputeCapabilityMinor, 0) != cudaSuccess)
+		return -1;
+	return ma * 10 + mi;
+}
+
+static int mini_upload(struct mini *m, uint32_t gguf_type, const void *data, size_t size, int64_t rows, int64_t cols,
+		       struct rn_error *err)
+{
+	struct rn_cu_uploader *up = NULL;
+	struct rn_tensor t;
+	memset(&t, 0, sizeof t);
+	t.data = data;
+	t.type = gguf_type;
+	t.ne[0] = cols;
+	t.ne[1] = rows;
+	t.ne[2] = t.ne[3] = 1;
+	t.nbytes = size;
+	t.name = "test";
+	int rc = rn_cu_uploader_new(&up, m->c.st, err);
+	if (!rc)
+		rc = rn_cu_upload(up, &t, &m->w, err);
+	if (up) {
+		struct rn_error e2;
+		int rc2 = rn_cu_uploader_finish(up, &e2);
+		if (!rc && rc2) {
+			*err = e2;
+			rc = rc2;
+		}
+	}
+	return rc;
+}
+
+extern "C" int rn_cuda_test_dequant_f16(uint32_t gguf_type, const void *data, size_t size, int64_t rows, int64_t cols,
+					uint16_t *out, char *msg, size_t msg_size)
+{
+	struct rn_error e;
+	memset(&e, 0, sizeof e);
+	struct rn_error *err = &e;
+	struct mini m;
+	__half *d = NULL;
+	int rc = mini_init(&m, 1, cols, rows, err);
+	if (!rc)
+		rc = mini_upload(&m, gguf_type, data, size, rows, cols, err);
+	if (!rc) {
+		cudaError_t ce = cudaMalloc((void **)&d, (size_t)(rows * cols) * 2);
+		if (ce)
+			rc = rn_cuda_set_error(err, ce, "cudaMalloc", __FILE__, __LINE__);
+	}
+	if (!rc)
+		rc = rn_cu_dequant_f16(&m.w, 0, rows, d, m.c.st, err);
+	if (!rc) {
+		cudaError_t ce = cudaMemcpyAsync(out, d, (size_t)(rows * cols) * 2, cudaMemcpyDeviceToHost, m.c.st);
+		if (!ce)
+			ce = cudaStreamSynchronize(m.c.st);
+		if (ce)
+			rc = rn_cuda_set_error(err, ce, "dequant copy", __FILE__, __LINE__);
+	}
+	if (d)
+		cudaFree(d);
+	mini_free(&m);
+	if (rc)
+		snprintf(msg, msg_size, "%s", e.msg);
+	return rc ? -1 : 0;
+}
+
+extern "C" int rn_cuda_test_gemm(uint32_t gguf_type, const void *data, size_t size, int64_t rows, int64_t cols,
+				 const float *x, int n, int mode, int accumulate, float *y, char *msg, size_t msg_size)
+{
+	struct rn_error e;
+	memset(&e, 0, sizeof e);
+	struct rn_error *err = &e;
+	struct mini m;
+	int rc = mini_init(&m, n, cols, rows, err);
+	if (!rc)
+		rc = mini_upload(&m, gguf_type, data, size, rows, cols, err);
+	if (!rc)
+		rc = copy_x(&m, x, n, cols, err);
+	if (!rc && accumulate) {
+		cudaError_t ce = cudaMemcpyAsync(m.yd, y, (size_t)n * (size_t)rows * 4, cudaMemcpyHostToDevice, m.c.st);
+		if (ce)
+			rc = rn_cuda_set_error(err, ce, "C copy", __FILE__, __LINE__);
+	}
+	const int type = m.w.m.type;
+	if (!rc && mode == 1 && type != CW_F16 && type != CW_BF16) { /* the f16 copy the prefill cache keeps */
+		cudaError_t ce = cudaMalloc((void **)&m.w.w16, (size_t)(rows * cols) * 2);
+		if (ce)
+			rc = rn_cuda_set_error(err, ce, "cudaMalloc", __FILE__, __LINE__);
+		else
+			rc = rn_cu_dequant_f16(&m.w, 0, rows, m.w.w16, m.c.st, err);
+	}
+	if (!rc && mode == 2) {
+		if (type != CW_FP8)
+			rc = rn_error_set(err, RN_ERR_INVALID_ARG, "mode 2 needs FP8 weights");
+		else {
+			m.c.p.n_batch = n > RN_CU_DECODE_MAX ? n : RN_CU_DECODE_MAX + 1;
+			rc = rn_cu_fp8_probe(&m.c, &m.w, err);
+			if (!rc && !m.w.lt_fp8)
+				rc = rn_error_set(err, RN_ERR_BACKEND, "FP8 probe: %s", m.c.stats.prefill_fp8_why);
+			m.c.stats.prefill_fp8_lt = 1;
+		}
+	}
+	if (!rc)
+		rc = run_prep(&m, m.w.lt_fp8 ? PREP_FP8 | PREP_F16 : type == CW_BF16 ? PREP_BF16 : PREP_F16, n, cols, err);
+	if (!rc)
+		rc = rn_cu_gemm(&m.c, &m.w, &m.c.act, n, m.yd, rows, NULL, accumulate != 0, err);
+	if (!rc && mode == 2 && !m.c.stats.prefill_fp8_lt)
+		rc = rn_error_set(err, RN_ERR_BACKEND, "FP8 GEMM fell back to f16: %s", m.c.stats.prefill_fp8_why);
+	if (!rc) {
+		cudaError_t ce = cudaMemcpyAsync(y, m.yd, (size_t)n * (size_t)rows * 4, cudaMemcpyDeviceToHost, m.c.st);
+		if (ce == cudaSuccess)
+			ce = cudaStreamSynchronize(m.c.st);
+		if (ce != cudaSuccess)
+			rc = rn_cuda_set_error(err, ce, "result copy", __FILE__, __LINE__);
+	}
+	if (m.w.w16) {
+		cudaStreamSynchronize(m.c.st);
+		cudaFree(m.w.w16);
+		m.w.w16 = NULL;
+	}
 	mini_free(&m);
 	if (rc)
 		snprintf(msg, msg_size, "%s", e.msg);

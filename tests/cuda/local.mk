@@ -19,6 +19,10 @@ tests_cuda_test_cuda_shapes_LDADD = $(TEST_LDADD)
 tests_cuda_test_cuda_depth_LDADD = $(TEST_LDADD)
 tests_cuda_test_cuda_sampler_LDADD = $(TEST_LDADD)
 TESTS += tests/cuda/test_cuda_shapes tests/cuda/test_cuda_depth tests/cuda/test_cuda_sampler
+# The prefill GEMM paths (host checks of the FP8 scale layout run without a GPU; the rest skips there).
+check_PROGRAMS += tests/cuda/test_cuda_gemm
+tests_cuda_test_cuda_gemm_LDADD = $(TEST_LDADD)
+TESTS += tests/cuda/test_cuda_gemm
 # Speed on one model (not a test; tools/gpu-check runs it): tests/cuda/bench_cuda --help
 noinst_PROGRAMS += tests/cuda/bench_cuda
 tests_cuda_bench_cuda_LDADD = $(TEST_LDADD)
