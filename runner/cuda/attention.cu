@@ -1,10 +1,11 @@
 /* runner/cuda/attention.cu — attention over the KV cache: split-K "flash-decoding" for decode steps, and
  * GEMM-based causal attention (cuBLAS on f16 tiles) for prompt chunks.
  *
- * Decode: one block per (split of the row's cells, KV head, row) serves the query heads that share the KV head
+ * Decode: one block per (chunk of the row's cells, KV head, row) serves the query heads that share the KV head
  * (GQA: Qwen3-14B's 5 per KV head), so each K and V row is read once for all of them. Inside a block, groups
- * of D/8 lanes take one cell at a time (8 values per lane, 16-byte f16 loads), each group keeps its own online
- * softmax state; groups merge through shuffles, warps through shared memory, splits in a combine kernel.
+ * of D/8 lanes take one cell at a time (8 values per lane, 16-byte f16 loads, ATT_U cells in flight), each
+ * group keeps its own online softmax state; groups merge through shuffles, warps through shared memory,
+ * chunks in a combine kernel. The chunks depend only on the row's cell count and the device (rn_cu_att_chunk).
  * Prefill: per sequence segment and KV head, S = K Q^T (strided-batched over the group's query heads with
  * the same K), a causal softmax writing f16 probabilities (rounded as the CPU backend rounds them), O = V P.
  */
@@ -12,13 +13,47 @@
 
 #define ATT_THREADS 128
 #define ATT_WARPS (ATT_THREADS / RN_WARP)
+/* cells in flight per lane (each a 16-byte K and V load, issued before any is used): 2, or 1 where HPB > 5
+ * heads of state would not fit 128 registers with two (ptxas -v: spills) */
+#define ATT_U(HPB) ((HPB) <= 5 ? 2 : 1)
+
+/* Bytes per decode launch (one layer; Qwen3-14B: 8 KV heads x 128, 40 query heads, f16 KV):
+ *   K + V     n_keys x kv_dim x 2 x 2 B per row          32k cells: 32768 x 1024 x 4 = 128 MiB
+ *   q8_0 KV   n_keys x kv_dim x 2 x (1 + 2/32) B         32k cells: 68 MiB
+ *   partials  H x splits x (D + 2) x 4 B, written and read by the combine: 40 x 64 x 130 x 8 = 2.6 MB (2%)
+ *   queries / output: H x D x 4 B each, negligible.
+ * So at long context the launch is the KV read; at 4.8 TB/s 128 MiB is 28 us per layer, 1.1 ms per token for
+ * 40 layers (next to ~8.5 GB / 1.8 ms of Q4_K_M weights). Latency: to keep 4.8 TB/s busy at ~0.6 us memory
+ * latency, ~2.9 MB must be in flight, ~22 KB per SM of 132: 16 warps x 32 lanes x ATT_U cells x 32 B = 32 KB
+ * at 4 blocks per SM (<= 128 registers); the grid has >= 2 blocks per SM at long context (rn_cu_att_target_for).
+ */
+
+int rn_cu_attention_target(void)
+{
+	static int cached[64]; /* per device ordinal; 0 = not read yet (benign race: every writer stores the same) */
+	int dev = 0;
+	if (cudaGetDevice(&dev) != cudaSuccess) {
+		(void)cudaGetLastError();
+		dev = 0;
+	}
+	int *slot = dev >= 0 && dev < 64 ? &cached[dev] : NULL;
+	int t = slot ? __atomic_load_n(slot, __ATOMIC_RELAXED) : 0;
+	if (!t) {
+		int sms = 0;
+		if (cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev) != cudaSuccess || sms < 1) {
+			(void)cudaGetLastError();
+			sms = 100;
+		}
+		t = rn_cu_att_target_for(sms);
+		if (slot)
+			__atomic_store_n(slot, t, __ATOMIC_RELAXED);
+	}
+	return t;
+}
 
 int rn_cu_attention_splits(int max_keys)
 {
-	int want = (max_keys + RN_CU_ATT_CHUNK - 1) / RN_CU_ATT_CHUNK, s = 1;
-	while (s < want && s < RN_CU_ATT_MAX_SPLIT)
-		s *= 2;
-	return s;
+	return rn_cu_att_grid_splits(max_keys, rn_cu_attention_target());
 }
 
 struct att_args {
@@ -29,23 +64,38 @@ struct att_args {
 	const __half *kv_d;    /* q8 scales or NULL */
 	size_t k_plane, v_plane, seq_stride;
 	const int32_t *seq, *cell;
-	int q_dim, kv_dim, H, G, splits;
+	int q_dim, kv_dim, H, G, splits, target;
 	float scale;
 };
 
-/* Load 8 consecutive cached values (row element offset off, 8-aligned) as floats. */
+/* 8 consecutive cached values as loaded (f16: 16 bytes; q8: 8 bytes + the block's scale), converted later. */
+struct raw8 {
+	uint4 w;
+	float d;
+};
+
 template <bool Q8>
-static __device__ __forceinline__ void load8(const uint8_t *kv, const __half *kv_d, size_t off, float *o)
+static __device__ __forceinline__ void load_raw8(const uint8_t *kv, const __half *kv_d, size_t off, raw8 &r)
 {
 	if (Q8) {
-		uint2 q = *(const uint2 *)(kv + off);
-		float d = __half2float(kv_d[off / 32]);
+		const uint2 q = *(const uint2 *)(kv + off);
+		r.w = make_uint4(q.x, q.y, 0u, 0u);
+		r.d = __half2float(kv_d[off / 32]);
+	} else {
+		r.w = *(const uint4 *)((const __half *)kv + off);
+		r.d = 1.0f;
+	}
+}
+
+template <bool Q8>
+static __device__ __forceinline__ void cvt8(const raw8 &r, float *o)
+{
+	if (Q8) {
 #pragma unroll
 		for (int i = 0; i < 8; i++)
-			o[i] = d * (float)(int8_t)((i < 4 ? q.x : q.y) >> (8 * (i % 4)));
+			o[i] = r.d * (float)(int8_t)((i < 4 ? r.w.x : r.w.y) >> (8 * (i % 4)));
 	} else {
-		uint4 a = *(const uint4 *)((const __half *)kv + off);
-		const uint32_t w[4] = {a.x, a.y, a.z, a.w};
+		const uint32_t w[4] = {r.w.x, r.w.y, r.w.z, r.w.w};
 #pragma unroll
 		for (int i = 0; i < 4; i++) {
 			o[2 * i] = __half2float(__ushort_as_half((unsigned short)(w[i] & 0xffffu)));
@@ -58,31 +108,51 @@ static __device__ __forceinline__ void load8(const uint8_t *kv, const __half *kv
  * for several blocks per SM; D / 8 lanes share a cell. */
 #define ATT_DPL 8
 
+/* The cell that lane group sub of warp w reads as its u-th cell in the iteration whose first cell is jb
+ * (jb = j0 + w * cpw, j0 + w * cpw + ATT_U * ng, ...: the loop bound jb < j1 is the same for every lane of
+ * the warp, so the shuffles inside see all 32 lanes; a cell >= j1 is masked, never skipped). Host-checked. */
+static __host__ __device__ __forceinline__ int att_cell(int jb, int u, int sub, int ng)
+{
+	return jb + u * ng + sub;
+}
+
 template <int D, int HPB, bool Q8>
-static __global__ void __launch_bounds__(ATT_THREADS) k_attn_decode(struct att_args a)
+static __global__ void __launch_bounds__(ATT_THREADS, HPB > 5 ? 3 : 4) k_attn_decode(struct att_args a)
 {
 	constexpr int LPC = D / ATT_DPL;      /* lanes per cell */
 	constexpr int CPW = RN_WARP / LPC;    /* cells per warp step */
 	constexpr int NG = ATT_WARPS * CPW;   /* cell groups per block */
+	constexpr int U = ATT_U(HPB);
 	__shared__ float sm[ATT_WARPS][HPB][D + 2];
 
 	const int warp = threadIdx.x / RN_WARP, lane = threadIdx.x % RN_WARP;
-	const int li = lane % LPC, gi = warp * CPW + lane / LPC;
+	const int li = lane % LPC, sub = lane / LPC;
 	const int split = blockIdx.x, row = blockIdx.z;
+	const int n_keys = a.cell[row] + 1;
+	const int chunk = rn_cu_att_chunk(n_keys, a.target);
+	if (split >= (n_keys + chunk - 1) / chunk)
+		return; /* past this row's chunks (the whole block: before any barrier) */
 	const int subs = a.G / HPB;
 	const int kvh = blockIdx.y / subs, h0 = kvh * a.G + (blockIdx.y % subs) * HPB;
-	const int n_keys = a.cell[row] + 1;
-	const int len = (n_keys + a.splits - 1) / a.splits;
-	const int j0 = split * len, j1 = min(n_keys, j0 + len);
+	const int j0 = split * chunk, j1 = min(n_keys, j0 + chunk);
 
-	/* the queries, rounded to f16 as the CPU backend rounds them for its f16 dot products */
-	float q[HPB][ATT_DPL];
+	/* the queries, rounded to f16 as the CPU backend rounds them for its f16 dot products; in registers, or
+	 * in shared memory where HPB > 5 (HPB x 16 floats of q and accumulators would not fit 128 registers) */
+	constexpr bool QS = HPB > 5;
+	__shared__ float sq[QS ? HPB : 1][D];
+	float q[QS ? 1 : HPB][ATT_DPL];
+	if (QS) {
+		for (int t = threadIdx.x; t < HPB * D; t += ATT_THREADS)
+			sq[t / D][t % D] = __half2float(__float2half_rn(a.q[(int64_t)row * a.q_dim + h0 * D + t]));
+		__syncthreads();
+	} else {
 #pragma unroll
-	for (int h = 0; h < HPB; h++)
+		for (int h = 0; h < (QS ? 1 : HPB); h++)
 #pragma unroll
-		for (int i = 0; i < ATT_DPL; i++)
-			q[h][i] = __half2float(
-				__float2half_rn(a.q[(int64_t)row * a.q_dim + (h0 + h) * D + ATT_DPL * li + i]));
+			for (int i = 0; i < ATT_DPL; i++)
+				q[h][i] = __half2float(
+					__float2half_rn(a.q[(int64_t)row * a.q_dim + (h0 + h) * D + ATT_DPL * li + i]));
+	}
 
 	float m[HPB], l[HPB], acc[HPB][ATT_DPL];
 #pragma unroll
@@ -94,28 +164,66 @@ static __global__ void __launch_bounds__(ATT_THREADS) k_attn_decode(struct att_a
 			acc[h][i] = 0.0f;
 	}
 	const size_t base = (size_t)a.seq[row] * a.seq_stride + (size_t)kvh * D + ATT_DPL * li;
-	for (int j = j0 + gi; j < j1; j += NG) {
-		float kf[ATT_DPL], vf[ATT_DPL];
-		const size_t off = base + (size_t)j * a.kv_dim;
-		load8<Q8>(a.kv, a.kv_d, a.k_plane + off, kf);
-		load8<Q8>(a.kv, a.kv_d, a.v_plane + off, vf);
+	for (int jb = j0 + warp * CPW; jb < j1; jb += U * NG) {
+		raw8 kr[U], vr[U];
+		bool ok[U];
+#pragma unroll
+		for (int u = 0; u < U; u++) {
+			const int j = att_cell(jb, u, sub, NG);
+			ok[u] = j < j1;
+			/* a masked lane reads the split's last cell (in bounds, no divergence) and weighs it 0 */
+			const size_t off = base + (size_t)(ok[u] ? j : j1 - 1) * a.kv_dim;
+			load_raw8<Q8>(a.kv, a.kv_d, a.k_plane + off, kr[u]);
+			load_raw8<Q8>(a.kv, a.kv_d, a.v_plane + off, vr[u]);
+		}
+		float s[HPB][U];
+#pragma unroll
+		for (int u = 0; u < U; u++) {
+			float kf[ATT_DPL];
+			cvt8<Q8>(kr[u], kf);
+#pragma unroll
+			for (int h = 0; h < HPB; h++) {
+				float t = 0.0f;
+#pragma unroll
+				for (int i = 0; i < ATT_DPL; i++)
+					t += (QS ? sq[h][ATT_DPL * li + i] : q[QS ? 0 : h][i]) * kf[i];
+#pragma unroll
+				for (int o = LPC / 2; o > 0; o >>= 1)
+					t += __shfl_xor_sync(0xffffffffu, t, o);
+				s[h][u] = ok[u] ? t * a.scale : -INFINITY;
+			}
+		}
+		/* one rescale for the U cells; when every score so far is -inf (a group whose cells are all
+		 * masked), base 0 makes corr = e^-inf = 0 and p = 0 instead of e^(-inf - -inf) = NaN */
+		float p[HPB][U];
 #pragma unroll
 		for (int h = 0; h < HPB; h++) {
-			float s = 0.0f;
+			float mn = m[h];
+#pragma unroll
+			for (int u = 0; u < U; u++)
+				mn = fmaxf(mn, s[h][u]);
+			const float bse = mn == -INFINITY ? 0.0f : mn;
+			const float corr = __expf(m[h] - bse);
+			l[h] *= corr;
+#pragma unroll
+			for (int u = 0; u < U; u++) {
+				p[h][u] = __expf(s[h][u] - bse);
+				l[h] += p[h][u];
+			}
 #pragma unroll
 			for (int i = 0; i < ATT_DPL; i++)
-				s += q[h][i] * kf[i];
-#pragma unroll
-			for (int o = LPC / 2; o > 0; o >>= 1)
-				s += __shfl_xor_sync(0xffffffffu, s, o);
-			s *= a.scale;
-			float mn = fmaxf(m[h], s);
-			float corr = __expf(m[h] - mn), p = __expf(s - mn);
-			l[h] = l[h] * corr + p;
-#pragma unroll
-			for (int i = 0; i < ATT_DPL; i++)
-				acc[h][i] = acc[h][i] * corr + p * vf[i];
+				acc[h][i] *= corr;
 			m[h] = mn;
+		}
+#pragma unroll
+		for (int u = 0; u < U; u++) {
+			float vf[ATT_DPL];
+			cvt8<Q8>(vr[u], vf);
+#pragma unroll
+			for (int h = 0; h < HPB; h++)
+#pragma unroll
+				for (int i = 0; i < ATT_DPL; i++)
+					acc[h][i] += p[h][u] * vf[i];
 		}
 	}
 	/* merge the cell groups of the warp (lanes li, li + LPC, ... hold the same dims) */
@@ -177,17 +285,20 @@ static __global__ void __launch_bounds__(ATT_THREADS) k_attn_decode(struct att_a
 	}
 }
 
-/* out[row][h][d] = sum_s part[s][d] e^(m_s - M) / sum_s l_s e^(m_s - M): one block per (head, row). */
-static __global__ void k_attn_combine(const float *part, float *out, int q_dim, int H, int D, int splits)
+/* out[row][h][d] = sum_s part[s][d] e^(m_s - M) / sum_s l_s e^(m_s - M) over the row's own chunks, in index
+ * order (so the sum does not depend on the grid's splits): one block per (head, row). */
+static __global__ void k_attn_combine(const float *part, float *out, const int32_t *cell, int q_dim, int H, int D,
+				      int splits, int target)
 {
 	const int h = blockIdx.x, row = blockIdx.y;
+	const int ns = rn_cu_att_nsplit(cell[row] + 1, target);
 	const float *pp = part + ((int64_t)row * H + h) * splits * (D + 2);
 	float mm = -INFINITY;
-	for (int s = 0; s < splits; s++)
+	for (int s = 0; s < ns; s++)
 		mm = fmaxf(mm, pp[s * (D + 2) + D]);
 	for (int t = threadIdx.x; t < D; t += blockDim.x) {
 		float L = 0.0f, o = 0.0f;
-		for (int s = 0; s < splits; s++) {
+		for (int s = 0; s < ns; s++) {
 			float ms = pp[s * (D + 2) + D];
 			float c = ms == -INFINITY ? 0.0f : __expf(ms - mm);
 			L += pp[s * (D + 2) + D + 1] * c;
@@ -196,7 +307,6 @@ static __global__ void k_attn_combine(const float *part, float *out, int q_dim, 
 		out[(int64_t)row * q_dim + h * D + t] = L > 0.0f ? o / L : 0.0f;
 	}
 }
-
 template <int D, bool Q8>
 static void launch_decode_d(int hpb, dim3 grid, cudaStream_t st, const struct att_args &a)
 {
@@ -226,6 +336,7 @@ int rn_cu_attention_decode(const struct rn_cu *c, int layer, int n, int splits, 
 	a.H = c->n_head;
 	a.G = c->n_head / c->n_head_kv;
 	a.splits = splits;
+	a.target = rn_cu_attention_target();
 	a.scale = c->kq_scale;
 	dim3 grid((unsigned)splits, (unsigned)(c->n_head_kv * (a.G / c->hpb)), (unsigned)n);
 	const bool q8 = c->kv_d != NULL;
@@ -244,8 +355,8 @@ int rn_cu_attention_decode(const struct rn_cu *c, int layer, int n, int splits, 
 	}
 	RN_CU_LAUNCHED();
 	if (splits > 1) {
-		k_attn_combine<<<dim3((unsigned)c->n_head, (unsigned)n), 128, 0, st>>>(c->att_part, c->att, c->q_dim,
-										       c->n_head, c->head_dim, splits);
+		k_attn_combine<<<dim3((unsigned)c->n_head, (unsigned)n), 128, 0, st>>>(
+			c->att_part, c->att, c->sd.cell, c->q_dim, c->n_head, c->head_dim, splits, a.target);
 		RN_CU_LAUNCHED();
 	}
 	return RN_OK;
