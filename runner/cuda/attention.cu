@@ -110,14 +110,6 @@ static __device__ __forceinline__ void cvt8(const raw8 &r, float *o)
  * for several blocks per SM; D / 8 lanes share a cell. */
 #define ATT_DPL 8
 
-/* The cell that lane group sub of warp w reads as its u-th cell in the iteration whose first cell is jb
- * (jb = j0 + w * cpw, j0 + w * cpw + ATT_U * ng, ...: the loop bound jb < j1 is the same for every lane of
- * the warp, so the shuffles inside see all 32 lanes; a cell >= j1 is masked, never skipped). Host-checked. */
-static __host__ __device__ __forceinline__ int att_cell(int jb, int u, int sub, int ng)
-{
-	return jb + u * ng + sub;
-}
-
 template <int D, int HPB, bool Q8>
 static __global__ void __launch_bounds__(ATT_THREADS, HPB > 5 ? 3 : 4) k_attn_decode(struct att_args a)
 {
@@ -171,7 +163,7 @@ static __global__ void __launch_bounds__(ATT_THREADS, HPB > 5 ? 3 : 4) k_attn_de
 		bool ok[U];
 #pragma unroll
 		for (int u = 0; u < U; u++) {
-			const int j = att_cell(jb, u, sub, NG);
+			const int j = rn_cu_att_cell(jb, u, sub, NG);
 			ok[u] = j < j1;
 			/* a masked lane reads the split's last cell (in bounds, no divergence) and weighs it 0 */
 			const size_t off = base + (size_t)(ok[u] ? j : j1 - 1) * a.kv_dim;
@@ -402,14 +394,20 @@ struct fa_args {
 	float scale;
 };
 
-/* Dynamic shared memory of fa_kernel<D, WARPS, BK> (bytes; host and device; every part a multiple of 32 B). */
+/* Leading dimensions of the shared tiles, padded so that the 16 rows a fragment load or a lane pair's row
+ * loop touches fall in different banks (wmma needs multiples of 16 bytes and 32-byte aligned tile starts:
+ * every region below is a multiple of 32 bytes for D in {64, 128, 256}, BK in {32, 64}). */
+#define FA_LDH(n) ((n) + 8) /* f16 rows: Q, K, V [.][D], P [16][BK] */
+#define FA_LDF(n) ((n) + 4) /* f32 rows: S [16][BK], O [16][D] */
+
+/* Dynamic shared memory of k_flash_prefill<D, WARPS, BK> (bytes). */
 static __host__ __device__ constexpr size_t fa_smem(int D, int warps, int bk)
 {
-	return (size_t)warps * 16 * D * 2      /* Q   [BR][D] f16 */
-	       + 2 * (size_t)bk * D * 2        /* K, V [BK][D] f16 */
-	       + (size_t)warps * 16 * bk * 4   /* S   per warp [16][BK] f32 */
-	       + (size_t)warps * 16 * bk * 2   /* P   per warp [16][BK] f16 */
-	       + (size_t)warps * 16 * D * 4;   /* O   per warp [16][D] f32 */
+	return (size_t)warps * 16 * FA_LDH(D) * 2        /* Q   [BR][D] f16 */
+	       + 2 * (size_t)bk * FA_LDH(D) * 2          /* K, V [BK][D] f16 */
+	       + (size_t)warps * 16 * FA_LDF(bk) * 4     /* S   per warp [16][BK] f32 */
+	       + (size_t)warps * 16 * FA_LDH(bk) * 2     /* P   per warp [16][BK] f16 */
+	       + (size_t)warps * 16 * FA_LDF(D) * 4;     /* O   per warp [16][D] f32 */
 }
 
 /* Copy cells [k0, k0 + BK) of one plane (head g's D values each) into t[BK][D] as f16; cells >= klim are zero
@@ -441,7 +439,7 @@ static __device__ __forceinline__ void fa_load_tile(__half *t, const struct fa_a
 				w = *(const uint4 *)((const __half *)a.kv + off);
 			}
 		}
-		*(uint4 *)(t + (size_t)kc * D + 8 * ch) = w;
+		*(uint4 *)(t + (size_t)kc * FA_LDH(D) + 8 * ch) = w;
 	}
 }
 
@@ -449,20 +447,21 @@ template <int D, int WARPS, int BK, bool Q8>
 static __global__ void __launch_bounds__(WARPS * RN_WARP) k_flash_prefill(struct fa_args a)
 {
 	using namespace nvcuda;
-	constexpr int NT = WARPS * RN_WARP, BR = WARPS * 16, HALF = BK / 2;
+	constexpr int NT = WARPS * RN_WARP, BR = WARPS * 16;
+	constexpr int LQ = FA_LDH(D), LS = FA_LDF(BK), LP = FA_LDH(BK), LO = FA_LDF(D);
 	extern __shared__ __align__(128) unsigned char fa_sm[];
 	__half *sQ = (__half *)fa_sm;
-	__half *sK = sQ + BR * D, *sV = sK + BK * D;
-	float *sS = (float *)(sV + BK * D);
-	__half *sP = (__half *)(sS + WARPS * 16 * BK);
-	float *sO = (float *)(sP + WARPS * 16 * BK);
+	__half *sK = sQ + BR * LQ, *sV = sK + BK * LQ;
+	float *sS = (float *)(sV + BK * LQ);
+	__half *sP = (__half *)(sS + WARPS * 16 * LS);
+	float *sO = (float *)(sP + WARPS * 16 * LP);
 
 	const int warp = threadIdx.x / RN_WARP, lane = threadIdx.x % RN_WARP;
 	const int g = blockIdx.y, G = a.G, rows = a.cnt * G;
 	/* the heaviest row tiles (latest tokens) first */
 	const int rt0 = (gridDim.x - 1 - blockIdx.x) * BR;
-	const int t_blk = min(a.cnt - 1, (rt0 + BR - 1) / G);      /* last token of the block */
-	const int t_warp = min(a.cnt - 1, (rt0 + warp * 16 + 15) / G); /* last token of the warp */
+	const int t_blk = rn_cu_fa_last_token(rt0, BR, G, a.cnt);              /* last token of the block */
+	const int t_warp = rn_cu_fa_last_token(rt0 + warp * 16, 16, G, a.cnt); /* last token of the warp */
 	const int klim = a.first + t_blk + 1;                      /* keys the block reads */
 
 	/* queries (rounded to f16 as the CPU rounds them), zero rows past the segment */
@@ -473,18 +472,18 @@ static __global__ void __launch_bounds__(WARPS * RN_WARP) k_flash_prefill(struct
 			const int t = r / G, h = r % G;
 			v = a.q[(int64_t)a.perm[a.r0 + t] * a.q_dim + (int64_t)(g * G + h) * D + d];
 		}
-		sQ[i] = __float2half_rn(v);
+		sQ[(i / D) * LQ + d] = __float2half_rn(v);
 	}
-	float *oW = sO + warp * 16 * D;
-	for (int i = lane; i < 16 * D; i += RN_WARP)
+	float *oW = sO + warp * 16 * LO;
+	for (int i = lane; i < 16 * LO; i += RN_WARP)
 		oW[i] = 0.0f;
 
-	/* this lane's row of the warp's 16 and its half of a tile's columns */
+	/* this lane's row of the warp's 16 and its half of a tile's columns (every other column) */
 	const int rw = lane / 2, hf = lane % 2, r = rt0 + warp * 16 + rw;
 	const int lim = r < rows ? a.first + r / G : -1; /* last key of the row (inclusive) */
 	float m = -INFINITY, l = 0.0f;
-	float *sW = sS + warp * 16 * BK;
-	__half *pW = sP + warp * 16 * BK;
+	float *sW = sS + warp * 16 * LS;
+	__half *pW = sP + warp * 16 * LP;
 
 	for (int k0 = 0; k0 < klim; k0 += BK) {
 		__syncthreads(); /* the previous tile's readers are done (and, first time, sQ / oW are written) */
@@ -502,18 +501,18 @@ static __global__ void __launch_bounds__(WARPS * RN_WARP) k_flash_prefill(struct
 			for (int k = 0; k < D / 16; k++) {
 				wmma::fragment<wmma::matrix_a, 16, 16, 16, __half, wmma::row_major> fq;
 				wmma::fragment<wmma::matrix_b, 16, 16, 16, __half, wmma::col_major> fk;
-				wmma::load_matrix_sync(fq, sQ + (warp * 16) * D + k * 16, D);
-				wmma::load_matrix_sync(fk, sK + (n * 16) * D + k * 16, D);
+				wmma::load_matrix_sync(fq, sQ + (warp * 16) * LQ + k * 16, LQ);
+				wmma::load_matrix_sync(fk, sK + (n * 16) * LQ + k * 16, LQ);
 				wmma::mma_sync(acc, fq, fk, acc);
 			}
-			wmma::store_matrix_sync(sW + n * 16, acc, BK, wmma::mem_row_major);
+			wmma::store_matrix_sync(sW + n * 16, acc, LS, wmma::mem_row_major);
 		}
 		__syncwarp();
-		/* online softmax of row rw over this tile (two lanes per row, HALF columns each) */
+		/* online softmax of row rw over this tile (two lanes per row, every other column each) */
 		float mx = -INFINITY;
-		for (int c = hf * HALF; c < (hf + 1) * HALF; c++) {
-			const float s = k0 + c <= lim ? sW[rw * BK + c] * a.scale : -INFINITY;
-			sW[rw * BK + c] = s;
+		for (int c = hf; c < BK; c += 2) {
+			const float s = k0 + c <= lim ? sW[rw * LS + c] * a.scale : -INFINITY;
+			sW[rw * LS + c] = s;
 			mx = fmaxf(mx, s);
 		}
 		mx = fmaxf(mx, __shfl_xor_sync(0xffffffffu, mx, 1));
@@ -521,31 +520,31 @@ static __global__ void __launch_bounds__(WARPS * RN_WARP) k_flash_prefill(struct
 		const float bse = mn == -INFINITY ? 0.0f : mn; /* no e^(-inf - -inf) for a fully masked row */
 		const float corr = __expf(m - bse);
 		float sum = 0.0f;
-		for (int c = hf * HALF; c < (hf + 1) * HALF; c++) {
-			const __half p = __float2half_rn(__expf(sW[rw * BK + c] - bse));
-			pW[rw * BK + c] = p;
+		for (int c = hf; c < BK; c += 2) {
+			const __half p = __float2half_rn(__expf(sW[rw * LS + c] - bse));
+			pW[rw * LP + c] = p;
 			sum += __half2float(p);
 		}
 		sum += __shfl_xor_sync(0xffffffffu, sum, 1);
 		l = l * corr + sum;
 		m = mn;
-		for (int c = hf * (D / 2); c < (hf + 1) * (D / 2); c++)
-			oW[rw * D + c] *= corr;
+		for (int c = hf; c < D; c += 2)
+			oW[rw * LO + c] *= corr;
 		__syncwarp();
 		/* O_w += P_w V */
 #pragma unroll
 		for (int dt = 0; dt < D / 16; dt++) {
 			wmma::fragment<wmma::accumulator, 16, 16, 16, float> acc;
-			wmma::load_matrix_sync(acc, oW + dt * 16, D, wmma::mem_row_major);
+			wmma::load_matrix_sync(acc, oW + dt * 16, LO, wmma::mem_row_major);
 #pragma unroll
 			for (int k = 0; k < BK / 16; k++) {
 				wmma::fragment<wmma::matrix_a, 16, 16, 16, __half, wmma::row_major> fp;
 				wmma::fragment<wmma::matrix_b, 16, 16, 16, __half, wmma::row_major> fv;
-				wmma::load_matrix_sync(fp, pW + k * 16, BK);
-				wmma::load_matrix_sync(fv, sV + (k * 16) * D + dt * 16, D);
+				wmma::load_matrix_sync(fp, pW + k * 16, LP);
+				wmma::load_matrix_sync(fv, sV + (k * 16) * LQ + dt * 16, LQ);
 				wmma::mma_sync(acc, fp, fv, acc);
 			}
-			wmma::store_matrix_sync(oW + dt * 16, acc, D, wmma::mem_row_major);
+			wmma::store_matrix_sync(oW + dt * 16, acc, LO, wmma::mem_row_major);
 		}
 		__syncwarp();
 	}
@@ -554,13 +553,13 @@ static __global__ void __launch_bounds__(WARPS * RN_WARP) k_flash_prefill(struct
 		const int t = r / G, h = r % G;
 		float *o = a.out + (int64_t)a.perm[a.r0 + t] * a.q_dim + (int64_t)(g * G + h) * D;
 		const float inv = l > 0.0f ? 1.0f / l : 0.0f;
-		for (int c = hf * (D / 2); c < (hf + 1) * (D / 2); c++)
-			o[c] = oW[rw * D + c] * inv;
+		for (int c = hf; c < D; c += 2)
+			o[c] = oW[rw * LO + c] * inv;
 	}
 }
 
 /* Tile shapes: BR = WARPS x 16 rows, BK cells; shared memory <= 99 KB (sm_89's limit per block):
- * D = 64: 4 warps, BK 64: 64 KB; D = 128: 4 warps, BK 32: 76 KB; D = 256: 2 warps, BK 32: 86 KB. */
+ * D = 64: 4 warps, BK 64: 70 KB; D = 128: 4 warps, BK 32: 81 KB; D = 256: 2 warps, BK 32: 89 KB. */
 template <int D> struct fa_shape;
 template <> struct fa_shape<64> { static constexpr int WARPS = 4, BK = 64; };
 template <> struct fa_shape<128> { static constexpr int WARPS = 4, BK = 32; };
@@ -572,6 +571,9 @@ static int fa_launch(const struct fa_args &a, int n_head_kv, cudaStream_t st, st
 	constexpr int W = fa_shape<D>::WARPS, BK = fa_shape<D>::BK, BR = W * 16;
 	constexpr size_t SM = fa_smem(D, W, BK);
 	static_assert(SM <= 99 * 1024, "flash prefill tile exceeds 99 KB of shared memory");
+	static_assert((BR * FA_LDH(D) * 2) % 32 == 0 && (BK * FA_LDH(D) * 2) % 32 == 0 && (16 * FA_LDF(BK) * 4) % 32 == 0 &&
+			      (16 * FA_LDH(BK) * 2) % 32 == 0 && (16 * FA_LDF(D) * 4) % 32 == 0 && (16 * FA_LDH(D) * 2) % 32 == 0,
+		      "flash prefill: every wmma tile must start 32-byte aligned");
 	RN_CU_CHECK(cudaFuncSetAttribute(k_flash_prefill<D, W, BK, Q8>, cudaFuncAttributeMaxDynamicSharedMemorySize,
 					 (int)SM));
 	const int tiles = (a.cnt * a.G + BR - 1) / BR;
