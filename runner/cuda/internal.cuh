@@ -313,6 +313,22 @@ static __host__ __device__ __forceinline__ int rn_cu_att_grid_splits(int max_key
 	return s;
 }
 
+/* The cell that lane group sub of warp w of k_attn_decode reads as its u-th cell in the iteration whose first
+ * cell is jb (jb = j0 + w x cpw, then + U x ng each iteration, while jb < j1: the same bound for every lane of
+ * the warp, so the shuffles inside see all 32 lanes; a cell >= j1 is masked, never skipped). */
+static __host__ __device__ __forceinline__ int rn_cu_att_cell(int jb, int u, int sub, int ng)
+{
+	return jb + u * ng + sub;
+}
+
+/* k_flash_prefill: the last token of rows [r_begin, r_begin + nrows) of a segment of cnt tokens whose rows are
+ * (token, head) pairs token-major, G heads per token; keys [0, first + that token] are all those rows read. */
+static __host__ __device__ __forceinline__ int rn_cu_fa_last_token(int r_begin, int nrows, int G, int cnt)
+{
+	const int t = (r_begin + nrows - 1) / G;
+	return t < cnt - 1 ? t : cnt - 1;
+}
+
 /* gemm.cu: y[j * ldy + r] (+)= W[r] . act[j] for any n, through dequantization + cuBLAS (or cuBLASLt FP8). */
 int rn_cu_gemm(struct rn_cu *c, const struct rn_cu_w *w, const struct rn_cu_acts *a, int n, float *y, int64_t ldy,
 	       const float *bias, bool accumulate, struct rn_error *err);
