@@ -7,9 +7,10 @@
  *
  * On device 0 (skips (77) without one), against runner/cpu/attention.c's rn_attn_group on the same f16 / q8_0
  * cache (query rounded to f16 as the CPU forward pass rounds it):
- *   decode   Qwen3-14B's heads (40 / 8 x 128) at 1, 3, 257, 300, 1000, 5000 cells (odd chunk lengths, the
- *            split-K combine), in one batch, f16 and q8_0; hpb 1 and 5; G = 8 (queries in shared memory),
- *            G = 7, head sizes 64 and 256; a row gives the same bits alone as beside a 5,000-cell row;
+ *   decode   Qwen3-14B's heads (40 / 8 x 128) at 1, 3, 257, 300, 1000, 5000 and 32,768 cells (odd chunk
+ *            lengths, the split-K combine), rows of <= 64 cells (one chunk, no combine), several rows in one
+ *            batch, f16 and q8_0; hpb 1 and 5; G = 8 (queries in shared memory), G = 7, head sizes 64 and
+ *            256; a row gives the same bits alone, beside a 5,000-cell row and with 256 grid splits;
  *   prefill  1, 17, 300 and 2,048 tokens from cell 0; 300 tokens continuing 1,000 cached cells; two
  *            segments in one batch; f16 and q8_0; head sizes 64, 128, 256.
  * Tolerance: |gpu - cpu| <= 4e-3 x max|V| per output element. The CPU rounds each normalised probability to
@@ -250,9 +251,10 @@ static void decode_case(int D, int H, int HK, int q8, int hpb, const int *cells,
 	cache_free(&c);
 }
 
-/* A row's bits do not depend on its batch: row 0 (cells 300) alone, then beside a 5,000-cell row (more
- * grid splits), then with the grid's splits forced to the maximum. */
-static void batch_independence(int q8)
+/* A row's bits do not depend on its batch: row 0 (cell0 + 1 cells) alone, then beside a 5,000-cell row (more
+ * grid splits), then with the grid's splits forced to the maximum (for a row of <= 64 cells: the one-chunk
+ * path that writes the output directly against the partial + combine path). */
+static void batch_independence(int q8, int cell0)
 {
 	const int D = 128, H = 40, HK = 8;
 	struct cache c;
@@ -260,7 +262,7 @@ static void batch_independence(int q8)
 	struct rows r;
 	rows_init(&r, 2, H, D, 5);
 	r.seq[0] = 0;
-	r.cell[0] = 299;
+	r.cell[0] = cell0;
 	r.seq[1] = 1;
 	r.cell[1] = 4999;
 	const float scale = 1.0f / sqrtf((float)D);
@@ -272,10 +274,10 @@ static void batch_independence(int q8)
 	rc |= run_gpu(&c, &r, scale, 0, 0, 0, b, "decode beside 5000 cells");
 	rc |= run_gpu(&c, &r, scale, 0, 0, 256, m, "decode with 256 grid splits");
 	if (rc == 0) {
-		CHECKF(memcmp(a, b, qd * sizeof(float)) == 0, "%s: a 300-cell row changes beside a 5,000-cell row",
-		       q8 ? "q8_0" : "f16");
-		CHECKF(memcmp(a, m, qd * sizeof(float)) == 0, "%s: a 300-cell row changes with 256 grid splits",
-		       q8 ? "q8_0" : "f16");
+		CHECKF(memcmp(a, b, qd * sizeof(float)) == 0, "%s: a %d-cell row changes beside a 5,000-cell row",
+		       q8 ? "q8_0" : "f16", cell0 + 1);
+		CHECKF(memcmp(a, m, qd * sizeof(float)) == 0, "%s: a %d-cell row changes with 256 grid splits",
+		       q8 ? "q8_0" : "f16", cell0 + 1);
 	}
 	free(a);
 	free(b);
@@ -334,9 +336,11 @@ int main(void)
 		SKIP("no CUDA device (rn_cuda_device_count() == 0): host attention checks passed; the kernels cannot run here");
 
 	static const int odd[] = {0, 2, 256, 299};              /* 1, 3, 257, 300 cells */
+	static const int small[] = {0, 2, 40, 63};             /* one chunk each: grid splits 1, no combine */
 	static const int mixed[] = {0, 2, 256, 299, 999, 4999}; /* + 1000, 5000 (several chunks, combine) */
 	for (int q8 = 0; q8 <= 1; q8++) {
 		decode_case(128, 40, 8, q8, 0, odd, 4, "1/3/257/300");
+		decode_case(128, 40, 8, q8, 0, small, 4, "1/3/41/64");
 		decode_case(128, 40, 8, q8, 0, mixed, 6, "1..5000");
 		decode_case(128, 40, 8, q8, 1, mixed, 6, "1..5000");
 		decode_case(128, 64, 8, q8, 0, mixed, 6, "G8 1..5000");
@@ -347,7 +351,8 @@ int main(void)
 			const int one[] = {32767};
 			decode_case(128, 40, 8, q8, 0, one, 1, "32k");
 		}
-		batch_independence(q8);
+		batch_independence(q8, 299);
+		batch_independence(q8, 40);
 
 		static const struct pseg p1[] = {{0, 0, 1}}, p17[] = {{0, 0, 17}}, p300[] = {{0, 0, 300}},
 					 p2048[] = {{0, 0, 2048}}, cont[] = {{0, 1000, 300}},
