@@ -377,9 +377,14 @@ int rn_cu_attention_decode(const struct rn_cu *c, int layer, int n, int splits, 
  * rounding (relative 2^-11) from the CPU's, and sums by f32 reordering: tests/cuda/test_cuda_attn.c allows
  * 4e-3 x max|V| per output element (the old cuBLAS path's f16 rounding was of the same size).
  *
- * Traffic: per (segment, KV head) the K/V tiles are read once per row tile: for 2,048 tokens, G = 5, BR = 64
- * rows (~13 tokens) that is ~160 row tiles x on average half the 2,048 keys x 2 x 256 B (L2-resident mostly)
- * instead of the old f32 score matrix (~80 GB at 2,048 tokens).
+ * Traffic (Qwen3-14B, 2,048 tokens from cell 0): no score matrix in memory (the old path wrote and read ~80 GB
+ * of f32 scores and f16 probabilities). K/V tiles are read once per row tile: 160 row tiles (BR = 64 rows,
+ * ~13 tokens) x ~1,024 keys on average x 512 B = 84 MB per KV head and layer, 27 GB in all, from L2 (one
+ * head's K/V is 1 MB); DRAM sees the KV cache about once per layer. Tensor-core work is the causal 1.7 TFLOP
+ * (40 layers); per K tile a warp moves ~42 KB through shared memory (Q, K, V fragments, O loaded and stored
+ * around P V) for 32 mma: shared-memory bound at roughly a third of the mma rate, ~5-10 ms for the 40 layers
+ * by estimate. Next steps after measuring: O and Q in registers (mma.sync with a known fragment layout
+ * instead of wmma), cp.async double-buffered K/V tiles, BK = 64 where shared memory allows (sm_90).
  */
 
 struct fa_args {
