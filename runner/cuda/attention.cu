@@ -449,7 +449,7 @@ static __device__ __forceinline__ void fa_load_tile(__half *t, const struct fa_a
 }
 
 template <int D, int WARPS, int BK, bool Q8>
-static __global__ void __launch_bounds__(WARPS * RN_WARP) k_flash_prefill(struct fa_args a)
+static __global__ void __launch_bounds__(WARPS * RN_WARP, 2) k_flash_prefill(struct fa_args a)
 {
 	using namespace nvcuda;
 	constexpr int NT = WARPS * RN_WARP, BR = WARPS * 16;
