@@ -176,6 +176,33 @@ int rn_cuda_test_dequant_f16(uint32_t gguf_type, const void *data, size_t size, 
 int rn_cuda_test_gemm(uint32_t gguf_type, const void *data, size_t size, int64_t rows, int64_t cols, const float *x,
 		      int n, int mode, int accumulate, float *y, char *msg, size_t msg_size);
 
+/* attention (cuda-attn) */
+
+/* The decode split plan, the decode cell loop's coverage and the flash prefill's causal bounds, checked on the
+ * host (no GPU). Returns the number of failures (0 = all hold) and describes the first in msg. */
+int rn_cuda_host_attn_check(char *msg, size_t msg_size);
+
+/* One layer of KV cache and a batch of query rows, for the attention kernels on device 0. The cache is the
+ * backend's layout for one layer: f16 (q8 == 0): kv16 = halves [2 (K, V)][n_seq][n_ctx][n_head_kv x head_dim];
+ * q8_0 (q8 == 1): int8 values kv8 of the same shape, then the f16 scales kv8_d [2][n_seq][n_ctx][kv_dim / 32].
+ * Row i is the query q[i] ([n][n_head x head_dim], RoPE applied) of sequence seq[i] at cell cell[i] (it attends
+ * cells [0, cell[i]]). prefill == 0 runs the decode kernels (n <= 16; hpb query heads per block, 0 = as the
+ * backend picks; splits = the grid's splits, 0 = rn_cu_attention_splits of the longest row); prefill == 1 the
+ * flash prefill (the rows of a sequence at consecutive cells in order, as runner/backend.c places a batch). */
+struct rn_cuda_attn_test {
+	int head_dim, n_head, n_head_kv, n_ctx, n_seq, q8;
+	const uint16_t *kv16;
+	const int8_t *kv8;
+	const uint16_t *kv8_d;
+	int n;
+	const float *q;
+	const int32_t *seq, *cell;
+	float scale;
+	int prefill, hpb, splits;
+};
+/* Writes out[n][n_head x head_dim]; returns 0, or -1 with msg (no device, bad shape, CUDA error). */
+int rn_cuda_test_attention(const struct rn_cuda_attn_test *t, float *out, char *msg, size_t msg_size);
+
 #ifdef __cplusplus
 }
 #endif

@@ -26,7 +26,7 @@ extern "C" {
 
 #define RN_CU_MMV_MAX 8          /* activation rows one decode matvec launch handles */
 #define RN_CU_DECODE_MAX 16      /* forward calls with at most this many rows use the decode kernels */
-#define RN_CU_ATT_CHUNK 256      /* KV cells per split of the decode attention (before rounding the splits) */
+#define RN_CU_ATT_MIN_CHUNK 64   /* fewest KV cells per split of the decode attention (attention.cu) */
 #define RN_CU_ATT_MAX_SPLIT 256  /* most splits of one (row, KV head) */
 #define RN_CU_OUT_CHUNK 64       /* LM-head rows computed (and copied out) at a time */
 #define RN_CU_MAX_GRAPHS 48      /* instantiated decode graphs kept per instance */
@@ -266,7 +266,71 @@ int rn_cu_kv_rotate_launch(const struct rn_cu *c, int seq, int c0, int c1, const
 int rn_cu_attention_decode(const struct rn_cu *c, int layer, int n, int splits, cudaStream_t st, struct rn_error *err);
 int rn_cu_attention_prefill(struct rn_cu *c, int layer, int n, const int32_t *seg_host, int n_seg, cudaStream_t st,
 			    struct rn_error *err);
+/* The decode grid's splits for a step whose longest row has max_keys cells (a power of two, >= every row's
+ * chunk count; deterministic for (max_keys, current device)). */
 int rn_cu_attention_splits(int max_keys);
+/* The current device's split target T (a power of two <= RN_CU_ATT_MAX_SPLIT; the SM count is read once). */
+int rn_cu_attention_target(void);
+
+/* The split plan of the decode attention (host and device; runner/cuda/testhooks.cu checks it on the host).
+ * A row of n_keys cells is cut into chunks of rn_cu_att_chunk(n_keys, T) cells (a multiple of 32, at least
+ * RN_CU_ATT_MIN_CHUNK): chunk s holds cells [s * chunk, min(n_keys, (s + 1) * chunk)). The chunks depend only
+ * on the row's own cell count and the device, never on the other rows of the batch, so a row's result is the
+ * same whatever it is batched with (README "Joining the prefix cache"), and 32-cell multiples map onto whole
+ * KV blocks. At most T chunks: chunk >= ceil(n_keys / T). */
+static __host__ __device__ __forceinline__ int rn_cu_att_chunk(int n_keys, int target)
+{
+	int per = (n_keys + target - 1) / target;
+	per = (per + 31) / 32 * 32;
+	return per < RN_CU_ATT_MIN_CHUNK ? RN_CU_ATT_MIN_CHUNK : per;
+}
+
+static __host__ __device__ __forceinline__ int rn_cu_att_nsplit(int n_keys, int target)
+{
+	const int c = rn_cu_att_chunk(n_keys, target);
+	return (n_keys + c - 1) / c;
+}
+
+/* T for a device with sms multiprocessors: the power of two >= 2 x sms / 8, so that one row of a model with 8
+ * KV heads (Qwen3-14B) at long context launches >= 2 blocks per SM; at most RN_CU_ATT_MAX_SPLIT. */
+static __host__ __device__ __forceinline__ int rn_cu_att_target_for(int sms)
+{
+	const int want = (2 * sms + 7) / 8;
+	int t = 1;
+	while (t < want && t < RN_CU_ATT_MAX_SPLIT)
+		t *= 2;
+	return t;
+}
+
+/* Grid splits for max_keys: ceil(max_keys / MIN_CHUNK) rounded up to a power of two, at most T (a row's chunk
+ * count is ceil(n / MIN_CHUNK) while n <= MIN_CHUNK x T, and <= T beyond: so this bounds every row of the step
+ * and grows with max_keys; powers of two keep the number of captured graphs small). */
+static __host__ __device__ __forceinline__ int rn_cu_att_grid_splits(int max_keys, int target)
+{
+	if (max_keys > RN_CU_ATT_MIN_CHUNK * target)
+		return target;
+	const int want = (max_keys + RN_CU_ATT_MIN_CHUNK - 1) / RN_CU_ATT_MIN_CHUNK;
+	int s = 1;
+	while (s < want)
+		s *= 2;
+	return s;
+}
+
+/* The cell that lane group sub of warp w of k_attn_decode reads as its u-th cell in the iteration whose first
+ * cell is jb (jb = j0 + w x cpw, then + U x ng each iteration, while jb < j1: the same bound for every lane of
+ * the warp, so the shuffles inside see all 32 lanes; a cell >= j1 is masked, never skipped). */
+static __host__ __device__ __forceinline__ int rn_cu_att_cell(int jb, int u, int sub, int ng)
+{
+	return jb + u * ng + sub;
+}
+
+/* k_flash_prefill: the last token of rows [r_begin, r_begin + nrows) of a segment of cnt tokens whose rows are
+ * (token, head) pairs token-major, G heads per token; keys [0, first + that token] are all those rows read. */
+static __host__ __device__ __forceinline__ int rn_cu_fa_last_token(int r_begin, int nrows, int G, int cnt)
+{
+	const int t = (r_begin + nrows - 1) / G;
+	return t < cnt - 1 ? t : cnt - 1;
+}
 
 /* gemm.cu: the layout of the FP8 activations' scales for cuBLASLt's block-scaled GEMM (B operand, scale mode
  * VEC128_32F): one f32 per 128 values of K for each token, token-major ("outer-dimension major": the scales

@@ -446,3 +446,213 @@ extern "C" int rn_cuda_test_gemm(uint32_t gguf_type, const void *data, size_t si
 		snprintf(msg, msg_size, "%s", e.msg);
 	return rc ? -1 : 0;
 }
+
+/* attention (cuda-attn) */
+
+/* The split plan, the decode cell loop and the flash prefill's causal bounds, on the host. */
+extern "C" int rn_cuda_host_attn_check(char *msg, size_t msg_size)
+{
+	int bad = 0;
+#define ATT_FAIL(...)                                                                                    \
+	do {                                                                                             \
+		if (!bad++)                                                                              \
+			snprintf(msg, msg_size, __VA_ARGS__);                                            \
+	} while (0)
+	msg[0] = 0;
+	/* T per SM count: a power of two, >= 2 x sms / 8 unless capped, <= RN_CU_ATT_MAX_SPLIT */
+	for (int sms = 1; sms <= 1024; sms++) {
+		const int t = rn_cu_att_target_for(sms);
+		if ((t & (t - 1)) || t > RN_CU_ATT_MAX_SPLIT || (t < RN_CU_ATT_MAX_SPLIT && 8 * t < 2 * sms))
+			ATT_FAIL("target_for(%d) = %d", sms, t);
+	}
+	if (rn_cu_att_target_for(132) != 64)
+		ATT_FAIL("target_for(132) = %d, expected 64 (H100/H200)", rn_cu_att_target_for(132));
+	/* chunks: multiples of 32, >= MIN_CHUNK, cover [0, n) exactly with <= T of them, and the grid's splits
+	 * (a power of two) bound the chunk count of every row up to max_keys (monotone in max_keys) */
+	for (int t = 1; t <= RN_CU_ATT_MAX_SPLIT; t *= 2) {
+		int prev = 0;
+		for (int n = 1; n <= 300000; n += n < 20000 ? 1 : 97) {
+			const int c = rn_cu_att_chunk(n, t), ns = rn_cu_att_nsplit(n, t), gs = rn_cu_att_grid_splits(n, t);
+			if (c % 32 || c < RN_CU_ATT_MIN_CHUNK || ns < 1 || ns > t || (ns - 1) * c >= n || ns * c < n)
+				ATT_FAIL("T %d n %d: chunk %d, %d chunks", t, n, c, ns);
+			if ((gs & (gs - 1)) || gs > t || gs < ns || gs < prev)
+				ATT_FAIL("T %d n %d: grid splits %d (row chunks %d, previous %d)", t, n, gs, ns, prev);
+			prev = gs;
+		}
+	}
+	/* the decode loop: every cell of a chunk is read by exactly one (warp, lane group, u), cells >= j1 only
+	 * as masked lanes; the loop bound does not involve the lane group (warp-uniform by construction) */
+	static int seen[4096];
+	for (int cpw = 1; cpw <= 4; cpw *= 2)
+		for (int U = 1; U <= 2; U++)
+			for (int len = 1; len <= 700; len += len < 70 ? 1 : 37) {
+				const int warps = 4, ng = warps * cpw, j0 = 1000, j1 = j0 + len;
+				memset(seen, 0, sizeof seen);
+				for (int w = 0; w < warps; w++)
+					for (int jb = j0 + w * cpw; jb < j1; jb += U * ng)
+						for (int sub = 0; sub < cpw; sub++)
+							for (int u = 0; u < U; u++) {
+								const int j = rn_cu_att_cell(jb, u, sub, ng);
+								if (j < j0)
+									ATT_FAIL("cell %d before the chunk", j);
+								else if (j < j1)
+									seen[j - j0]++;
+							}
+				for (int j = 0; j < len; j++)
+					if (seen[j] != 1)
+						ATT_FAIL("cpw %d U %d len %d: cell %d read %d times", cpw, U, len, j, seen[j]);
+			}
+	/* flash prefill: a block (and a warp) reads keys up to first + its last token: every valid row's keys */
+	for (int G = 1; G <= 8; G++)
+		for (int cnt = 1; cnt <= 300; cnt += cnt < 40 ? 1 : 13)
+			for (int br = 32; br <= 64; br += 32) {
+				const int rows = cnt * G, tiles = (rows + br - 1) / br;
+				for (int tl = 0; tl < tiles; tl++) {
+					const int rt0 = tl * br, tb = rn_cu_fa_last_token(rt0, br, G, cnt);
+					if (tb < 0 || tb >= cnt)
+						ATT_FAIL("G %d cnt %d tile %d: last token %d", G, cnt, tl, tb);
+					for (int w = 0; w < br / 16; w++) {
+						const int tw = rn_cu_fa_last_token(rt0 + w * 16, 16, G, cnt);
+						if (tw > tb)
+							ATT_FAIL("G %d cnt %d: warp's last token %d past the block's %d", G, cnt, tw, tb);
+						for (int r = rt0 + w * 16; r < rt0 + w * 16 + 16 && r < rows; r++)
+							if (r / G > tw)
+								ATT_FAIL("G %d cnt %d: row %d (token %d) past its warp's last token %d",
+									 G, cnt, r, r / G, tw);
+					}
+				}
+			}
+#undef ATT_FAIL
+	return bad;
+}
+
+static int pick_hpb_test(int g)
+{
+	for (int h = g < 8 ? g : 8; h >= 1; h--)
+		if (g % h == 0)
+			return h;
+	return 1;
+}
+
+static int attn_run(const struct rn_cuda_attn_test *t, float *out, struct rn_error *err)
+{
+	struct rn_cu cu;
+	memset(&cu, 0, sizeof cu);
+	struct rn_cu *c = &cu;
+	if (rn_cuda_device_count() < 1)
+		return rn_error_set(err, RN_ERR_BACKEND, "no CUDA device");
+	const int D = t->head_dim, H = t->n_head, HK = t->n_head_kv, n = t->n;
+	if (D < 1 || HK < 1 || H % HK || n < 1 || (!t->prefill && n > RN_CU_DECODE_MAX))
+		return rn_error_set(err, RN_ERR_INVALID_ARG, "attention test shape");
+	c->head_dim = D;
+	c->n_head = H;
+	c->n_head_kv = HK;
+	c->q_dim = H * D;
+	c->kv_dim = HK * D;
+	c->kq_scale = t->scale;
+	c->hpb = t->hpb > 0 ? t->hpb : pick_hpb_test(H / HK);
+	c->p.n_ctx = t->n_ctx;
+	c->kv_seq_stride = (size_t)t->n_ctx * c->kv_dim;
+	c->kv_plane_stride = (size_t)t->n_seq * c->kv_seq_stride;
+	const size_t vals = 2 * c->kv_plane_stride;
+	int max_keys = 0;
+	for (int i = 0; i < n; i++)
+		max_keys = t->cell[i] + 1 > max_keys ? t->cell[i] + 1 : max_keys;
+	int32_t *perm = (int32_t *)malloc((size_t)n * 4), *seg = (int32_t *)malloc((size_t)n * 16);
+	int n_seg = 0, rc = RN_OK;
+	if (!perm || !seg) {
+		free(perm);
+		free(seg);
+		return rn_error_set(err, RN_ERR_NOMEM, "out of memory");
+	}
+	/* rows gathered by sequence (order of first appearance) and the segments, as forward.cu builds them */
+	{
+		int w = 0;
+		for (int i = 0; i < n; i++) {
+			bool first_seen = true;
+			for (int k = 0; k < i; k++)
+				first_seen = first_seen && t->seq[k] != t->seq[i];
+			if (!first_seen)
+				continue;
+			seg[4 * n_seg] = t->seq[i];
+			seg[4 * n_seg + 1] = w;
+			seg[4 * n_seg + 3] = t->cell[i];
+			for (int j = i; j < n; j++)
+				if (t->seq[j] == t->seq[i])
+					perm[w++] = j;
+			seg[4 * n_seg + 2] = w - seg[4 * n_seg + 1];
+			n_seg++;
+		}
+	}
+	const int splits = t->splits > 0 ? t->splits : rn_cu_attention_splits(max_keys);
+	int32_t *dseq = NULL;
+	cudaError_t ce = cudaSetDevice(0);
+	if (!ce)
+		ce = cudaStreamCreateWithFlags(&c->st, cudaStreamNonBlocking);
+	if (!ce)
+		ce = cudaMalloc((void **)&c->q, (size_t)n * c->q_dim * 4);
+	if (!ce)
+		ce = cudaMalloc((void **)&c->att, (size_t)n * c->q_dim * 4);
+	if (!ce)
+		ce = cudaMalloc((void **)&c->att_part, (size_t)n * H * RN_CU_ATT_MAX_SPLIT * (D + 2) * 4);
+	if (!ce)
+		ce = cudaMalloc((void **)&dseq, (size_t)n * 3 * 4);
+	if (!ce)
+		ce = cudaMalloc((void **)&c->kv, t->q8 ? vals : vals * 2);
+	if (!ce && t->q8)
+		ce = cudaMalloc((void **)&c->kv_d, vals / 32 * 2);
+	if (!ce)
+		ce = cudaMemcpy(c->kv, t->q8 ? (const void *)t->kv8 : (const void *)t->kv16, t->q8 ? vals : vals * 2,
+				cudaMemcpyHostToDevice);
+	if (!ce && t->q8)
+		ce = cudaMemcpy(c->kv_d, t->kv8_d, vals / 32 * 2, cudaMemcpyHostToDevice);
+	if (!ce)
+		ce = cudaMemcpy(c->q, t->q, (size_t)n * c->q_dim * 4, cudaMemcpyHostToDevice);
+	if (!ce)
+		ce = cudaMemset(c->att, 0xff, (size_t)n * c->q_dim * 4); /* NaN: every element must be written */
+	if (!ce)
+		ce = cudaMemcpy(dseq, t->seq, (size_t)n * 4, cudaMemcpyHostToDevice);
+	if (!ce)
+		ce = cudaMemcpy(dseq + n, t->cell, (size_t)n * 4, cudaMemcpyHostToDevice);
+	if (!ce)
+		ce = cudaMemcpy(dseq + 2 * n, perm, (size_t)n * 4, cudaMemcpyHostToDevice);
+	if (ce)
+		rc = rn_cuda_set_error(err, ce, "attention test setup", __FILE__, __LINE__);
+	c->sd.seq = dseq;
+	c->sd.cell = dseq + n;
+	c->perm_dev = dseq + 2 * n;
+	if (!rc && !t->prefill && (splits < rn_cu_att_grid_splits(max_keys, rn_cu_attention_target()) ||
+				   splits > RN_CU_ATT_MAX_SPLIT))
+		rc = rn_error_set(err, RN_ERR_INVALID_ARG, "splits %d below what the rows need", splits);
+	if (!rc)
+		rc = t->prefill ? rn_cu_attention_prefill(c, 0, n, seg, n_seg, c->st, err)
+				: rn_cu_attention_decode(c, 0, n, splits, c->st, err);
+	if (!rc) {
+		ce = cudaMemcpyAsync(out, c->att, (size_t)n * c->q_dim * 4, cudaMemcpyDeviceToHost, c->st);
+		if (!ce)
+			ce = cudaStreamSynchronize(c->st);
+		if (ce)
+			rc = rn_cuda_set_error(err, ce, "attention test run", __FILE__, __LINE__);
+	}
+	if (c->st)
+		cudaStreamSynchronize(c->st);
+	void *p[] = {c->q, c->att, c->att_part, dseq, c->kv, c->kv_d};
+	for (size_t i = 0; i < sizeof p / sizeof p[0]; i++)
+		if (p[i])
+			cudaFree(p[i]);
+	if (c->st)
+		cudaStreamDestroy(c->st);
+	free(perm);
+	free(seg);
+	return rc;
+}
+
+extern "C" int rn_cuda_test_attention(const struct rn_cuda_attn_test *t, float *out, char *msg, size_t msg_size)
+{
+	struct rn_error e;
+	memset(&e, 0, sizeof e);
+	int rc = attn_run(t, out, &e);
+	if (rc)
+		snprintf(msg, msg_size, "%s", e.msg);
+	return rc ? -1 : 0;
+}

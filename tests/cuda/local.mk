@@ -8,6 +8,9 @@ TESTS += tests/cuda/test_cuda_host
 # Kernels, the whole forward pass and the real models' greedy continuations against the CPU backend: these
 # skip (77) where rn_cuda_device_count() == 0.
 check_PROGRAMS += tests/cuda/test_cuda_kernels tests/cuda/test_cuda_forward tests/cuda/test_cuda_models
+check_PROGRAMS += tests/cuda/test_cuda_attn
+tests_cuda_test_cuda_attn_LDADD = $(TEST_LDADD)
+TESTS += tests/cuda/test_cuda_attn
 tests_cuda_test_cuda_kernels_LDADD = $(TEST_LDADD)
 tests_cuda_test_cuda_forward_LDADD = $(TEST_LDADD)
 tests_cuda_test_cuda_models_LDADD = $(TEST_LDADD)
