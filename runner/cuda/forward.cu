@@ -708,40 +708,70 @@ static struct rn_cu_graph *graph_find(struct rn_cu *c, int n, int n_out, int spl
 	return NULL;
 }
 
+/* Kernel nodes of a captured graph: the kernel launches of one step (the step arrays' copy precedes the graph;
+ * sampling follows it). Qwen3-14B (40 layers, no attention split): 484 = 12 a layer (prep, Q, K, V, QKV
+ * epilogue, attention, prep, O, prep, gate/up, prep, down) + embedding, final norm, LM-head prep, LM head. */
+static int graph_kernel_nodes(cudaGraph_t graph)
+{
+	size_t nn = 0;
+	if (cudaGraphGetNodes(graph, NULL, &nn) != cudaSuccess || nn == 0) {
+		(void)cudaGetLastError();
+		return 0;
+	}
+	cudaGraphNode_t *nodes = (cudaGraphNode_t *)malloc(nn * sizeof *nodes);
+	if (!nodes)
+		return 0;
+	int k = 0;
+	if (cudaGraphGetNodes(graph, nodes, &nn) == cudaSuccess) {
+		for (size_t i = 0; i < nn; i++) {
+			cudaGraphNodeType ty;
+			if (cudaGraphNodeGetType(nodes[i], &ty) == cudaSuccess && ty == cudaGraphNodeTypeKernel)
+				k++;
+		}
+	}
+	(void)cudaGetLastError();
+	free(nodes);
+	return k;
+}
+
 static int graph_capture(struct rn_cu *c, int n, int n_out, int splits, int mode, struct rn_cu_graph **out,
 			 struct rn_error *err)
 {
-	struct rn_cu_graph *g;
-	if (c->n_graphs < RN_CU_MAX_GRAPHS) {
-		g = &c->graphs[c->n_graphs++];
-	} else {
-		g = &c->graphs[0];
-		for (int i = 1; i < c->n_graphs; i++)
-			if (c->graphs[i].used < g->used)
-				g = &c->graphs[i];
+	/* a failed capture drops exactly the entry it was given (with a full table that is the evicted LRU entry,
+	 * not the last one: dropping the last left a dead entry and lost a live graph) */
+	bool evict = false;
+	const int slot = rn_cu_graph_slot(c->graphs, &c->n_graphs, RN_CU_MAX_GRAPHS, &evict);
+	struct rn_cu_graph *g = &c->graphs[slot];
+	if (evict && g->exec)
 		cudaGraphExecDestroy(g->exec);
-	}
 	memset(g, 0, sizeof *g);
 	cudaGraph_t graph = NULL;
-	RN_CU_CHECK(cudaStreamBeginCapture(c->st, cudaStreamCaptureModeThreadLocal));
+	cudaError_t e = cudaStreamBeginCapture(c->st, cudaStreamCaptureModeThreadLocal);
+	if (e != cudaSuccess) {
+		rn_cu_graph_drop(c->graphs, &c->n_graphs, slot);
+		return rn_cuda_set_error(err, e, "cudaStreamBeginCapture", __FILE__, __LINE__);
+	}
 	int rc = enqueue(c, n, n_out, splits, mode == 0, NULL, 0, err);
-	cudaError_t e = cudaStreamEndCapture(c->st, &graph);
+	e = cudaStreamEndCapture(c->st, &graph);
 	if (rc) {
 		if (graph)
 			cudaGraphDestroy(graph);
-		c->n_graphs--;
+		rn_cu_graph_drop(c->graphs, &c->n_graphs, slot);
 		return rc;
 	}
 	if (e != cudaSuccess) {
-		c->n_graphs--;
+		rn_cu_graph_drop(c->graphs, &c->n_graphs, slot);
 		return rn_cuda_set_error(err, e, "cudaStreamEndCapture", __FILE__, __LINE__);
 	}
+	const int launches = graph_kernel_nodes(graph);
 	e = cudaGraphInstantiate(&g->exec, graph, 0);
 	cudaGraphDestroy(graph);
 	if (e != cudaSuccess) {
-		c->n_graphs--;
+		rn_cu_graph_drop(c->graphs, &c->n_graphs, slot);
 		return rn_cuda_set_error(err, e, "cudaGraphInstantiate", __FILE__, __LINE__);
 	}
+	if (n == 1 && n_out == 1 && mode == 0 && launches > 0)
+		c->stats.decode_launches = launches;
 	g->n = n;
 	g->n_out = n_out;
 	g->splits = splits;

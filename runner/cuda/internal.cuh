@@ -169,6 +169,7 @@ struct rn_cu {
 	bool out_busy[RN_CU_RING];
 	int32_t *samp_hist_dev;       /* [RN_CU_OUT_CHUNK][RN_CUDA_HISTORY_MAX] */
 	void *samp_par_dev, *samp_par_host;
+	bool samp_smem_set;           /* the top-k kernels' shared-memory attribute is set on this device */
 
 	/* graphs */
 	struct rn_cu_graph graphs[RN_CU_MAX_GRAPHS];
@@ -191,6 +192,32 @@ struct rn_cu {
 };
 
 #define RN_CU_KVTMP_CELLS 256
+
+/* The graph table (host code; checked on the host by runner/cuda/hostcheck.cu). rn_cu_graph_slot gives the
+ * entry a new graph goes into: a free one at the end, else the least recently used, whose exec the caller
+ * destroys (it is returned with *evict set). rn_cu_graph_drop removes entry i (a capture that failed),
+ * moving the last entry into its place, so the table never keeps a dead entry nor loses a live one. */
+static inline int rn_cu_graph_slot(struct rn_cu_graph *t, int *n, int max, bool *evict)
+{
+	*evict = false;
+	if (*n < max)
+		return (*n)++;
+	int k = 0;
+	for (int i = 1; i < *n; i++)
+		if (t[i].used < t[k].used)
+			k = i;
+	*evict = true;
+	return k;
+}
+
+static inline void rn_cu_graph_drop(struct rn_cu_graph *t, int *n, int i)
+{
+	if (i < 0 || i >= *n)
+		return;
+	t[i] = t[*n - 1];
+	memset(&t[*n - 1], 0, sizeof t[0]);
+	(*n)--;
+}
 
 /* ---------------------------------------------------------------------------------------------- errors */
 

@@ -132,8 +132,8 @@ static __global__ void __launch_bounds__(MMV_THREADS) k_mmv_gu(struct rn_cw_mat 
 	for (int j = 0; j < NC; j++)
 		if (lane == j) {
 			float gv = ag[j];
-			/* as the CPU: g / (1 + exp(-g)) * u */
-			y[(int64_t)j * ldy + row] = gv / (1.0f + expf(-gv)) * au[j];
+			/* as the CPU: g / (1 + exp(-g)) * u with its exp polynomial (common.cuh) */
+			y[(int64_t)j * ldy + row] = rn_swiglu(gv, au[j]);
 		}
 }
 

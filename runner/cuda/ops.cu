@@ -5,7 +5,8 @@
  * The arithmetic follows runner/cpu exactly where it decides results: RMSNorm sums squares in double, the
  * int8 activation blocks use 127/amax with round-half-even and ggml's scales (bit-identical bytes), F16/BF16
  * weights get activations rounded to f16/bf16 as the CPU rounds them, RoPE and the KV rows use the
- * CPU's cos/sin (precomputed on the host) without fused multiply-adds, q8_0 KV rows use d = amax/127 as f16.
+ * CPU's cos/sin (precomputed on the host) with the CPU's roundings (common.cuh: rn_rope_pair), SwiGLU uses
+ * the CPU's exp polynomial (rn_swiglu), q8_0 KV rows use d = amax/127 as f16.
  */
 #include "runner/cuda/internal.cuh"
 
@@ -45,7 +46,7 @@ static __global__ void __launch_bounds__(PREP_THREADS) k_prep(struct rn_cu_prep 
 		for (int i = tid; i < cols; i += PREP_THREADS) {
 			float v = x[i];
 			if (mul) {
-				v = __fmul_rn(v / __fadd_rn(1.0f, expf(-v)), mul[i]);
+				v = rn_swiglu(v, mul[i]);
 				o[i] = v;
 			}
 			ss += (double)__fmul_rn(v, v);
@@ -219,17 +220,19 @@ static __device__ void kv_store_head(const float *h, int D, uint8_t *kv, __half 
 	}
 }
 
-/* RoPE of one head in shared memory (pairs as the model's type), cos/sin from cs. */
-static __device__ void rope_head(float *h, const float *cs, int n_rot, int neox, float sign)
+/* RoPE of one head in shared memory (pairs as the model's type), cos/sin from cs: fused as the CPU backend's
+ * forward rotation (rn_ops_rope) or, for the re-rotation of cached keys, unfused as rn_rope_apply. */
+static __device__ void rope_head(float *h, const float *cs, int n_rot, int neox, bool fused)
 {
 	const int lane = threadIdx.x % RN_WARP, half = n_rot / 2;
 	__syncwarp();
 	for (int i = lane; i < half; i += RN_WARP) {
-		float c = cs[2 * i], s = sign * cs[2 * i + 1];
-		int i0 = neox ? i : 2 * i, i1 = neox ? i + half : 2 * i + 1;
-		float x0 = h[i0], x1 = h[i1];
-		h[i0] = __fsub_rn(__fmul_rn(x0, c), __fmul_rn(x1, s));
-		h[i1] = __fadd_rn(__fmul_rn(x0, s), __fmul_rn(x1, c));
+		const float c = cs[2 * i], s = cs[2 * i + 1];
+		const int i0 = neox ? i : 2 * i, i1 = neox ? i + half : 2 * i + 1;
+		if (fused)
+			rn_rope_pair(c, s, &h[i0], &h[i1]);
+		else
+			rn_rope_pair_unfused(c, s, &h[i0], &h[i1]);
 	}
 	__syncwarp();
 }
@@ -285,7 +288,7 @@ static __global__ void __launch_bounds__(QKV_WARPS *RN_WARP) k_qkv_post(struct q
 	if (kind < 2) {
 		const int32_t p = a.pos[row];
 		const float *cs = p < a.rope_tab_n ? a.rope_tab + (int64_t)p * a.n_rot : a.cs_extra + (int64_t)row * a.n_rot;
-		rope_head(sh, cs, a.n_rot, a.rope_neox, 1.0f);
+		rope_head(sh, cs, a.n_rot, a.rope_neox, true);
 	}
 	if (kind == 0) {
 		for (int i = lane; i < D; i += RN_WARP)
@@ -402,7 +405,7 @@ static __global__ void __launch_bounds__(QKV_WARPS *RN_WARP) k_kv_rotate(struct 
 	for (int i = lane; i < D; i += RN_WARP)
 		sh[i] = a.kv_d ? __half2float(a.kv_d[(off + i) / 32]) * (float)(int8_t)a.kv[off + i]
 			       : __half2float(((const __half *)a.kv)[off + i]);
-	rope_head(sh, a.cs, a.n_rot, a.neox, 1.0f);
+	rope_head(sh, a.cs, a.n_rot, a.neox, false);
 	kv_store_head(sh, D, a.kv, a.kv_d, off);
 }
 
