@@ -321,6 +321,33 @@ static __device__ __forceinline__ float rn_warp_max(float v)
 		v = fmaxf(v, __shfl_xor_sync(0xffffffffu, v, o));
 	return v;
 }
+
+/* ---------------------------------------------------------------------------------------------- PDL */
+
+/* Programmatic dependent launch (sm_90+; no-ops below): a kernel launched by rn_cu_launch may start while its
+ * predecessor in the stream is still running, so every such kernel calls rn_pdl_wait() before its first
+ * access to memory that an earlier kernel writes or reads (only constant model data, e.g. norm weights, may
+ * be touched before it). rn_pdl_wait returns once the predecessor grid has completed and its writes are
+ * visible. rn_pdl_trigger lets the next kernel's blocks be scheduled (they then wait in their rn_pdl_wait). */
+static __device__ __forceinline__ void rn_pdl_wait(void)
+{
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+	asm volatile("griddepcontrol.wait;" ::: "memory");
+#endif
+}
+
+static __device__ __forceinline__ void rn_pdl_trigger(void)
+{
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+	asm volatile("griddepcontrol.launch_dependents;" :::);
+#endif
+}
+
+/* Bring the 128-byte line holding p into L2 (no register written, no fault on a valid address). */
+static __device__ __forceinline__ void rn_prefetch_l2(const void *p)
+{
+	asm volatile("prefetch.L2 [%0];" ::"l"(p));
+}
 #endif
 
 /* ---------------------------------------------------------------------------------------------- errors */

@@ -159,6 +159,12 @@ int rn_cuda_test_matvec(uint32_t gguf_type, const void *data, size_t size, int64
 int rn_cuda_test_act_quant(int kind, const float *x, int n, int64_t cols, void *dst, size_t row_bytes, char *msg,
 			   size_t msg_size);
 
+/* decode (cuda-decode) */
+
+/* SwiGLU on the GPU through the prep kernel's path (silu(g) * u, n rows of cols values): the f32 results,
+ * which must be bit-identical to runner/cpu's rn_ops_swiglu (AVX2 path). Returns 0 or -1 with msg. */
+int rn_cuda_test_swiglu(const float *g, const float *u, int n, int64_t cols, float *out, char *msg, size_t msg_size);
+
 #ifdef __cplusplus
 }
 #endif

@@ -401,6 +401,37 @@ static int rn_cuda_host_check_cpu_twins(char *msg, size_t msg_size, int bad0)
 			NOTE2("failed capture in a full graph table: %d entries left, last live graph kept %d, dead entry %d", n,
 			      (int)last_kept, (int)dead);
 	}
+	/* the matvec's L2 prefetch covers exactly plane 0's row */
+	for (int t = 0; t < CW_COUNT; t++)
+		for (int64_t cols = 256; cols <= 17408; cols += 256 * 17)
+			if (rn_cw_row_bytes0(t, cols) != rn_cw_plane_size(t, 0, 1, cols))
+				NOTE2("rn_cw_row_bytes0(%s, %lld) = %lld, plane 0 holds %lld a row", rn_cw_table[t].name, (long long)cols,
+				      (long long)rn_cw_row_bytes0(t, cols), (long long)rn_cw_plane_size(t, 0, 1, cols));
+	/* the Q|K|V grouping */
+	{
+		struct qcase {
+			int t[3];
+			int64_t r[3];
+			bool fuse;
+			int np, part[3];
+		};
+		static const struct qcase qc[] = {
+			{{CW_Q8_0, CW_Q8_0, CW_Q8_0}, {5120, 1024, 1024}, true, 1, {0, 0, 0}},
+			{{CW_Q4_K, CW_Q4_K, CW_Q6_K}, {5120, 1024, 1024}, true, 2, {0, 0, 1}},
+			{{CW_Q4_K, CW_Q6_K, CW_Q4_K}, {5120, 1024, 1024}, true, 3, {0, 1, 2}},
+			{{CW_FP8, CW_FP8, CW_FP8}, {5120, 1024, 1024}, true, 1, {0, 0, 0}},
+			{{CW_FP8, CW_FP8, CW_FP8}, {192, 64, 64}, true, 3, {0, 1, 2}},
+			{{CW_FP8, CW_FP8, CW_FP8}, {256, 64, 64}, true, 2, {0, 0, 1}},
+			{{CW_Q8_0, CW_Q8_0, CW_Q8_0}, {5120, 1024, 1024}, false, 3, {0, 1, 2}},
+		};
+		for (size_t k = 0; k < sizeof qc / sizeof qc[0]; k++) {
+			int part[3] = {-1, -1, -1};
+			int np = rn_cu_qkv_plan(qc[k].t, qc[k].r, qc[k].fuse, part);
+			if (np != qc[k].np || memcmp(part, qc[k].part, sizeof part) != 0)
+				NOTE2("rn_cu_qkv_plan case %zu: %d parts (%d %d %d), expected %d (%d %d %d)", k, np, part[0], part[1],
+				      part[2], qc[k].np, qc[k].part[0], qc[k].part[1], qc[k].part[2]);
+		}
+	}
 #undef NOTE2
 	return bad;
 }

@@ -12,6 +12,9 @@ tests_cuda_test_cuda_kernels_LDADD = $(TEST_LDADD)
 tests_cuda_test_cuda_forward_LDADD = $(TEST_LDADD)
 tests_cuda_test_cuda_models_LDADD = $(TEST_LDADD)
 TESTS += tests/cuda/test_cuda_kernels tests/cuda/test_cuda_forward tests/cuda/test_cuda_models
+check_PROGRAMS += tests/cuda/test_cuda_decode
+tests_cuda_test_cuda_decode_LDADD = $(TEST_LDADD)
+TESTS += tests/cuda/test_cuda_decode
 # Speed on one model (not a test; tools/gpu-check runs it): tests/cuda/bench_cuda --help
 noinst_PROGRAMS += tests/cuda/bench_cuda
 tests_cuda_bench_cuda_LDADD = $(TEST_LDADD)
