@@ -282,8 +282,7 @@ template <typename... KArgs, typename... Args>
 static inline cudaError_t rn_cu_launch(void (*k)(KArgs...), dim3 grid, dim3 block, size_t smem, cudaStream_t st,
 				       Args &&...args)
 {
-	cudaLaunchConfig_t cfg;
-	memset(&cfg, 0, sizeof cfg);
+	cudaLaunchConfig_t cfg = {};
 	cfg.gridDim = grid;
 	cfg.blockDim = block;
 	cfg.dynamicSmemBytes = smem;
