@@ -203,6 +203,12 @@ struct rn_cuda_attn_test {
 /* Writes out[n][n_head x head_dim]; returns 0, or -1 with msg (no device, bad shape, CUDA error). */
 int rn_cuda_test_attention(const struct rn_cuda_attn_test *t, float *out, char *msg, size_t msg_size);
 
+/* decode (cuda-decode) */
+
+/* SwiGLU on the GPU through the prep kernel's path (silu(g) * u, n rows of cols values): the f32 results,
+ * which must be bit-identical to runner/cpu's rn_ops_swiglu (AVX2 path). Returns 0 or -1 with msg. */
+int rn_cuda_test_swiglu(const float *g, const float *u, int n, int64_t cols, float *out, char *msg, size_t msg_size);
+
 #ifdef __cplusplus
 }
 #endif

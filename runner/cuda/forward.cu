@@ -53,7 +53,7 @@ static uint64_t scratch_bytes_for(const struct rn_model *m, const struct rn_load
 	const uint64_t MC = (uint64_t)max_cols_of(m), V = (uint64_t)m->hp.n_vocab, D = (uint64_t)m->hp.head_dim;
 	const uint64_t R = (uint64_t)rn_cu_f8_rows(B < RN_CU_DECODE_MAX ? RN_CU_DECODE_MAX : B); /* FP8 GEMMs pad to 4 */
 	uint64_t s = 0;
-	s += 4 * (R * E + R * MC + R * Q + 2 * R * KV + R * Q + 2 * R * (F > MC ? F : MC)); /* x xn q k v att hb hb2 */
+	s += 4 * (R * E + R * MC + R * Q + R * (Q + 2 * KV) + R * Q + 2 * R * (F > MC ? F : MC)); /* x xn q qkv att hb hb2 */
 	s += 4 * (R * E + R * Q);                                                          /* gathered x, att */
 	s += 4 * (uint64_t)RN_CU_OUT_CHUNK * V;                                            /* logits */
 	s += R * MC * (1 + 1 + 2 + 2 + 1) + R * (MC / 32) * 12 + R * (MC / 256) * 4 + R * (MC / 16) * 2 +
@@ -77,6 +77,26 @@ static const struct rn_tensor *layer_w(const struct rn_layer *l, int i)
 {
 	const struct rn_tensor *t[7] = {&l->wq, &l->wk, &l->wv, &l->wo, &l->w_gate, &l->w_up, &l->w_down};
 	return t[i];
+}
+
+/* The uploaded matrices of a layer: its Q/K/V parts, O, gate, up, down; returns how many (at most 7). */
+static int layer_mats(struct rn_cu_layer *L, struct rn_cu_w **ws)
+{
+	int k = 0;
+	for (int i = 0; i < L->n_qkv; i++)
+		ws[k++] = &L->qkv[i];
+	ws[k++] = &L->wo;
+	ws[k++] = &L->gate;
+	ws[k++] = &L->up;
+	ws[k++] = &L->down;
+	return k;
+}
+
+/* Q, K and V in one matvec where their types allow (ORUN_CUDA_QKV_FUSE=0: three, as before; for comparisons). */
+static bool qkv_fuse_wanted(void)
+{
+	const char *e = getenv("ORUN_CUDA_QKV_FUSE");
+	return !(e && strcmp(e, "0") == 0);
 }
 
 /* f16 copies of the quantized layer weights for prefill: 0 = off (ORUN_CUDA_PREFILL_F16=0), 1 = when memory
@@ -192,7 +212,7 @@ extern "C" void rn_cuda_free(void *state)
 	if (c->layers) {
 		for (int l = 0; l < c->n_layer; l++) {
 			struct rn_cu_layer *L = &c->layers[l];
-			struct rn_cu_w *ws[7] = {&L->wq, &L->wk, &L->wv, &L->wo, &L->gate, &L->up, &L->down};
+			struct rn_cu_w *ws[7] = {&L->qkv[0], &L->qkv[1], &L->qkv[2], &L->wo, &L->gate, &L->up, &L->down};
 			for (int i = 0; i < 7; i++)
 				rn_cu_w_free(ws[i]);
 		}
@@ -201,7 +221,7 @@ extern "C" void rn_cuda_free(void *state)
 	if (c->output.buf != c->tok_embd.buf)
 		rn_cu_w_free(&c->output);
 	rn_cu_w_free(&c->tok_embd);
-	void *dev_ptrs[] = {c->smalls, c->kv, c->kv_d, c->kv_tmp, c->rope_tab, c->step_dev, c->x, c->xn, c->q, c->k, c->v,
+	void *dev_ptrs[] = {c->smalls, c->kv, c->kv_d, c->kv_tmp, c->rope_tab, c->step_dev, c->x, c->xn, c->q, c->qkv,
 			    c->att, c->hb, c->hb2, c->logits, c->act.q32, c->act.d32, c->act.s32, c->act.sm32, c->act.q256,
 			    c->act.d256, c->act.s256, c->act.h16, c->act.b16, c->act.f8, c->act.f8s, c->att_part, c->w16, c->att_s,
 			    c->att_p, c->q16, c->att_g, c->kv16, c->sampled, c->samp_scratch, c->samp_out_dev,
@@ -312,6 +332,7 @@ extern "C" int rn_cuda_load(const struct rn_model *m, const struct rn_load_param
 	c->head_dim = hp->head_dim;
 	c->q_dim = hp->n_head * hp->head_dim;
 	c->kv_dim = hp->n_head_kv * hp->head_dim;
+	c->qkv_dim = c->q_dim + 2 * c->kv_dim;
 	c->n_ff = hp->n_ff;
 	c->n_vocab = hp->n_vocab;
 	c->n_rot = hp->n_rot;
@@ -348,9 +369,27 @@ extern "C" int rn_cuda_load(const struct rn_model *m, const struct rn_load_param
 	}
 	for (int l = 0; l < hp->n_layer; l++) {
 		struct rn_cu_layer *L = &c->layers[l];
-		struct rn_cu_w *ws[7] = {&L->wq, &L->wk, &L->wv, &L->wo, &L->gate, &L->up, &L->down};
-		for (int i = 0; i < 7; i++)
-			if ((rc = rn_cu_upload(up, layer_w(&m->layers[l], i), ws[i], err)))
+		const struct rn_layer *ml = &m->layers[l];
+		const struct rn_tensor *t3[3] = {&ml->wq, &ml->wk, &ml->wv};
+		int types[3], part[3];
+		int64_t rows[3];
+		for (int i = 0; i < 3; i++) {
+			types[i] = rn_cw_from_gguf(t3[i]->type);
+			rows[i] = t3[i]->ne[1];
+		}
+		L->n_qkv = rn_cu_qkv_plan(types, rows, qkv_fuse_wanted(), part);
+		for (int pi = 0; pi < L->n_qkv; pi++) {
+			const struct rn_tensor *ts[3];
+			int nt = 0;
+			for (int i = 0; i < 3; i++)
+				if (part[i] == pi)
+					ts[nt++] = t3[i];
+			if ((rc = rn_cu_upload_cat(up, ts, nt, &L->qkv[pi], err)))
+				goto fail;
+		}
+		struct rn_cu_w *rest[4] = {&L->wo, &L->gate, &L->up, &L->down};
+		for (int i = 0; i < 4; i++)
+			if ((rc = rn_cu_upload(up, layer_w(ml, 3 + i), rest[i], err)))
 				goto fail;
 	}
 	if ((rc = rn_cu_upload(up, &m->tok_embd, &c->tok_embd, err)))
@@ -409,8 +448,9 @@ extern "C" int rn_cuda_load(const struct rn_model *m, const struct rn_load_param
 		goto fail;
 	for (int l = 0; l < hp->n_layer; l++) {
 		struct rn_cu_layer *L = &c->layers[l];
-		struct rn_cu_w *ws[7] = {&L->wq, &L->wk, &L->wv, &L->wo, &L->gate, &L->up, &L->down};
-		for (int i = 0; i < 7; i++)
+		struct rn_cu_w *ws[7];
+		const int nw = layer_mats(L, ws);
+		for (int i = 0; i < nw; i++)
 			c->stats.weight_bytes += ws[i]->bytes;
 	}
 	c->stats.weight_bytes += c->tok_embd.bytes + (c->output.buf != c->tok_embd.buf ? c->output.bytes : 0);
@@ -475,8 +515,7 @@ extern "C" int rn_cuda_load(const struct rn_model *m, const struct rn_load_param
 		DALLOC(c->x, B * E * 4);
 		DALLOC(c->xn, B * MC * 4);
 		DALLOC(c->q, B * Q * 4);
-		DALLOC(c->k, B * KV * 4);
-		DALLOC(c->v, B * KV * 4);
+		DALLOC(c->qkv, B * (Q + 2 * KV) * 4);
 		DALLOC(c->att, B * Q * 4);
 		DALLOC(c->hb, B * F * 4);
 		DALLOC(c->hb2, B * F * 4);
@@ -520,8 +559,9 @@ extern "C" int rn_cuda_load(const struct rn_model *m, const struct rn_load_param
 		bool any_fp8 = false, all_lt = true;
 		for (int l = 0; l < hp->n_layer; l++) {
 			struct rn_cu_layer *L = &c->layers[l];
-			struct rn_cu_w *ws[7] = {&L->wq, &L->wk, &L->wv, &L->wo, &L->gate, &L->up, &L->down};
-			for (int i = 0; i < 7; i++) {
+			struct rn_cu_w *ws[7];
+			const int nw = layer_mats(L, ws);
+			for (int i = 0; i < nw; i++) {
 				if (ws[i]->m.type != CW_FP8)
 					continue;
 				any_fp8 = true;
@@ -536,8 +576,9 @@ extern "C" int rn_cuda_load(const struct rn_model *m, const struct rn_load_param
 		if (sz.prefill_cache) {
 			for (int l = 0; l < hp->n_layer; l++) {
 				struct rn_cu_layer *L = &c->layers[l];
-				struct rn_cu_w *ws[7] = {&L->wq, &L->wk, &L->wv, &L->wo, &L->gate, &L->up, &L->down};
-				for (int i = 0; i < 7; i++) {
+				struct rn_cu_w *ws[7];
+				const int nw = layer_mats(L, ws);
+				for (int i = 0; i < nw; i++) {
 					struct rn_cu_w *w = ws[i];
 					if (w->m.type == CW_F16 || w->m.type == CW_BF16 || w->lt_fp8)
 						continue;
@@ -651,12 +692,14 @@ static int enqueue(struct rn_cu *c, int n, int n_out, int splits, bool want_logi
 	for (int l = 0; l < c->n_layer; l++) {
 		const struct rn_cu_layer *L = &c->layers[l];
 		const bool last = l == c->n_layer - 1;
-		const struct rn_cu_w *qkv[3] = {&L->wq, &L->wk, &L->wv};
-		if ((rc = prep(c, x, E, NULL, L->attn_norm, E, c->xn, E, qkv, 3, T, err)) ||
-		    (rc = linear(c, &L->wq, T, c->q, c->q_dim, NULL, false, err)) ||
-		    (rc = linear(c, &L->wk, T, c->k, c->kv_dim, NULL, false, err)) ||
-		    (rc = linear(c, &L->wv, T, c->v, c->kv_dim, NULL, false, err)) ||
-		    (rc = rn_cu_qkv_post(c, L, l, T, c->st, err)))
+		const struct rn_cu_w *qkv[3] = {&L->qkv[0], &L->qkv[1], &L->qkv[2]};
+		if ((rc = prep(c, x, E, NULL, L->attn_norm, E, c->xn, E, qkv, L->n_qkv, T, err)))
+			return rc;
+		/* one matvec (or GEMM) per uploaded part, each into its columns of the Q|K|V rows */
+		for (int i = 0, r0 = 0; i < L->n_qkv; r0 += (int)L->qkv[i].m.rows, i++)
+			if ((rc = linear(c, &L->qkv[i], T, c->qkv + r0, c->qkv_dim, NULL, false, err)))
+				return rc;
+		if ((rc = rn_cu_qkv_post(c, L, l, T, c->st, err)))
 			return rc;
 		rc = use_mmv(T) ? rn_cu_attention_decode(c, l, T, splits, c->st, err)
 				: rn_cu_attention_prefill(c, l, T, seg, n_seg, c->st, err);
@@ -665,11 +708,15 @@ static int enqueue(struct rn_cu *c, int n, int n_out, int splits, bool want_logi
 		if (last) {
 			if (n_out == 0)
 				return RN_OK;
-			if ((rc = rn_cu_gather_rows(c->attg, att, c->q_dim, c->q_dim, c->sd.out_row, n_out, c->st, err)) ||
-			    (rc = rn_cu_gather_rows(c->xg, x, E, E, c->sd.out_row, n_out, c->st, err)))
-				return rc;
-			att = c->attg;
-			x = c->xg;
+			/* out_row is increasing (runner/backend.h), so n_out == n means every row in order: nothing to
+			 * gather (a decode step's usual case: two launches fewer) */
+			if (n_out != n) {
+				if ((rc = rn_cu_gather_rows(c->attg, att, c->q_dim, c->q_dim, c->sd.out_row, n_out, c->st, err)) ||
+				    (rc = rn_cu_gather_rows(c->xg, x, E, E, c->sd.out_row, n_out, c->st, err)))
+					return rc;
+				att = c->attg;
+				x = c->xg;
+			}
 			T = n_out;
 		}
 		const struct rn_cu_w *wo[1] = {&L->wo};
@@ -692,12 +739,17 @@ static int enqueue(struct rn_cu *c, int n, int n_out, int splits, bool want_logi
 		if ((rc = linear(c, &L->down, T, x, E, NULL, true, err)))
 			return rc;
 	}
-	/* output norm into xn (f32 only); the LM head's own input formats are prepared per chunk */
+	/* output norm into xn (f32, also the hidden states); the LM head's input formats in the same launch when
+	 * its one chunk covers every output row, else per chunk (here the first; rn_cuda_forward the rest) */
+	const int nc = T < RN_CU_OUT_CHUNK ? T : RN_CU_OUT_CHUNK;
+	const struct rn_cu_w *ow[1] = {&c->output};
+	if (want_logits && nc == T)
+		return (rc = prep(c, x, E, NULL, c->output_norm, E, c->xn, E, ow, 1, T, err))
+			       ? rc
+			       : linear(c, &c->output, nc, c->logits, c->n_vocab, NULL, false, err);
 	if ((rc = prep(c, x, E, NULL, c->output_norm, E, c->xn, E, NULL, 0, T, err)))
 		return rc;
 	if (want_logits) {
-		const int nc = T < RN_CU_OUT_CHUNK ? T : RN_CU_OUT_CHUNK;
-		const struct rn_cu_w *ow[1] = {&c->output};
 		if ((rc = prep(c, c->xn, E, NULL, NULL, E, c->xn, E, ow, 1, nc, err)) ||
 		    (rc = linear(c, &c->output, nc, c->logits, c->n_vocab, NULL, false, err)))
 			return rc;
@@ -717,40 +769,74 @@ static struct rn_cu_graph *graph_find(struct rn_cu *c, int n, int n_out, int spl
 	return NULL;
 }
 
+/* Kernel nodes of a captured graph: the kernel launches of one step (the step arrays' copy precedes the graph;
+ * sampling follows it). Qwen3-14B (40 layers), one row, attention unsplit (+1 a layer when split):
+ *   before (a651dbf): 486 = embedding + 40 x 12 (prep, Q, K, V, QKV epilogue, attention, prep, O, prep,
+ *                     gate/up, prep, down) + 2 row gathers + final norm + LM-head prep + LM head;
+ *   now:              403 = embedding + 40 x 10 (one Q|K|V matvec) + norm with the LM-head formats + LM head,
+ *                     when Q, K and V share a type (Q8_0, FP8); Q4_K_M files whose V is Q6_K in some layers
+ *                     take 11 in those layers (Q|K, then V). */
+static int graph_kernel_nodes(cudaGraph_t graph)
+{
+	size_t nn = 0;
+	if (cudaGraphGetNodes(graph, NULL, &nn) != cudaSuccess || nn == 0) {
+		(void)cudaGetLastError();
+		return 0;
+	}
+	cudaGraphNode_t *nodes = (cudaGraphNode_t *)malloc(nn * sizeof *nodes);
+	if (!nodes)
+		return 0;
+	int k = 0;
+	if (cudaGraphGetNodes(graph, nodes, &nn) == cudaSuccess) {
+		for (size_t i = 0; i < nn; i++) {
+			cudaGraphNodeType ty;
+			if (cudaGraphNodeGetType(nodes[i], &ty) == cudaSuccess && ty == cudaGraphNodeTypeKernel)
+				k++;
+		}
+	}
+	(void)cudaGetLastError();
+	free(nodes);
+	return k;
+}
+
 static int graph_capture(struct rn_cu *c, int n, int n_out, int splits, int mode, struct rn_cu_graph **out,
 			 struct rn_error *err)
 {
-	struct rn_cu_graph *g;
-	if (c->n_graphs < RN_CU_MAX_GRAPHS) {
-		g = &c->graphs[c->n_graphs++];
-	} else {
-		g = &c->graphs[0];
-		for (int i = 1; i < c->n_graphs; i++)
-			if (c->graphs[i].used < g->used)
-				g = &c->graphs[i];
+	/* a failed capture drops exactly the entry it was given (with a full table that is the evicted LRU entry,
+	 * not the last one: dropping the last left a dead entry and lost a live graph) */
+	bool evict = false;
+	const int slot = rn_cu_graph_slot(c->graphs, &c->n_graphs, RN_CU_MAX_GRAPHS, &evict);
+	struct rn_cu_graph *g = &c->graphs[slot];
+	if (evict && g->exec)
 		cudaGraphExecDestroy(g->exec);
-	}
 	memset(g, 0, sizeof *g);
 	cudaGraph_t graph = NULL;
-	RN_CU_CHECK(cudaStreamBeginCapture(c->st, cudaStreamCaptureModeThreadLocal));
+	cudaError_t e = cudaStreamBeginCapture(c->st, cudaStreamCaptureModeThreadLocal);
+	if (e != cudaSuccess) {
+		rn_cu_graph_drop(c->graphs, &c->n_graphs, slot);
+		return rn_cuda_set_error(err, e, "cudaStreamBeginCapture", __FILE__, __LINE__);
+	}
 	int rc = enqueue(c, n, n_out, splits, mode == 0, NULL, 0, err);
-	cudaError_t e = cudaStreamEndCapture(c->st, &graph);
+	e = cudaStreamEndCapture(c->st, &graph);
 	if (rc) {
 		if (graph)
 			cudaGraphDestroy(graph);
-		c->n_graphs--;
+		rn_cu_graph_drop(c->graphs, &c->n_graphs, slot);
 		return rc;
 	}
 	if (e != cudaSuccess) {
-		c->n_graphs--;
+		rn_cu_graph_drop(c->graphs, &c->n_graphs, slot);
 		return rn_cuda_set_error(err, e, "cudaStreamEndCapture", __FILE__, __LINE__);
 	}
+	const int launches = graph_kernel_nodes(graph);
 	e = cudaGraphInstantiate(&g->exec, graph, 0);
 	cudaGraphDestroy(graph);
 	if (e != cudaSuccess) {
-		c->n_graphs--;
+		rn_cu_graph_drop(c->graphs, &c->n_graphs, slot);
 		return rn_cuda_set_error(err, e, "cudaGraphInstantiate", __FILE__, __LINE__);
 	}
+	if (n == 1 && n_out == 1 && mode == 0 && launches > 0)
+		c->stats.decode_launches = launches;
 	g->n = n;
 	g->n_out = n_out;
 	g->splits = splits;

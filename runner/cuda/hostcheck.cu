@@ -11,7 +11,14 @@
 #include <string.h>
 
 #include "runner/cuda/cuda.h"
+#include "runner/cuda/internal.cuh"
 #include "runner/cuda/quant.cuh"
+
+extern "C" {
+#include "runner/cpu/features.h"
+#include "runner/cpu/kernels.h"
+#include "runner/cpu/ops.h"
+}
 
 /* A repacked matrix in host memory. */
 struct host_mat {
@@ -266,6 +273,169 @@ extern "C" {
 }
 
 /* The scalar helpers of common.cuh (host side) against gguf's reference conversions. */
+/* ---------------------------------------------------------------------------------------------- CPU twins */
+
+static uint64_t hc_next(uint64_t *s)
+{
+	*s = *s * 6364136223846793005ull + 1442695040888963407ull;
+	return *s >> 11;
+}
+
+/* A float of any sign and exponent in [-e, e] (powers of two), random mantissa. */
+static float hc_float(uint64_t *s, int e)
+{
+	uint64_t r = hc_next(s);
+	int ex = (int)(r % (uint64_t)(2 * e + 1)) - e;
+	float m = 1.0f + (float)((r >> 12) & 0x7fffff) / 8388608.0f;
+	return ldexpf((r >> 40) & 1 ? -m : m, ex);
+}
+
+/* The kernels' SwiGLU, RoPE and graph-table code against the CPU backend's functions, bit for bit; counts
+ * mismatches (bad0: mismatches already noted, so that msg keeps the first). */
+static int rn_cuda_host_check_cpu_twins(char *msg, size_t msg_size, int bad0)
+{
+	int bad = 0;
+#define NOTE2(...)                                                                                       \
+	do {                                                                                             \
+		if (!bad0 && !bad)                                                                       \
+			snprintf(msg, msg_size, __VA_ARGS__);                                            \
+		bad++;                                                                                   \
+	} while (0)
+	uint64_t s = 777;
+	/* SwiGLU: runner/cpu's AVX2 path (exp polynomial) is the one the GPU copies; its scalar fallback uses libm's
+	 * expf, so the bit-exact comparison needs the AVX2 path (ORUN_CPU_ISA=scalar or a CPU without AVX2+FMA
+	 * falls back to a 2-ulp check against expf) */
+	const bool exact = rn_cpu_features()->simd_ops;
+	enum { N = 4096 };
+	static float g[N], u[N], ref[N];
+	for (int rep = 0; rep < 256; rep++) {
+		for (int i = 0; i < N; i++) {
+			/* mostly the range real activations take, plus the far tails (|n| > 126 and > 192 of the
+			 * polynomial's scale) and specials */
+			int r = (int)(hc_next(&s) % 16);
+			g[i] = r < 10 ? hc_float(&s, 4) : r < 13 ? hc_float(&s, 8) : r < 15 ? (float)((int)(hc_next(&s) % 400) - 200) + (float)(hc_next(&s) % 1024) / 1024.0f : hc_float(&s, 126);
+			u[i] = hc_float(&s, 3);
+		}
+		if (rep == 0) {
+			const float sp[] = {0.0f, -0.0f, 87.0f, -87.0f, 88.7f, -88.7f, 126.5f * 0.6931472f, -126.5f * 0.6931472f, 150.0f, -150.0f,
+					    192.5f * 0.6931472f, -192.5f * 0.6931472f, 1e-40f, -1e-40f, INFINITY, -INFINITY, 3.4e38f, -3.4e38f};
+			for (size_t i = 0; i < sizeof sp / sizeof sp[0]; i++)
+				g[i] = sp[i];
+		}
+		memcpy(ref, g, sizeof ref);
+		rn_ops_swiglu(ref, u, N);
+		for (int i = 0; i < N; i++) {
+			float a = rn_swiglu(g[i], u[i]);
+			bool same = rn_fbits(a) == rn_fbits(ref[i]) || (a != a && ref[i] != ref[i]);
+			if (!exact)
+				same = same || fabsf(a - ref[i]) <= 2.5e-7f * fabsf(ref[i]) + 1e-37f;
+			if (!same)
+				NOTE2("rn_swiglu(%a, %a) = %a, runner/cpu's SwiGLU gives %a", (double)g[i], (double)u[i], (double)a,
+				      (double)ref[i]);
+		}
+	}
+	/* RoPE: the forward rotation against rn_ops_rope (fmaf, every CPU path), the re-rotation against
+	 * rn_rope_apply, both pair layouts */
+	for (int neox = 0; neox < 2; neox++)
+		for (int rep = 0; rep < 2000; rep++) {
+			const int n_rot = rep % 2 ? 128 : 64;
+			float x[256] = {0}, y[256], z[256], cs[256] = {0};
+			for (int i = 0; i < n_rot; i++) {
+				x[i] = hc_float(&s, 6);
+				float th = (float)(hc_next(&s) % 100000) * 1e-3f;
+				cs[i & ~1] = cosf(th);
+				cs[i | 1] = sinf(th);
+			}
+			memcpy(y, x, sizeof x);
+			memcpy(z, x, sizeof x);
+			rn_ops_rope(y, cs, n_rot, neox);
+			struct rn_rope rp;
+			memset(&rp, 0, sizeof rp);
+			rp.type = neox ? RN_ROPE_NEOX : RN_ROPE_NORM;
+			rp.n_rot = n_rot;
+			rn_rope_apply(&rp, cs, z, 1.0f);
+			const int half = n_rot / 2;
+			for (int i = 0; i < half; i++) {
+				const int i0 = neox ? i : 2 * i, i1 = neox ? i + half : 2 * i + 1;
+				float a0 = x[i0], a1 = x[i1], b0 = x[i0], b1 = x[i1];
+				rn_rope_pair(cs[2 * i], cs[2 * i + 1], &a0, &a1);
+				rn_rope_pair_unfused(cs[2 * i], cs[2 * i + 1], &b0, &b1);
+				if (rn_fbits(a0) != rn_fbits(y[i0]) || rn_fbits(a1) != rn_fbits(y[i1]))
+					NOTE2("rn_rope_pair (neox %d, pair %d) = (%a, %a), rn_ops_rope gives (%a, %a)", neox, i,
+					      (double)a0, (double)a1, (double)y[i0], (double)y[i1]);
+				if (rn_fbits(b0) != rn_fbits(z[i0]) || rn_fbits(b1) != rn_fbits(z[i1]))
+					NOTE2("rn_rope_pair_unfused (neox %d, pair %d) = (%a, %a), rn_rope_apply gives (%a, %a)",
+					      neox, i, (double)b0, (double)b1, (double)z[i0], (double)z[i1]);
+			}
+		}
+	/* the graph table: fill it, evict the LRU entry, fail that capture: the entry given is the one dropped */
+	{
+		struct rn_cu_graph t[RN_CU_MAX_GRAPHS];
+		memset(t, 0, sizeof t);
+		int n = 0;
+		bool ev = false;
+		for (int i = 0; i < RN_CU_MAX_GRAPHS; i++) {
+			int k = rn_cu_graph_slot(t, &n, RN_CU_MAX_GRAPHS, &ev);
+			if (k != i || ev)
+				NOTE2("graph slot %d of an empty table: got %d (evict %d)", i, k, (int)ev);
+			t[k].n = i + 1;
+			t[k].used = (uint64_t)(1000 - (i * 7919) % 997); /* distinct, scattered */
+			t[k].exec = (cudaGraphExec_t)(uintptr_t)(0x1000 + i);
+		}
+		int lru = 0;
+		for (int i = 1; i < n; i++)
+			if (t[i].used < t[lru].used)
+				lru = i;
+		int k = rn_cu_graph_slot(t, &n, RN_CU_MAX_GRAPHS, &ev);
+		if (k != lru || !ev || n != RN_CU_MAX_GRAPHS)
+			NOTE2("full graph table: slot %d (evict %d, %d entries), the LRU entry is %d", k, (int)ev, n, lru);
+		const int last_key = t[n - 1].n;
+		memset(&t[k], 0, sizeof t[k]);
+		rn_cu_graph_drop(t, &n, k); /* the capture failed */
+		bool last_kept = false, dead = false;
+		for (int i = 0; i < n; i++) {
+			last_kept = last_kept || t[i].n == last_key;
+			dead = dead || !t[i].exec || t[i].n == 0;
+		}
+		if (n != RN_CU_MAX_GRAPHS - 1 || !last_kept || dead)
+			NOTE2("failed capture in a full graph table: %d entries left, last live graph kept %d, dead entry %d", n,
+			      (int)last_kept, (int)dead);
+	}
+	/* the matvec's L2 prefetch covers exactly plane 0's row */
+	for (int t = 0; t < CW_COUNT; t++)
+		for (int64_t cols = 256; cols <= 17408; cols += 256 * 17)
+			if (rn_cw_row_bytes0(t, cols) != rn_cw_plane_size(t, 0, 1, cols))
+				NOTE2("rn_cw_row_bytes0(%s, %lld) = %lld, plane 0 holds %lld a row", rn_cw_table[t].name, (long long)cols,
+				      (long long)rn_cw_row_bytes0(t, cols), (long long)rn_cw_plane_size(t, 0, 1, cols));
+	/* the Q|K|V grouping */
+	{
+		struct qcase {
+			int t[3];
+			int64_t r[3];
+			bool fuse;
+			int np, part[3];
+		};
+		static const struct qcase qc[] = {
+			{{CW_Q8_0, CW_Q8_0, CW_Q8_0}, {5120, 1024, 1024}, true, 1, {0, 0, 0}},
+			{{CW_Q4_K, CW_Q4_K, CW_Q6_K}, {5120, 1024, 1024}, true, 2, {0, 0, 1}},
+			{{CW_Q4_K, CW_Q6_K, CW_Q4_K}, {5120, 1024, 1024}, true, 3, {0, 1, 2}},
+			{{CW_FP8, CW_FP8, CW_FP8}, {5120, 1024, 1024}, true, 1, {0, 0, 0}},
+			{{CW_FP8, CW_FP8, CW_FP8}, {192, 64, 64}, true, 3, {0, 1, 2}},
+			{{CW_FP8, CW_FP8, CW_FP8}, {256, 64, 64}, true, 2, {0, 0, 1}},
+			{{CW_Q8_0, CW_Q8_0, CW_Q8_0}, {5120, 1024, 1024}, false, 3, {0, 1, 2}},
+		};
+		for (size_t k = 0; k < sizeof qc / sizeof qc[0]; k++) {
+			int part[3] = {-1, -1, -1};
+			int np = rn_cu_qkv_plan(qc[k].t, qc[k].r, qc[k].fuse, part);
+			if (np != qc[k].np || memcmp(part, qc[k].part, sizeof part) != 0)
+				NOTE2("rn_cu_qkv_plan case %zu: %d parts (%d %d %d), expected %d (%d %d %d)", k, np, part[0], part[1],
+				      part[2], qc[k].np, qc[k].part[0], qc[k].part[1], qc[k].part[2]);
+		}
+	}
+#undef NOTE2
+	return bad;
+}
+
 extern "C" int rn_cuda_host_selfcheck(char *msg, size_t msg_size)
 {
 	int bad = 0;
@@ -283,15 +453,24 @@ extern "C" int rn_cuda_host_selfcheck(char *msg, size_t msg_size)
 		if (memcmp(&c, &e, 4) != 0)
 			NOTE("rn_bf2f(0x%04x) = %g, gguf says %g", h, (double)c, (double)e);
 	}
+	/* E4M3FN, all 256 codes: bit-identical to gguf's decoder (S.1111.111 is NaN, not +-480), and for the 254
+	 * finite codes to runner/cpu's binary16 decoding (rn_e4m3_to_f16_scaled, value / 256) */
 	for (uint32_t b = 0; b < 256; b++) {
 		float a = rn_e4m3_to_f((uint8_t)b), r = gguf_e4m3_to_f32((uint8_t)b);
-		if ((b & 0x7f) != 0x7f && a != r)
+		const bool nan_code = (b & 0x7f) == 0x7f;
+		if (nan_code ? !(a != a && r != r) : rn_fbits(a) != rn_fbits(r))
 			NOTE("rn_e4m3_to_f(0x%02x) = %g, gguf says %g", b, (double)a, (double)r);
-		float v[4];
-		rn_fp8x4(b | (b << 8) | (b << 16) | (b << 24), v);
-		if ((b & 0x7f) != 0x7f && v[3] != r)
-			NOTE("rn_fp8x4 byte 3 of 0x%02x = %g, gguf says %g", b, (double)v[3], (double)r);
+		if (!nan_code && rn_fbits(a) != rn_fbits(gguf_f16_to_f32(rn_e4m3_to_f16_scaled((uint8_t)b)) * 256.0f))
+			NOTE("rn_e4m3_to_f(0x%02x) = %g, runner/cpu decodes %g", b, (double)a,
+			     (double)(gguf_f16_to_f32(rn_e4m3_to_f16_scaled((uint8_t)b)) * 256.0f));
+		for (int pos = 0; pos < 4; pos++) {
+			float v[4];
+			rn_fp8x4((b << (8 * pos)) | (0x38u << (8 * ((pos + 1) % 4))), v);
+			if (nan_code ? !(v[pos] != v[pos]) : rn_fbits(v[pos]) != rn_fbits(r))
+				NOTE("rn_fp8x4 byte %d of 0x%02x = %g, gguf says %g", pos, b, (double)v[pos], (double)r);
+		}
 	}
+	bad += rn_cuda_host_check_cpu_twins(msg, msg_size, bad);
 	/* every float exponent with random and boundary mantissas, both signs */
 	static const uint32_t edge[8] = {0, 1, 0xfff, 0x1000, 0x1001, 0x2000, 0x7fffff, 0x3000};
 	uint64_t s = 12345;

@@ -48,8 +48,12 @@ struct rn_cu_w {
 	bool lt_fp8;       /* FP8 prefill through cuBLASLt's block-scaled GEMM */
 };
 
+/* Q, K and V are uploaded as one matrix of rows Q|K|V when their types allow (rn_cu_qkv_plan), so that one
+ * matvec launch computes all three into one row of c->qkv; otherwise as 2 or 3 consecutive parts. */
 struct rn_cu_layer {
-	struct rn_cu_w wq, wk, wv, wo, gate, up, down;
+	struct rn_cu_w qkv[3];        /* parts in row order (Q first); n_qkv of them are used */
+	int n_qkv;
+	struct rn_cu_w wo, gate, up, down;
 	const float *attn_norm, *ffn_norm, *q_norm, *k_norm, *bq, *bk, *bv, *bo; /* device, NULL when absent */
 };
 
@@ -148,7 +152,9 @@ struct rn_cu {
 	struct rn_cu_step sd, sh;
 
 	/* scratch (rows = n_batch) */
-	float *x, *xn, *q, *k, *v, *att, *hb, *hb2, *logits;
+	float *x, *xn, *q, *att, *hb, *hb2, *logits;
+	float *qkv;                   /* [n][qkv_dim] the Q|K|V matvec output (before bias, norm, RoPE); q gets Q after */
+	int qkv_dim;                  /* q_dim + 2 kv_dim */
 	float *xg, *attg;             /* the output rows of the last layer, gathered */
 	float *rot_cs;                /* [n_rot] cos/sin of a KV rotation */
 	struct rn_cu_acts act;
@@ -172,6 +178,7 @@ struct rn_cu {
 	bool out_busy[RN_CU_RING];
 	int32_t *samp_hist_dev;       /* [RN_CU_OUT_CHUNK][RN_CUDA_HISTORY_MAX] */
 	void *samp_par_dev, *samp_par_host;
+	bool samp_smem_set;           /* the top-k kernels' shared-memory attribute is set on this device */
 
 	/* graphs */
 	struct rn_cu_graph graphs[RN_CU_MAX_GRAPHS];
@@ -194,6 +201,53 @@ struct rn_cu {
 };
 
 #define RN_CU_KVTMP_CELLS 256
+
+/* How Q, K and V (weight types type[i] of enum rn_cw, rows[i] rows each, Q first) are grouped into uploaded
+ * matrices: part[i] = the matrix of tensor i; returns the number of matrices. Adjacent tensors share one when
+ * their types are equal (FP8: when the rows before are a multiple of the 128-row scale tile), unless fuse is
+ * false. Q4_K_M files often give V another type (Q6_K) than Q and K: then Q|K and V. */
+static inline int rn_cu_qkv_plan(const int *type, const int64_t *rows, bool fuse, int *part)
+{
+	int np = 1;
+	int64_t part_rows = rows[0];
+	part[0] = 0;
+	for (int i = 1; i < 3; i++) {
+		const bool join = fuse && type[i] == type[i - 1] && (type[i] != CW_FP8 || part_rows % RN_CU_FP8_TILE == 0);
+		if (!join) {
+			np++;
+			part_rows = 0;
+		}
+		part[i] = np - 1;
+		part_rows += rows[i];
+	}
+	return np;
+}
+
+/* The graph table (host code; checked on the host by runner/cuda/hostcheck.cu). rn_cu_graph_slot gives the
+ * entry a new graph goes into: a free one at the end, else the least recently used, whose exec the caller
+ * destroys (it is returned with *evict set). rn_cu_graph_drop removes entry i (a capture that failed),
+ * moving the last entry into its place, so the table never keeps a dead entry nor loses a live one. */
+static inline int rn_cu_graph_slot(struct rn_cu_graph *t, int *n, int max, bool *evict)
+{
+	*evict = false;
+	if (*n < max)
+		return (*n)++;
+	int k = 0;
+	for (int i = 1; i < *n; i++)
+		if (t[i].used < t[k].used)
+			k = i;
+	*evict = true;
+	return k;
+}
+
+static inline void rn_cu_graph_drop(struct rn_cu_graph *t, int *n, int i)
+{
+	if (i < 0 || i >= *n)
+		return;
+	t[i] = t[*n - 1];
+	memset(&t[*n - 1], 0, sizeof t[0]);
+	(*n)--;
+}
 
 /* ---------------------------------------------------------------------------------------------- errors */
 
@@ -218,12 +272,45 @@ int rn_cublas_error(struct rn_error *err, int status, const char *what, const ch
 /* After a launch: the launch configuration error, if any. */
 #define RN_CU_LAUNCHED() RN_CU_CHECK(cudaGetLastError())
 
+/* ---------------------------------------------------------------------------------------------- launch */
+
+/* Programmatic dependent launch for the decode kernels (matvec.cu's rn_cu_mmv_init sets it at load: devices
+ * of compute capability 9.0 or more, unless ORUN_CUDA_PDL=0). Process-wide, like the SM count read there. */
+extern bool rn_cu_pdl;
+
+/* Launch kernel k, with the programmatic-stream-serialization attribute when rn_cu_pdl: the kernel must then
+ * call rn_pdl_wait() (common.cuh) before touching memory written by earlier work. Works inside stream capture
+ * (the graph gets a programmatic edge). */
+template <typename... KArgs, typename... Args>
+static inline cudaError_t rn_cu_launch(void (*k)(KArgs...), dim3 grid, dim3 block, size_t smem, cudaStream_t st,
+				       Args &&...args)
+{
+	cudaLaunchConfig_t cfg = {};
+	cfg.gridDim = grid;
+	cfg.blockDim = block;
+	cfg.dynamicSmemBytes = smem;
+	cfg.stream = st;
+	cudaLaunchAttribute at[1];
+	memset(at, 0, sizeof at);
+	if (rn_cu_pdl) {
+		at[0].id = cudaLaunchAttributeProgrammaticStreamSerialization;
+		at[0].val.programmaticStreamSerializationAllowed = 1;
+		cfg.attrs = at;
+		cfg.numAttrs = 1;
+	}
+	return cudaLaunchKernelEx(&cfg, k, static_cast<Args &&>(args)...);
+}
+
 /* ---------------------------------------------------------------------------------------------- launchers */
 
 /* weights.cu: upload one GGUF tensor into a repacked device matrix (staging through the uploader). */
 struct rn_cu_uploader;
 int rn_cu_uploader_new(struct rn_cu_uploader **up, cudaStream_t st, struct rn_error *err);
 int rn_cu_upload(struct rn_cu_uploader *up, const struct rn_tensor *t, struct rn_cu_w *w, struct rn_error *err);
+/* n tensors of one type and row length as one matrix, their rows one after the other (FP8: every part but
+ * the last a multiple of 128 rows, so the scale tiles stay whole). */
+int rn_cu_upload_cat(struct rn_cu_uploader *up, const struct rn_tensor *const *ts, int n, struct rn_cu_w *w,
+		     struct rn_error *err);
 int rn_cu_upload_raw(struct rn_cu_uploader *up, const void *src, size_t bytes, void *dst, struct rn_error *err);
 int rn_cu_uploader_finish(struct rn_cu_uploader *up, struct rn_error *err); /* waits, frees */
 void rn_cu_w_free(struct rn_cu_w *w);

@@ -10,7 +10,7 @@ librunner_a_SOURCES += runner/cuda/device.cu runner/cuda/hostcheck.cu runner/cud
 RN_CUDA_HDRS = runner/cuda/cuda.h runner/cuda/common.cuh runner/cuda/quant.cuh
 RN_CUDA_IHDRS = $(RN_CUDA_HDRS) runner/cuda/internal.cuh runner/backend.h runner/model.h runner/kvcache.h \
 	runner/error.h gguf/gguf.h
-runner/cuda/hostcheck.$(OBJEXT): $(RN_CUDA_HDRS)
+runner/cuda/hostcheck.$(OBJEXT): $(RN_CUDA_IHDRS) runner/cpu/ops.h runner/cpu/features.h runner/cpu/kernels.h
 runner/cuda/device.$(OBJEXT) runner/cuda/weights.$(OBJEXT) runner/cuda/matvec.$(OBJEXT) runner/cuda/ops.$(OBJEXT) \
 	runner/cuda/attention.$(OBJEXT) runner/cuda/gemm.$(OBJEXT) runner/cuda/sample.$(OBJEXT) \
 	runner/cuda/forward.$(OBJEXT) runner/cuda/testhooks.$(OBJEXT): $(RN_CUDA_IHDRS)

@@ -6,6 +6,8 @@
  * (F16, BF16, F32, FP8); the partial sums meet in a shuffle reduction. The weights are read once for all the
  * activation rows of the launch. Deliberately not here: the activation quantization (runner/cuda/ops.cu).
  */
+#include <stdlib.h>
+
 #include "runner/cuda/internal.cuh"
 
 #define MMV_THREADS 128
@@ -71,6 +73,17 @@ static __device__ __forceinline__ void reduce_row(float *acc, int wpr, float (*s
 				acc[j] += sm[warp + k][j];
 }
 
+/* Before the dependency wait: the row's values (plane 0) on their way into L2, one 128-byte line per lane
+ * and step, while the kernel before finishes (weights are never written during a forward). */
+template <int TYPE>
+static __device__ __forceinline__ void prefetch_row(const struct rn_cw_mat &w, int64_t row, int t, int nt)
+{
+	const int64_t bytes = rn_cw_row_bytes0(TYPE, w.cols);
+	const uint8_t *base = w.p[0] + row * bytes;
+	for (int64_t o = (int64_t)t * 128; o < bytes; o += (int64_t)nt * 128)
+		rn_prefetch_l2(base + o);
+}
+
 template <int TYPE, int NC>
 static __global__ void __launch_bounds__(MMV_THREADS) k_mmv(struct rn_cw_mat w, struct rn_cw_act a, float *y,
 							      int64_t ldy, const float *bias, int accumulate, int wpr)
@@ -79,6 +92,10 @@ static __global__ void __launch_bounds__(MMV_THREADS) k_mmv(struct rn_cw_mat w, 
 	const int warp = threadIdx.x / RN_WARP, lane = threadIdx.x % RN_WARP;
 	const int64_t row = (int64_t)blockIdx.x * (MMV_WARPS / wpr) + warp / wpr;
 	const bool live = row < w.rows;
+	if (live)
+		prefetch_row<TYPE>(w, row, (warp % wpr) * RN_WARP + lane, RN_WARP * wpr);
+	rn_pdl_wait(); /* the activations (and, accumulating, y) come from the kernels before */
+	rn_pdl_trigger();
 	float acc[NC];
 #pragma unroll
 	for (int j = 0; j < NC; j++)
@@ -111,6 +128,12 @@ static __global__ void __launch_bounds__(MMV_THREADS) k_mmv_gu(struct rn_cw_mat 
 	const int warp = threadIdx.x / RN_WARP, lane = threadIdx.x % RN_WARP;
 	const int64_t row = (int64_t)blockIdx.x * (MMV_WARPS / wpr) + warp / wpr;
 	const bool live = row < g.rows;
+	if (live) {
+		prefetch_row<TYPE>(g, row, (warp % wpr) * RN_WARP + lane, RN_WARP * wpr);
+		prefetch_row<TYPE>(up, row, (warp % wpr) * RN_WARP + lane, RN_WARP * wpr);
+	}
+	rn_pdl_wait();
+	rn_pdl_trigger();
 	float ag[NC], au[NC];
 #pragma unroll
 	for (int j = 0; j < NC; j++)
@@ -132,12 +155,13 @@ static __global__ void __launch_bounds__(MMV_THREADS) k_mmv_gu(struct rn_cw_mat 
 	for (int j = 0; j < NC; j++)
 		if (lane == j) {
 			float gv = ag[j];
-			/* as the CPU: g / (1 + exp(-g)) * u */
-			y[(int64_t)j * ldy + row] = gv / (1.0f + expf(-gv)) * au[j];
+			/* as the CPU: g / (1 + exp(-g)) * u with its exp polynomial (common.cuh) */
+			y[(int64_t)j * ldy + row] = rn_swiglu(gv, au[j]);
 		}
 }
 
 static int mmv_sms = 0; /* multiprocessors of the device, read once at load (never during graph capture) */
+bool rn_cu_pdl = false;
 
 void rn_cu_mmv_init(int dev)
 {
@@ -147,6 +171,13 @@ void rn_cu_mmv_init(int dev)
 		n = 100;
 	}
 	mmv_sms = n;
+	int major = 0;
+	if (cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, dev) != cudaSuccess) {
+		(void)cudaGetLastError();
+		major = 0;
+	}
+	const char *e = getenv("ORUN_CUDA_PDL");
+	rn_cu_pdl = major >= 9 && !(e && strcmp(e, "0") == 0);
 }
 
 /* Warps per row: enough blocks to cover the device four times with one warp per row, else more per row. */
@@ -166,7 +197,7 @@ static void launch_mmv(int nc, dim3 grid, cudaStream_t st, const struct rn_cw_ma
 {
 	switch (nc) {
 #define C(N)                                                                                             \
-	case N: k_mmv<TYPE, N><<<grid, MMV_THREADS, 0, st>>>(m, a, y, ldy, bias, acc, wpr); break;
+	case N: (void)rn_cu_launch(k_mmv<TYPE, N>, grid, dim3(MMV_THREADS), 0, st, m, a, y, ldy, bias, acc, wpr); break;
 		C(1) C(2) C(3) C(4) C(5) C(6) C(7) C(8)
 #undef C
 	}
@@ -178,7 +209,7 @@ static void launch_gu(int nc, dim3 grid, cudaStream_t st, const struct rn_cw_mat
 {
 	switch (nc) {
 #define C(N)                                                                                             \
-	case N: k_mmv_gu<TYPE, N><<<grid, MMV_THREADS, 0, st>>>(g, u, a, y, ldy, wpr); break;
+	case N: (void)rn_cu_launch(k_mmv_gu<TYPE, N>, grid, dim3(MMV_THREADS), 0, st, g, u, a, y, ldy, wpr); break;
 		C(1) C(2) C(3) C(4) C(5) C(6) C(7) C(8)
 #undef C
 	}

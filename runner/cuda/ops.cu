@@ -5,11 +5,12 @@
  * The arithmetic follows runner/cpu exactly where it decides results: RMSNorm sums squares in double, the
  * int8 activation blocks use 127/amax with round-half-even and ggml's scales (bit-identical bytes), F16/BF16
  * weights get activations rounded to f16/bf16 as the CPU rounds them, RoPE and the KV rows use the
- * CPU's cos/sin (precomputed on the host) without fused multiply-adds, q8_0 KV rows use d = amax/127 as f16.
+ * CPU's cos/sin (precomputed on the host) with the CPU's roundings (common.cuh: rn_rope_pair), SwiGLU uses
+ * the CPU's exp polynomial (rn_swiglu), q8_0 KV rows use d = amax/127 as f16.
  */
 #include "runner/cuda/internal.cuh"
 
-#define PREP_THREADS 256
+#define PREP_THREADS 512 /* one block per row: a decode row's 5120..17408 values in few strides */
 #define PREP_WARPS (PREP_THREADS / RN_WARP)
 
 /* ---------------------------------------------------------------------------------------------- prep */
@@ -39,13 +40,19 @@ static __global__ void __launch_bounds__(PREP_THREADS) k_prep(struct rn_cu_prep 
 	const float *x = p.in + row * p.ld_in;
 	const float *mul = p.mul ? p.mul + row * p.ld_in : NULL;
 	float *o = p.out.x + row * p.out.ldx;
+	/* the norm weights are model constants: on their way to L2 while the previous kernel finishes */
+	if (p.norm)
+		for (int i = tid * 32; i < cols; i += PREP_THREADS * 32)
+			rn_prefetch_l2(p.norm + i);
+	rn_pdl_wait();
+	rn_pdl_trigger();
 
 	if (mul || p.norm) {
 		double ss = 0;
 		for (int i = tid; i < cols; i += PREP_THREADS) {
 			float v = x[i];
 			if (mul) {
-				v = __fmul_rn(v / __fadd_rn(1.0f, expf(-v)), mul[i]);
+				v = rn_swiglu(v, mul[i]);
 				o[i] = v;
 			}
 			ss += (double)__fmul_rn(v, v);
@@ -147,7 +154,7 @@ int rn_cu_prep(const struct rn_cu_prep *p, int n, cudaStream_t st, struct rn_err
 {
 	if (n <= 0)
 		return RN_OK;
-	k_prep<<<n, PREP_THREADS, 0, st>>>(*p);
+	(void)rn_cu_launch(k_prep, dim3((unsigned)n), dim3(PREP_THREADS), 0, st, *p);
 	RN_CU_LAUNCHED();
 	return RN_OK;
 }
@@ -184,8 +191,9 @@ int rn_cu_embed(const struct rn_cu *c, int n, cudaStream_t st, struct rn_error *
 /* ---------------------------------------------------------------------------------------------- QKV epilogue */
 
 struct qkv_args {
-	float *q, *k, *v;
-	int q_dim, kv_dim, D, H, HK;
+	const float *qkv;  /* [n][qkv_dim]: Q | K | V of each row, as the fused matvec wrote them */
+	float *q;          /* [n][q_dim]: Q after bias, norm and RoPE (attention's input) */
+	int qkv_dim, q_dim, kv_dim, D, H, HK;
 	const float *bq, *bk, *bv, *q_norm, *k_norm;
 	float eps;
 	int rope_neox;
@@ -219,17 +227,19 @@ static __device__ void kv_store_head(const float *h, int D, uint8_t *kv, __half 
 	}
 }
 
-/* RoPE of one head in shared memory (pairs as the model's type), cos/sin from cs. */
-static __device__ void rope_head(float *h, const float *cs, int n_rot, int neox, float sign)
+/* RoPE of one head in shared memory (pairs as the model's type), cos/sin from cs: fused as the CPU backend's
+ * forward rotation (rn_ops_rope) or, for the re-rotation of cached keys, unfused as rn_rope_apply. */
+static __device__ void rope_head(float *h, const float *cs, int n_rot, int neox, bool fused)
 {
 	const int lane = threadIdx.x % RN_WARP, half = n_rot / 2;
 	__syncwarp();
 	for (int i = lane; i < half; i += RN_WARP) {
-		float c = cs[2 * i], s = sign * cs[2 * i + 1];
-		int i0 = neox ? i : 2 * i, i1 = neox ? i + half : 2 * i + 1;
-		float x0 = h[i0], x1 = h[i1];
-		h[i0] = __fsub_rn(__fmul_rn(x0, c), __fmul_rn(x1, s));
-		h[i1] = __fadd_rn(__fmul_rn(x0, s), __fmul_rn(x1, c));
+		const float c = cs[2 * i], s = cs[2 * i + 1];
+		const int i0 = neox ? i : 2 * i, i1 = neox ? i + half : 2 * i + 1;
+		if (fused)
+			rn_rope_pair(c, s, &h[i0], &h[i1]);
+		else
+			rn_rope_pair_unfused(c, s, &h[i0], &h[i1]);
 	}
 	__syncwarp();
 }
@@ -242,26 +252,26 @@ static __global__ void __launch_bounds__(QKV_WARPS *RN_WARP) k_qkv_post(struct q
 	const int warp = threadIdx.x / RN_WARP, lane = threadIdx.x % RN_WARP;
 	const int per_row = a.H + 2 * a.HK;
 	const int64_t task = (int64_t)blockIdx.x * QKV_WARPS + warp;
+	rn_pdl_wait();
+	rn_pdl_trigger();
 	if (task >= (int64_t)n * per_row)
 		return;
 	const int row = (int)(task / per_row), h = (int)(task % per_row), D = a.D;
 	float *sh = qsm + warp * D;
-	float *src;
+	/* head h's values start at h * D of the Q|K|V row in every case (K at q_dim, V at q_dim + kv_dim) */
+	const float *src = a.qkv + (int64_t)row * a.qkv_dim + (int64_t)h * D;
 	const float *bias, *norm;
 	int kind; /* 0 q, 1 k, 2 v */
 	if (h < a.H) {
 		kind = 0;
-		src = a.q + (int64_t)row * a.q_dim + (int64_t)h * D;
 		bias = a.bq ? a.bq + h * D : NULL;
 		norm = a.q_norm;
 	} else if (h < a.H + a.HK) {
 		kind = 1;
-		src = a.k + (int64_t)row * a.kv_dim + (int64_t)(h - a.H) * D;
 		bias = a.bk ? a.bk + (h - a.H) * D : NULL;
 		norm = a.k_norm;
 	} else {
 		kind = 2;
-		src = a.v + (int64_t)row * a.kv_dim + (int64_t)(h - a.H - a.HK) * D;
 		bias = a.bv ? a.bv + (h - a.H - a.HK) * D : NULL;
 		norm = NULL;
 	}
@@ -285,11 +295,12 @@ static __global__ void __launch_bounds__(QKV_WARPS *RN_WARP) k_qkv_post(struct q
 	if (kind < 2) {
 		const int32_t p = a.pos[row];
 		const float *cs = p < a.rope_tab_n ? a.rope_tab + (int64_t)p * a.n_rot : a.cs_extra + (int64_t)row * a.n_rot;
-		rope_head(sh, cs, a.n_rot, a.rope_neox, 1.0f);
+		rope_head(sh, cs, a.n_rot, a.rope_neox, true);
 	}
 	if (kind == 0) {
+		float *dst = a.q + (int64_t)row * a.q_dim + (int64_t)h * D;
 		for (int i = lane; i < D; i += RN_WARP)
-			src[i] = sh[i];
+			dst[i] = sh[i];
 		return;
 	}
 	const int g = kind == 1 ? h - a.H : h - a.H - a.HK;
@@ -302,9 +313,9 @@ int rn_cu_qkv_post(const struct rn_cu *c, const struct rn_cu_layer *l, int layer
 		   struct rn_error *err)
 {
 	struct qkv_args a;
+	a.qkv = c->qkv;
 	a.q = c->q;
-	a.k = c->k;
-	a.v = c->v;
+	a.qkv_dim = c->qkv_dim;
 	a.q_dim = c->q_dim;
 	a.kv_dim = c->kv_dim;
 	a.D = c->head_dim;
@@ -331,7 +342,8 @@ int rn_cu_qkv_post(const struct rn_cu *c, const struct rn_cu_layer *l, int layer
 	a.seq_stride = c->kv_seq_stride;
 	int64_t tasks = (int64_t)n * (c->n_head + 2 * c->n_head_kv);
 	unsigned blocks = (unsigned)((tasks + QKV_WARPS - 1) / QKV_WARPS);
-	k_qkv_post<<<blocks, QKV_WARPS * RN_WARP, QKV_WARPS * c->head_dim * sizeof(float), st>>>(a, n);
+	(void)rn_cu_launch(k_qkv_post, dim3(blocks), dim3(QKV_WARPS * RN_WARP), QKV_WARPS * c->head_dim * sizeof(float), st,
+			   a, n);
 	RN_CU_LAUNCHED();
 	return RN_OK;
 }
@@ -402,7 +414,7 @@ static __global__ void __launch_bounds__(QKV_WARPS *RN_WARP) k_kv_rotate(struct 
 	for (int i = lane; i < D; i += RN_WARP)
 		sh[i] = a.kv_d ? __half2float(a.kv_d[(off + i) / 32]) * (float)(int8_t)a.kv[off + i]
 			       : __half2float(((const __half *)a.kv)[off + i]);
-	rope_head(sh, a.cs, a.n_rot, a.neox, 1.0f);
+	rope_head(sh, a.cs, a.n_rot, a.neox, false);
 	kv_store_head(sh, D, a.kv, a.kv_d, off);
 }
 

@@ -552,6 +552,23 @@ RN_HD void rn_unit_dot(const struct rn_cw_mat &w, int64_t row, int64_t u, const 
 }
 
 /* Units in one row of `cols` values. */
+/* Bytes of one row in plane 0 (the values; every type keeps them row after row there): what a matvec row
+ * streams first. Equals rn_cw_plane_size(type, 0, 1, cols) (checked on the host). */
+RN_HD int64_t rn_cw_row_bytes0(int type, int64_t cols)
+{
+	switch (type) {
+	case CW_F32: return cols * 4;
+	case CW_F16:
+	case CW_BF16: return cols * 2;
+	case CW_FP8: return cols;
+	case CW_Q4_K: return cols / 256 * 144;
+	case CW_Q5_K: return cols / 256 * 176;
+	case CW_Q6_K: return cols / 256 * 128;
+	case CW_Q8_0: return cols / 32 * 32;
+	default: return cols / 32 * 16; /* Q4_0, Q4_1, Q5_0, Q5_1: 16 bytes of nibbles a block */
+	}
+}
+
 RN_HD int64_t rn_cw_units(int type, int64_t cols)
 {
 	switch (type) {

@@ -310,12 +310,13 @@ int rn_cu_sample(struct rn_cu *c, const float *logits, int n_out, const struct r
 {
 	const int V = c->n_vocab;
 	const int nb = (V + SORT_N - 1) / SORT_N;
-	static bool smem_set = false;
-	if (!smem_set) {
+	/* a function attribute belongs to the device (context) it is set on: once per instance, each instance
+	 * being on its own device (a process-wide flag left a second device without it) */
+	if (!c->samp_smem_set) {
 		size_t bytes = SORT_N * (sizeof(float) + sizeof(int));
 		RN_CU_CHECK(cudaFuncSetAttribute(k_topk_slice, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)bytes));
 		RN_CU_CHECK(cudaFuncSetAttribute(k_topk_final, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)bytes));
-		smem_set = true;
+		c->samp_smem_set = true;
 	}
 	int rc = rn_cu_sample_check(c, n_out, s, err);
 	if (rc)

@@ -656,3 +656,55 @@ extern "C" int rn_cuda_test_attention(const struct rn_cuda_attn_test *t, float *
 		snprintf(msg, msg_size, "%s", e.msg);
 	return rc ? -1 : 0;
 }
+
+/* decode (cuda-decode) */
+
+extern "C" int rn_cuda_test_swiglu(const float *g, const float *u, int n, int64_t cols, float *out, char *msg,
+				   size_t msg_size)
+{
+	struct rn_error e;
+	memset(&e, 0, sizeof e);
+	struct rn_error *err = &e;
+	struct mini m;
+	float *ud = NULL;
+	int rc = mini_init(&m, n, cols, 16, err);
+	if (!rc)
+		rc = copy_x(&m, g, n, cols, err);
+	if (!rc) {
+		cudaError_t ce = cudaMalloc((void **)&ud, (size_t)(n * m.c.act.ldq) * 4);
+		if (!ce)
+			ce = cudaMemcpy2DAsync(ud, (size_t)m.c.act.ldq * 4, u, (size_t)cols * 4, (size_t)cols * 4, (size_t)n,
+					       cudaMemcpyHostToDevice, m.c.st);
+		if (ce)
+			rc = rn_cuda_set_error(err, ce, "swiglu input", __FILE__, __LINE__);
+	}
+	if (!rc) {
+		/* k_prep's SwiGLU path (no norm), f32 out into xd, plus the Q8_256 bytes as the down matvec wants */
+		struct rn_cu_prep p;
+		memset(&p, 0, sizeof p);
+		p.in = m.xd;
+		p.ld_in = m.c.act.ldq;
+		p.mul = ud;
+		p.cols = (int)cols;
+		p.fmt = PREP_Q8_256;
+		p.out = m.c.act;
+		p.out.x = m.xd;
+		p.out.ldx = m.c.act.ldq;
+		p.n_rows_total = n;
+		rc = rn_cu_prep(&p, n, m.c.st, err);
+	}
+	if (!rc) {
+		cudaError_t ce = cudaMemcpy2DAsync(out, (size_t)cols * 4, m.xd, (size_t)m.c.act.ldq * 4, (size_t)cols * 4, (size_t)n,
+						   cudaMemcpyDeviceToHost, m.c.st);
+		if (!ce)
+			ce = cudaStreamSynchronize(m.c.st);
+		if (ce)
+			rc = rn_cuda_set_error(err, ce, "swiglu output", __FILE__, __LINE__);
+	}
+	if (ud)
+		cudaFree(ud);
+	mini_free(&m);
+	if (rc)
+		snprintf(msg, msg_size, "%s", e.msg);
+	return rc ? -1 : 0;
+}

@@ -145,33 +145,31 @@ void rn_cu_w_free(struct rn_cu_w *w)
 	w->w16 = NULL;
 }
 
-int rn_cu_upload(struct rn_cu_uploader *up, const struct rn_tensor *t, struct rn_cu_w *w, struct rn_error *err)
+/* Tensor t into rows [row0, row0 + t's rows) of the repacked matrix w (allocated, of w->m.rows rows). */
+static int upload_rows(struct rn_cu_uploader *up, const struct rn_tensor *t, struct rn_cu_w *w, int64_t row0,
+		       const int64_t *off, struct rn_error *err)
 {
-	int rc = rn_cu_w_check(t, err);
-	if (rc)
-		return rc;
-	const int type = rn_cw_from_gguf(t->type);
+	int rc;
+	const int type = w->m.type;
 	const int64_t rows = t->ne[1], cols = t->ne[0];
-	int64_t off[RN_CU_MAX_PLANES + 1];
-	const int64_t total = rn_cw_layout(type, rows, cols, off);
-	memset(w, 0, sizeof *w);
-	w->gguf_type = t->type;
-	w->name = t->name;
-	RN_CU_CHECK(cudaMalloc(&w->buf, (size_t)total));
-	w->bytes = (size_t)total;
-	w->m = rn_cw_mat_make(type, rows, cols, (const uint8_t *)w->buf, off);
 	const uint8_t *src = (const uint8_t *)t->data;
 	uint8_t *base = (uint8_t *)w->buf;
 	if (rn_cw_is_raw(type)) {
-		if ((rc = rn_cu_upload_raw(up, src, (size_t)rn_cw_plane_size(type, 0, rows, cols), base + off[0], err)))
+		/* plane 0 is rows x (bytes per row): the part starts row0 rows in */
+		if ((rc = rn_cu_upload_raw(up, src, (size_t)rn_cw_plane_size(type, 0, rows, cols),
+					   base + off[0] + rn_cw_plane_size(type, 0, row0, cols), err)))
 			return rc;
 		if (type == CW_FP8) {
+			if (row0 % RN_CU_FP8_TILE != 0)
+				return rn_error_set(err, RN_ERR_TENSOR, "tensor '%s': FP8 part at row %lld, not on a 128-row tile",
+						    t->name, (long long)row0);
 			size_t gb = (size_t)rn_cw_plane_size(type, 1, rows, cols);
 			float *g = (float *)malloc(gb);
 			if (!g)
 				return rn_error_set(err, RN_ERR_NOMEM, "out of memory");
 			rn_cw_fp8_grid_repack(src + rows * cols, rows, cols, g);
-			rc = rn_cu_upload_raw(up, g, gb, base + off[1], err);
+			rc = rn_cu_upload_raw(up, g, gb, base + off[1] + (size_t)(row0 / RN_CU_FP8_TILE) * (size_t)w->m.tcp * 4,
+					      err);
 			/* the staging copy was taken before the call returned */
 			free(g);
 			if (rc)
@@ -198,11 +196,51 @@ int rn_cu_upload(struct rn_cu_uploader *up, const struct rn_tensor *t, struct rn
 		RN_CU_CHECK(cudaMemcpyAsync(up->raw[k], up->pin[k], n, cudaMemcpyHostToDevice, up->st));
 		const int64_t nblk = nr * nb;
 		int64_t blocks = (nblk + 255) / 256;
-		k_repack<<<(unsigned)(blocks < 4096 ? blocks : 4096), 256, 0, up->st>>>(type, up->raw[k], bb, planes, r0 * nb,
-										       nblk);
+		/* planes are indexed by the global block number (row * nb + b) of the whole matrix */
+		k_repack<<<(unsigned)(blocks < 4096 ? blocks : 4096), 256, 0, up->st>>>(type, up->raw[k], bb, planes,
+										       (row0 + r0) * nb, nblk);
 		RN_CU_LAUNCHED();
 		RN_CU_CHECK(cudaEventRecord(up->ev[k], up->st));
 		up->busy[k] = true;
 	}
 	return RN_OK;
+}
+
+int rn_cu_upload_cat(struct rn_cu_uploader *up, const struct rn_tensor *const *ts, int n, struct rn_cu_w *w,
+		     struct rn_error *err)
+{
+	int rc;
+	int64_t rows = 0;
+	for (int i = 0; i < n; i++) {
+		if ((rc = rn_cu_w_check(ts[i], err)))
+			return rc;
+		if (ts[i]->type != ts[0]->type || ts[i]->ne[0] != ts[0]->ne[0])
+			return rn_error_set(err, RN_ERR_TENSOR, "tensors '%s' and '%s' cannot be one matrix (type or row length)",
+					    ts[0]->name, ts[i]->name);
+		rows += ts[i]->ne[1];
+	}
+	const int type = rn_cw_from_gguf(ts[0]->type);
+	const int64_t cols = ts[0]->ne[0];
+	int64_t off[RN_CU_MAX_PLANES + 1];
+	const int64_t total = rn_cw_layout(type, rows, cols, off);
+	memset(w, 0, sizeof *w);
+	w->gguf_type = ts[0]->type;
+	w->name = ts[0]->name;
+	RN_CU_CHECK(cudaMalloc(&w->buf, (size_t)total));
+	w->bytes = (size_t)total;
+	w->m = rn_cw_mat_make(type, rows, cols, (const uint8_t *)w->buf, off);
+	if (type == CW_FP8) /* the scale grid's tiles past the last row stay zero (never read) */
+		RN_CU_CHECK(cudaMemsetAsync((uint8_t *)w->buf + off[1], 0, (size_t)(off[2] - off[1]), up->st));
+	int64_t row0 = 0;
+	for (int i = 0; i < n; i++) {
+		if ((rc = upload_rows(up, ts[i], w, row0, off, err)))
+			return rc;
+		row0 += ts[i]->ne[1];
+	}
+	return RN_OK;
+}
+
+int rn_cu_upload(struct rn_cu_uploader *up, const struct rn_tensor *t, struct rn_cu_w *w, struct rn_error *err)
+{
+	return rn_cu_upload_cat(up, &t, 1, w, err);
 }

@@ -26,6 +26,9 @@ TESTS += tests/cuda/test_cuda_shapes tests/cuda/test_cuda_depth tests/cuda/test_
 check_PROGRAMS += tests/cuda/test_cuda_gemm
 tests_cuda_test_cuda_gemm_LDADD = $(TEST_LDADD)
 TESTS += tests/cuda/test_cuda_gemm
+check_PROGRAMS += tests/cuda/test_cuda_decode
+tests_cuda_test_cuda_decode_LDADD = $(TEST_LDADD)
+TESTS += tests/cuda/test_cuda_decode
 # Speed on one model (not a test; tools/gpu-check runs it): tests/cuda/bench_cuda --help
 noinst_PROGRAMS += tests/cuda/bench_cuda
 tests_cuda_bench_cuda_LDADD = $(TEST_LDADD)
