@@ -16,4 +16,18 @@ const char *const *tm_model_ids(void);
 /* Path of a file under the source tree (ORUN_SRCDIR), e.g. tm_srcpath("tests/data/x"). Static storage. */
 const char *tm_srcpath(const char *rel);
 
+/* TM_SANITIZED: 1 in an ASan build (tools/test-all's second pass, build/san). There the real-model runs that
+ * only repeat the plain build's numerical comparisons are cut down: the sanitizers look for memory and UB
+ * errors, which the same code paths on fewer tokens show as well, and the full runs cost minutes each. */
+#if defined(__SANITIZE_ADDRESS__)
+#define TM_SANITIZED 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define TM_SANITIZED 1
+#endif
+#endif
+#ifndef TM_SANITIZED
+#define TM_SANITIZED 0
+#endif
+
 #endif

@@ -439,6 +439,12 @@ int main(void)
 		SKIP("neither test model is installed (tools/install-deps fetches them)");
 	test_behaviour();
 	test_golden("llama");
+#if TM_SANITIZED
+	/* the golden comparison is numerical; under ASan + UBSan it would only repeat the plain build's, at ~5 minutes
+	 * for qwen2 (the Qwen2.5 paths still run under the sanitizers: test_grammar's engine part, the pytest suite) */
+	fprintf(stderr, "sanitizer build: golden qwen2 compared in the plain build only\n");
+#else
 	test_golden("qwen2");
+#endif
 	return check_done();
 }

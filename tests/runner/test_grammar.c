@@ -541,12 +541,13 @@ static void test_engine(struct rn_model *m, const struct rn_tok *tok)
 	static const char numbers[] = "root ::= \"[\" [0-9]+ (\", \" [0-9]+)*\n";
 	static struct gen shifted;
 	memset(&shifted, 0, sizeof shifted);
-	req_for(&r, ids, n_ids, 120, numbers, &shifted);
+	const int n_shifted = TM_SANITIZED ? 48 : 120; /* fewer under ASan + UBSan: the prompt + 48 still shift a 64 */
+	req_for(&r, ids, n_ids, n_shifted, numbers, &shifted);
 	CHECK(e && rn_engine_run(e, &r, &err) == RN_OK);
 	struct rn_grammar *gnum = compile(numbers, &err);
 	fprintf(stderr, "shifted (%s, %d tokens): %.80s...\n", rn_done_reason_name(shifted.reason), shifted.n_tokens,
 		shifted.text);
-	CHECK(shifted.reason == RN_DONE_LENGTH && shifted.n_tokens == 120 && shifted.n_shift > 0);
+	CHECK(shifted.reason == RN_DONE_LENGTH && shifted.n_tokens == n_shifted && shifted.n_shift > 0);
 	CHECK(gnum && matches(gnum, shifted.text, shifted.len, false));
 	rn_grammar_free(gnum);
 	rn_engine_free(e);

@@ -160,7 +160,8 @@ int main(void)
 		"Where is the newspaper archive?<|im_end|>\n<|im_start|>assistant\n",
 		"Is there a quiet room for studying?<|im_end|>\n<|im_start|>assistant\n",
 	};
-	enum { NQ = 4, PRED = 24 };
+	/* fewer generated tokens under ASan + UBSan (TM_SANITIZED): every case still runs, prefixes and all */
+	enum { NQ = 4, PRED = TM_SANITIZED ? 8 : 24, PRED_SHIFT = TM_SANITIZED ? 16 : 40 };
 	int32_t *P[NQ];
 	size_t N[NQ];
 	struct run ref[NQ], r[4];
@@ -258,14 +259,14 @@ int main(void)
 		nmax = N[i] > nmax ? N[i] : nmax;
 	const int n_ctx = (int)nmax + 6;
 	struct run ref_shift[2];
-	reference(P[0], N[0], 40, n_ctx, &ref_shift[0]);
-	reference(P[1], N[1], 40, n_ctx, &ref_shift[1]);
+	reference(P[0], N[0], PRED_SHIFT, n_ctx, &ref_shift[0]);
+	reference(P[1], N[1], PRED_SHIFT, n_ctx, &ref_shift[1]);
 	CHECKF(ref_shift[0].stats.n_shift >= 1, "the reference did not shift (%d tokens)", ref_shift[0].n);
 	e = engine(2, n_ctx, 64, -1);
-	submit(e, P[0], N[0], &r[0], 0, 40, true);
+	submit(e, P[0], N[0], &r[0], 0, PRED_SHIFT, true);
 	drain(e);
-	submit(e, P[0], N[0], &r[1], 0, 40, true); /* again in the slot that shifted: from the cache's blocks */
-	submit(e, P[1], N[1], &r[2], 1, 40, true);
+	submit(e, P[0], N[0], &r[1], 0, PRED_SHIFT, true); /* again in the slot that shifted: from the cache's blocks */
+	submit(e, P[1], N[1], &r[2], 1, PRED_SHIFT, true);
 	drain(e);
 	same(&r[0], &ref_shift[0], "P0 with a context shift");
 	same(&r[1], &ref_shift[0], "P0 again in the slot that shifted");
