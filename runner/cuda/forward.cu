@@ -60,10 +60,7 @@ static uint64_t scratch_bytes_for(const struct rn_model *m, const struct rn_load
 	     R * (MC / 128) * 4;                                                            /* activation formats */
 	s += 4 * (uint64_t)RN_CU_DECODE_MAX * m->hp.n_head * RN_CU_ATT_MAX_SPLIT * (D + 2); /* attention partials */
 	if (B > RN_CU_DECODE_MAX) {
-		s += RN_CU_GEMM_CHUNK + RN_CU_ATT_SBUF + RN_CU_ATT_SBUF / 2; /* dequant, scores, probabilities */
-		s += 2 * B * Q + 4 * B * Q;                                  /* gathered queries, outputs */
-		if (p->kv_type == RN_KV_Q8_0)
-			s += 2ull * 2 * (uint64_t)p->n_ctx * KV;
+		s += RN_CU_GEMM_CHUNK; /* dequantization; the flash prefill attention needs no scratch */
 	}
 	s += RN_CU_BLAS_WS;
 	s += 4ull * (uint64_t)rope_tab_positions(p) * (uint64_t)m->hp.n_rot;
@@ -223,8 +220,8 @@ extern "C" void rn_cuda_free(void *state)
 	rn_cu_w_free(&c->tok_embd);
 	void *dev_ptrs[] = {c->smalls, c->kv, c->kv_d, c->kv_tmp, c->rope_tab, c->step_dev, c->x, c->xn, c->q, c->qkv,
 			    c->att, c->hb, c->hb2, c->logits, c->act.q32, c->act.d32, c->act.s32, c->act.sm32, c->act.q256,
-			    c->act.d256, c->act.s256, c->act.h16, c->act.b16, c->act.f8, c->act.f8s, c->att_part, c->w16, c->att_s,
-			    c->att_p, c->q16, c->att_g, c->kv16, c->sampled, c->samp_scratch, c->samp_out_dev,
+			    c->act.d256, c->act.s256, c->act.h16, c->act.b16, c->act.f8, c->act.f8s, c->att_part, c->w16,
+			    c->sampled, c->samp_scratch, c->samp_out_dev,
 			    c->samp_hist_dev, c->blas_ws, c->xg, c->attg, c->rot_cs};
 	for (size_t i = 0; i < sizeof dev_ptrs / sizeof dev_ptrs[0]; i++)
 		if (dev_ptrs[i])
@@ -538,12 +535,6 @@ extern "C" int rn_cuda_load(const struct rn_model *m, const struct rn_load_param
 		DALLOC(c->att_part, (size_t)RN_CU_DECODE_MAX * c->n_head * RN_CU_ATT_MAX_SPLIT * (c->head_dim + 2) * 4);
 		if (p->n_batch > RN_CU_DECODE_MAX) {
 			DALLOC(c->w16, RN_CU_GEMM_CHUNK);
-			DALLOC(c->att_s, RN_CU_ATT_SBUF);
-			DALLOC(c->att_p, RN_CU_ATT_SBUF / 2);
-			DALLOC(c->q16, B * Q * 2);
-			DALLOC(c->att_g, B * Q * 4);
-			if (p->kv_type == RN_KV_Q8_0)
-				DALLOC(c->kv16, 2ull * (size_t)p->n_ctx * KV * 2);
 		}
 		DALLOC(c->sampled, (size_t)p->n_seq * 4);
 		RN_CU_TRY(cudaMemsetAsync(c->sampled, 0, (size_t)p->n_seq * 4, c->st), err, cuda_fail);

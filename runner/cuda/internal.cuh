@@ -31,7 +31,6 @@ extern "C" {
 #define RN_CU_OUT_CHUNK 64       /* LM-head rows computed (and copied out) at a time */
 #define RN_CU_MAX_GRAPHS 48      /* instantiated decode graphs kept per instance */
 #define RN_CU_GEMM_CHUNK (256ull << 20)   /* bytes of the f16 dequantization scratch for prefill GEMMs */
-#define RN_CU_ATT_SBUF (256ull << 20)     /* bytes of the prefill attention score buffer */
 #define RN_CU_BLAS_WS (32ull << 20)       /* cuBLAS / cuBLASLt workspace */
 #define RN_CU_RESERVE (512ull << 20)      /* device memory left free at load (context, graphs, fragmentation) */
 #define RN_CU_ROPE_TAB_MAX 65536          /* positions of the precomputed cos/sin table */
@@ -161,11 +160,6 @@ struct rn_cu {
 	float *att_part;              /* decode attention partials [n][n_head][splits][head_dim + 2] */
 	int max_splits;
 	__half *w16;                  /* prefill dequantization scratch, RN_CU_GEMM_CHUNK bytes */
-	float *att_s;                 /* prefill scores, RN_CU_ATT_SBUF bytes */
-	__half *att_p;                /* prefill probabilities (half the bytes of att_s) */
-	__half *q16;                  /* prefill queries gathered by sequence [n_batch][q_dim] */
-	float *att_g;                 /* prefill attention output in gathered order [n_batch][q_dim] */
-	__half *kv16;                 /* q8_0 KV dequantized for prefill [2][n_ctx][kv_dim], or NULL */
 	int32_t *perm_dev;            /* [n_batch] gathered order -> batch row */
 	int32_t *sampled;             /* [n_seq] last token sampled on the GPU for each sequence */
 	float *samp_scratch;          /* sampling candidates */

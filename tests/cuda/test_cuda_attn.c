@@ -335,9 +335,23 @@ int main(void)
 	if (rn_cuda_device_count() == 0)
 		SKIP("no CUDA device (rn_cuda_device_count() == 0): host attention checks passed; the kernels cannot run here");
 
+	/* ORUN_CUDA_TEST_QUICK=1 (tools/gpu-check's compute-sanitizer pass): the odd lengths (the half-warp loop of
+	 * issue 19 item 1), a split row beside short ones, batch independence and two small prefills, f16 KV only */
+	const char *quick_env = getenv("ORUN_CUDA_TEST_QUICK");
+	const bool quick = quick_env && strcmp(quick_env, "1") == 0;
 	static const int odd[] = {0, 2, 256, 299};              /* 1, 3, 257, 300 cells */
 	static const int small[] = {0, 2, 40, 63};             /* one chunk each: grid splits 1, no combine */
 	static const int mixed[] = {0, 2, 256, 299, 999, 4999}; /* + 1000, 5000 (several chunks, combine) */
+	if (quick) {
+		static const int some[] = {0, 2, 299, 999};
+		static const struct pseg q17[] = {{0, 0, 17}}, qcont[] = {{0, 100, 45}};
+		decode_case(128, 40, 8, 0, 0, odd, 4, "1/3/257/300");
+		decode_case(128, 40, 8, 0, 0, some, 4, "1/3/300/1000");
+		batch_independence(0, 299);
+		prefill_case(128, 40, 8, 0, q17, 1, "17");
+		prefill_case(128, 40, 8, 0, qcont, 1, "45 after 100 cached");
+		return check_done();
+	}
 	for (int q8 = 0; q8 <= 1; q8++) {
 		decode_case(128, 40, 8, q8, 0, odd, 4, "1/3/257/300");
 		decode_case(128, 40, 8, q8, 0, small, 4, "1/3/41/64");
