@@ -6,8 +6,8 @@
  *    decode to +-480 below sm_89).
  * 3. The fused Q|K|V matvec and programmatic dependent launch: a decode run with both (the default) and one
  *    with neither (ORUN_CUDA_QKV_FUSE=0 ORUN_CUDA_PDL=0) give the same logits up to float summation order
- *    (normalised error <= 1e-3: only the K/V rows' warps-per-row split differs) and both match the CPU
- *    backend (<= 1e-2, the tolerance of test_cuda_forward's decode); the fused graph has 2 kernel launches a
+ *    (only the K/V rows' warps-per-row split differs) and both match the CPU backend, within test_cuda_forward's
+ *    decode tolerances (5e-2 for int8-activation types, 1e-2 for F16/BF16/FP8); the fused graph has 2 launches a
  *    layer fewer (stats.decode_launches, printed).
  * Skips (77) when there is no CUDA device.
  */
@@ -184,8 +184,12 @@ static void decode_case(const char *arch, uint32_t type)
 		rn_cuda_get_stats(gb, &sb);
 		printf("%-6s %-14s decode vs CPU %.2e  fused+PDL vs plain %.2e  launches/step: fused+PDL %d, plain %d (%d layers)\n",
 		       arch, tn, e_cpu, e_ab, sa.decode_launches, sb.decode_launches, o.layers);
-		CHECKF(e_cpu <= 1e-2, "%s %s: decode logits vs the CPU: normalised error %.3g > 1e-2", arch, tn, e_cpu);
-		CHECKF(e_ab <= 1e-3, "%s %s: fused QKV + PDL vs unfused: normalised error %.3g > 1e-3", arch, tn, e_ab);
+		/* test_cuda_forward's decode tolerances (its comment has the measurement): int8 activations re-quantized
+		 * at every layer grow any last-bit difference (here: the K/V rows' warps-per-row split, f16 KV rounding) to
+		 * ~1-2e-2 on these 2-layer models, so 5e-2; f16/bf16/FP8 activations 1e-2. A wrong kernel moves 0.1-1. */
+		const double tol = type == GGUF_TYPE_F16 || type == GGUF_TYPE_BF16 || type == GGUF_TYPE_FP8_E4M3_B128 ? 1e-2 : 5e-2;
+		CHECKF(e_cpu <= tol, "%s %s: decode logits vs the CPU: normalised error %.3g > %.0e", arch, tn, e_cpu, tol);
+		CHECKF(e_ab <= tol, "%s %s: fused QKV + PDL vs unfused: normalised error %.3g > %.0e", arch, tn, e_ab, tol);
 		CHECKF(sa.decode_launches > 0 && sb.decode_launches - sa.decode_launches == 2 * o.layers,
 		       "%s %s: decode launches %d fused, %d unfused: expected 2 a layer fewer (%d layers)", arch, tn,
 		       sa.decode_launches, sb.decode_launches, o.layers);
